@@ -1,0 +1,89 @@
+/* gpujit public C API: compile a CPython code object to PTX (or to host code).
+ *
+ * Usable from C with no Python objects beyond the code object (and, optionally,
+ * the function's globals dict and closure cells, which resolve names such as
+ * `gpu`, `math` and compile-time constants). The interpreter must be
+ * initialised and the caller must hold the GIL while calling gj_compile().
+ */
+#ifndef GPUJIT_GPUJIT_H
+#define GPUJIT_GPUJIT_H
+
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum GjTargetKind {
+    GJ_TARGET_NVPTX = 0, /* PTX text for a CUDA device */
+    GJ_TARGET_HOST = 1   /* native code for this machine's CPU (the CPU backend) */
+} GjTargetKind;
+
+typedef struct GjOptions {
+    GjTargetKind target;
+    int cc_major, cc_minor; /* compute capability; 0,0 means 9.0 */
+    int ptx_version;        /* e.g. 78 for PTX ISA 7.8; 0 picks one for the cc */
+    int fastmath;           /* add every fast-math flag, not only `contract` */
+    int lineinfo;           /* .loc directives in the PTX */
+    int debug;              /* bounds checks (not yet implemented: error) */
+    int device;             /* compile a device function, not a kernel */
+    const char *name;       /* symbol name; NULL derives it from the code object */
+} GjOptions;
+
+/* One flattened parameter of the kernel ABI (see docs/abi.md). */
+typedef struct GjParam {
+    uint8_t size;  /* bytes: 1, 2, 4 or 8 */
+} GjParam;
+
+/* One Python-level argument of a compiled kernel. */
+typedef enum GjArgKind { GJ_ARG_SCALAR = 0, GJ_ARG_ARRAY = 1 } GjArgKind;
+
+/* Scalar dtypes; values are stable (they appear in type keys). */
+typedef enum GjDtype {
+    GJ_BOOL = 1,
+    GJ_INT8, GJ_INT16, GJ_INT32, GJ_INT64,
+    GJ_UINT8, GJ_UINT16, GJ_UINT32, GJ_UINT64,
+    GJ_FLOAT32, GJ_FLOAT64,
+    GJ_NDTYPES
+} GjDtype;
+
+typedef struct GjArgInfo {
+    GjArgKind kind;
+    GjDtype dtype;
+    int ndim;        /* arrays */
+    char layout;     /* arrays: 'C' contiguous, 'A' any strides */
+} GjArgInfo;
+
+typedef struct GjOutput GjOutput; /* opaque: free with gj_output_free() */
+
+/* Compile `code` with the numba-style signature `sig` ("void(float32[::1], float64)").
+ * globals: a dict or NULL; closure: a tuple of cells or NULL.
+ * Returns 0 on success with *out set; -1 with a Python exception set
+ * (gpujit.TypingError / UnsupportedError / CompileError, or an internal error). */
+int gj_compile(PyObject *code, PyObject *globals, PyObject *closure,
+               const char *sig, const GjOptions *opt, GjOutput **out);
+
+GjTargetKind gj_output_target(const GjOutput *o);
+const char *gj_output_ptx(const GjOutput *o);        /* NVPTX target: PTX text */
+const char *gj_output_llvm(const GjOutput *o);       /* optimised LLVM IR text */
+const char *gj_output_types(const GjOutput *o);      /* typed locals per line */
+const char *gj_output_symbol(const GjOutput *o);     /* kernel entry symbol */
+const char *gj_output_restype(const GjOutput *o);    /* return type name ("none" for kernels) */
+int gj_output_nargs(const GjOutput *o);
+const GjArgInfo *gj_output_args(const GjOutput *o);
+int gj_output_nparams(const GjOutput *o);
+const GjParam *gj_output_params(const GjOutput *o);
+size_t gj_output_shared_bytes(const GjOutput *o);    /* static shared memory */
+int gj_output_uses_barrier(const GjOutput *o);
+/* Host target only: entry points (see runtime/cpu.h for their types);
+ * valid while the output lives. */
+void *gj_output_host_block_fn(const GjOutput *o);
+void *gj_output_host_thread_fn(const GjOutput *o);
+void gj_output_free(GjOutput *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

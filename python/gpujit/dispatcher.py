@@ -1,0 +1,217 @@
+"""@gpujit.jit: the kernel object users launch with kernel[grid, block](args).
+
+The launch itself is C (_core.DispatcherBase / LaunchConfig: type key ->
+cached specialisation -> packed parameters -> launch). This class supplies
+what happens on a cache miss (_specialize) and the introspection API.
+"""
+import inspect
+
+from . import _core
+from .typing import signature_of
+
+_ARRAY = 1
+_DTYPE_NAMES = {1: "bool", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16",
+                8: "uint32", 9: "uint64", 10: "float32", 11: "float64"}
+
+
+def _current_target():
+    from .cudadrv import current_target
+    return current_target()
+
+
+def _target_cc(target):
+    if target != "cuda":
+        return (9, 0)
+    from .cudadrv import get_current_device
+    return tuple(get_current_device().compute_capability)
+
+
+def _normalise_sig(sig):
+    if not isinstance(sig, str):
+        raise TypeError("signatures are strings such as 'void(float32[::1], float32)', not %r" % (sig,))
+    return sig.strip()
+
+
+class Dispatcher(_core.DispatcherBase):
+    """A @jit kernel: specialises on argument types, compiles on first use."""
+
+    def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
+                 inline=False, opt=True, cache=False, **options):
+        super().__init__()
+        if options:
+            raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
+        if lineinfo:
+            raise NotImplementedError("lineinfo=True is not implemented yet")
+        if debug:
+            raise NotImplementedError("debug=True (bounds-checked indexing) is not implemented yet")
+        if device:
+            raise NotImplementedError("device functions (@jit(device=True)) are not implemented yet")
+        if not inspect.isfunction(pyfunc):
+            raise TypeError("@gpujit.jit decorates a Python function, not %s" % type(pyfunc).__name__)
+        self.py_func = pyfunc
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = pyfunc.__qualname__
+        self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc
+        self.fastmath = bool(fastmath)
+        self._compiled = {}  # (sig, target, cc) -> CompiledKernel
+        self._eager = [_normalise_sig(s) for s in sigs] if sigs else None
+        if self._eager:
+            for s in self._eager:
+                self.compile(s)
+
+    def __repr__(self):
+        return "<gpujit kernel %s>" % self.__qualname__
+
+    # -- compilation --------------------------------------------------------
+    def compile(self, sig, target=None, cc=None):
+        """Compile one signature for a target ('cuda' or 'cpu'); cached."""
+        target = target or _current_target()
+        cc = tuple(cc) if cc else _target_cc(target)
+        key = (_normalise_sig(sig), target, cc)
+        k = self._compiled.get(key)
+        if k is None:
+            f = self.py_func
+            k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
+                              fastmath=self.fastmath)
+            self._compiled[key] = k
+        return k
+
+    def _specialize(self, args):
+        """Called by the C launcher on a cache miss: the kernel for these args."""
+        target = _current_target()
+        if len(args) != self.py_func.__code__.co_argcount:
+            raise TypeError("%s() takes %d arguments (%d given)" % (
+                self.__name__, self.py_func.__code__.co_argcount, len(args)))
+        sig = signature_of(args)
+        if self._eager is None:
+            return self.compile(sig, target)
+        for s in self._eager:
+            if s == sig or _compatible(s, sig):
+                return self.compile(s, target)
+        raise TypeError("no matching signature for %s%s; the kernel was compiled for: %s" % (
+            self.__name__, sig[4:], "; ".join(self._eager)))
+
+    @property
+    def signatures(self):
+        return sorted({k[0] for k in self._compiled})
+
+    def _pick(self, sig):
+        if sig is not None:
+            return self.compile(sig)
+        if not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        return self._compiled
+
+    def _inspect(self, attr, sig, target=None):
+        if sig is not None:
+            return getattr(self.compile(sig, target), attr)
+        if not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        return {k[0]: getattr(v, attr) for k, v in self._compiled.items() if target is None or k[1] == target}
+
+    def inspect_ptx(self, sig=None):
+        """PTX text of a signature (or {signature: ptx} of all compiled)."""
+        if sig is not None:
+            return self.compile(sig, "cuda", _target_cc("cuda") if _current_target() == "cuda" else (9, 0)).ptx
+        return self._inspect("ptx", None, "cuda")
+
+    def inspect_asm(self, sig=None):
+        return self.inspect_ptx(sig)
+
+    def inspect_llvm(self, sig=None):
+        return self._inspect("llvm", sig)
+
+    def inspect_types(self, sig=None, file=None):
+        text = self._inspect("types", sig)
+        if isinstance(text, dict):
+            text = "\n".join(text.values())
+        if file is not None:
+            print(text, file=file)
+            return None
+        return text
+
+    # -- launch helpers -----------------------------------------------------
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """kernel.forall(n)(args): a 1-D launch covering n threads, sized by occupancy."""
+        if ntasks < 0:
+            raise ValueError("ntasks must be non-negative")
+        return _ForAll(self, int(ntasks), int(tpb), stream, sharedmem)
+
+    def _one(self, sig=None):
+        if sig is not None:
+            return self.compile(sig)
+        if not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        return next(iter(self._compiled.values()))
+
+    def get_regs_per_thread(self, sig=None):
+        return _core.kernel_attributes(self._one(sig))["regs_per_thread"]
+
+    def get_max_threads_per_block(self, sig=None):
+        return _core.kernel_attributes(self._one(sig))["max_threads_per_block"]
+
+    def get_shared_mem_per_block(self, sig=None):
+        return _core.kernel_attributes(self._one(sig))["shared_bytes"]
+
+    def get_local_mem_per_thread(self, sig=None):
+        return _core.kernel_attributes(self._one(sig))["local_bytes"]
+
+
+class _ForAll:
+    def __init__(self, dispatcher, ntasks, tpb, stream, sharedmem):
+        self.dispatcher, self.ntasks, self.tpb, self.stream, self.sharedmem = dispatcher, ntasks, tpb, stream, sharedmem
+
+    def __call__(self, *args):
+        if self.ntasks == 0:
+            return None
+        tpb = self.tpb
+        if not tpb:
+            kernel = self.dispatcher._specialize(args)
+            _, tpb = _core.max_potential_block(kernel, self.sharedmem)
+        blocks = (self.ntasks + tpb - 1) // tpb
+        return self.dispatcher[blocks, tpb, self.stream, self.sharedmem](*args)
+
+
+def _parse(sig):
+    inner = sig[sig.index("(") + 1:sig.rindex(")")]
+    out, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+_SCALARS = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
+_ALIASES = {"boolean": "bool", "b1": "bool", "f4": "float32", "f8": "float64", "i4": "int32", "i8": "int64",
+            "float": "float32", "double": "float64", "intp": "int64", "u4": "uint32", "u8": "uint64"}
+
+
+def _compatible(eager, given):
+    """Can arguments of type `given` be passed to a kernel compiled for `eager`?"""
+    a, b = _parse(eager), _parse(given)
+    if len(a) != len(b):
+        return False
+    for want, have in zip(a, b):
+        want = _ALIASES.get(want.replace(" ", ""), want.replace(" ", ""))
+        have = have.replace(" ", "")
+        if want in _SCALARS or have in _SCALARS:
+            if not (want in _SCALARS and have in _SCALARS):
+                return False
+            continue  # scalars convert, as in numba
+        wd, wdims = want.split("[", 1)
+        hd, hdims = have.split("[", 1)
+        if _ALIASES.get(wd, wd) != hd or len(wdims.split(",")) != len(hdims.split(",")):
+            return False
+        if wdims.endswith("::1]") and not hdims.endswith("::1]"):
+            return False
+    return True

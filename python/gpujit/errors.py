@@ -1,0 +1,12 @@
+"""gpujit's exceptions. Compile errors come from the C compiler and name the
+Python file:line of the construct; CudaError carries the driver's error."""
+from . import _core
+
+CompileError = _core.CompileError
+TypingError = _core.TypingError
+UnsupportedError = _core.UnsupportedError
+InternalCompilerError = _core.InternalCompilerError
+CudaError = getattr(_core, "CudaError", RuntimeError)
+LaunchError = getattr(_core, "LaunchError", RuntimeError)
+
+__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError"]

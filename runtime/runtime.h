@@ -1,0 +1,30 @@
+/* Runtime-internal interfaces shared by the runtime's files and src/pymodule.c. */
+#ifndef GPUJIT_RUNTIME_H
+#define GPUJIT_RUNTIME_H
+
+#include <Python.h>
+#include "gpujit/gpujit.h"
+#include "cpu.h"
+
+/* Adds the runtime's types and functions to the extension module `m`
+ * (DeviceArray base, streams, events, driver queries, the launcher). */
+int gj_runtime_add_to_module(PyObject *m);
+
+/* src/pymodule.c: the CompiledKernel type wraps one GjOutput (one specialisation
+ * for one target). Borrowed result; NULL (no exception set) if `obj` is not one. */
+GjOutput *gj_compiled_output(PyObject *obj);
+/* Eight per-object slots the runtime may use (e.g. a loaded module per device);
+ * NULL if `obj` is not a CompiledKernel. Zeroed at creation; not freed by it. */
+void **gj_compiled_runtime_slots(PyObject *obj);
+
+/* Exceptions created by the module: gpujit.CompileError and friends live in
+ * src/pymodule.c; gpujit.CudaError in runtime/driver.c. */
+extern PyObject *GjExc_CudaError;
+
+extern PyObject *GjExc_LaunchError; /* gpujit.LaunchError: a cpu-target launch failed */
+
+/* runtime/module.c caches the CUDA module of each CompiledKernel. If the
+ * CompiledKernel type supports weak references (tp_weaklistoffset), the cache
+ * entry dies with the kernel; otherwise the cache keeps the kernel alive. */
+
+#endif

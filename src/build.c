@@ -1,0 +1,877 @@
+/* build.c: simulate CPython's operand stack over each basic block and emit
+ * the IR: values become instructions, locals become variables, and stack
+ * entries that live across a block boundary become per-block slot variables
+ * (stored by each predecessor, loaded on entry). Compile-time objects
+ * (modules, gpujit intrinsics, builtins) become IR_OBJ values known by a
+ * dotted path; globals and closure cells holding numbers become constants.
+ * Requires: decode_bytecode, build_cfg. Stack effects are stated per opcode. */
+#include <string.h>
+
+#include "gj.h"
+
+/* The NULL that CPython pushes below a callable. */
+static Instr null_marker;
+#define NULLV (&null_marker)
+
+typedef struct Builder {
+    Ctx *c;
+    Block *blk;
+    Instr **stack;
+    int sp, cap;
+    Loc loc;
+    PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
+    PtrVec work;        /* blocks to build */
+    PyObject *names, *consts, *varnames, *freevars;
+} Builder;
+
+Var *ctx_var(Ctx *c, int i) { return c->vars.v[i]; }
+
+static Instr *emit(Builder *bd, IrOp op, int nargs) {
+    Ctx *c = bd->c;
+    Instr *in = arena_alloc(&c->arena, sizeof *in);
+    if (!in) return NULL;
+    in->op = op;
+    in->loc = bd->loc;
+    in->id = c->nvalues++;
+    in->nargs = nargs;
+    if (nargs) {
+        in->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)nargs);
+        if (!in->args) return NULL;
+    }
+    vec_push(&c->arena, &bd->blk->instrs, in);
+    return in;
+}
+
+/* Constants are not placed in a block: lower.c materialises them on use. */
+static Instr *new_const(Builder *bd) {
+    Ctx *c = bd->c;
+    Instr *in = arena_alloc(&c->arena, sizeof *in);
+    if (!in) return NULL;
+    in->op = IR_CONST;
+    in->loc = bd->loc;
+    in->id = c->nvalues++;
+    return in;
+}
+
+bool ir_is_const(const Instr *v) { return v && v->op == IR_CONST; }
+
+static int push(Builder *bd, Instr *v) {
+    if (!v) return -1;
+    if (bd->sp == bd->cap) return internal_error(bd->c, bd->loc, "build: operand stack overflow");
+    bd->stack[bd->sp++] = v;
+    return 0;
+}
+
+static Instr *pop(Builder *bd) {
+    if (bd->sp == 0) {
+        internal_error(bd->c, bd->loc, "build: operand stack underflow");
+        return NULL;
+    }
+    return bd->stack[--bd->sp];
+}
+
+#define POP(v) Instr *v = pop(bd); if (!v) return -1
+
+static int add_var(Ctx *c, const char *name, Loc loc) {
+    Var *v = arena_alloc(&c->arena, sizeof *v);
+    if (!v) return -1;
+    v->name = name;
+    v->type = &ty_unknown;
+    v->loc = loc;
+    vec_push(&c->arena, &c->vars, v);
+    return c->vars.n - 1;
+}
+
+/* ---- constants and compile-time objects ---- */
+
+static Instr *const_from_py(Builder *bd, PyObject *o, int depth);
+
+static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
+    Py_ssize_t n = PyTuple_GET_SIZE(o);
+    Instr *t = new_const(bd);
+    if (!t) return NULL;
+    t->ckind = 5;
+    t->nargs = (int)n;
+    t->args = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
+    if (!t->args) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        t->args[i] = const_from_py(bd, PyTuple_GET_ITEM(o, i), depth + 1);
+        if (!t->args[i]) return NULL;
+    }
+    return t;
+}
+
+/* A number, bool, None, str or tuple of them as an IR constant; NULL with no
+ * exception set if `o` is none of these. */
+static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
+    Ctx *c = bd->c;
+    if (depth > 16) {
+        error_at(c, ERR_UNSUPPORTED, bd->loc, "constant nested too deeply");
+        return NULL;
+    }
+    Instr *k;
+    if (o == Py_None || PyBool_Check(o)) {
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = o == Py_None ? 3 : 2;
+        k->ival = o == Py_True;
+        return k;
+    }
+    if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                error_at(c, ERR_TYPING, bd->loc, "integer constant does not fit in 64 bits");
+                return NULL;
+            }
+            v = (long long)u;
+        }
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = 0;
+        k->ival = v;
+        k->fval = overflow ? 1.0 : 0.0; /* marks a uint64 constant */
+        return k;
+    }
+    if (PyFloat_Check(o)) {
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = 1;
+        k->fval = PyFloat_AS_DOUBLE(o);
+        return k;
+    }
+    if (PyUnicode_Check(o)) {
+        const char *s = PyUnicode_AsUTF8(o);
+        if (!s) return NULL;
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = 4;
+        k->name = arena_strdup(&c->arena, s);
+        return k;
+    }
+    if (PyTuple_Check(o)) return const_tuple(bd, o, depth);
+    return NULL;
+}
+
+static PyObject *path_registry; /* id(obj) -> path; set by gpujit at import */
+
+int build_set_registry(PyObject *dict) {
+    Py_XINCREF(dict);
+    Py_XSETREF(path_registry, dict);
+    return 0;
+}
+
+/* The dotted path that names a compile-time object, or NULL (no exception). */
+static char *object_path(Ctx *c, PyObject *o) {
+    if (path_registry) {
+        PyObject *key = PyLong_FromVoidPtr(o);
+        if (!key) return NULL;
+        PyObject *p = PyDict_GetItemWithError(path_registry, key);
+        Py_DECREF(key);
+        if (p && PyUnicode_Check(p)) return arena_strdup(&c->arena, PyUnicode_AsUTF8(p));
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (PyModule_Check(o)) {
+        const char *n = PyModule_GetName(o);
+        if (!n) {
+            PyErr_Clear();
+            return NULL;
+        }
+        return arena_strdup(&c->arena, n);
+    }
+    if (PyCFunction_Check(o) || PyType_Check(o)) {
+        PyObject *mod = PyObject_GetAttrString(o, "__module__");
+        PyObject *qn = PyObject_GetAttrString(o, "__qualname__");
+        char *r = NULL;
+        if (mod && qn && PyUnicode_Check(mod) && PyUnicode_Check(qn))
+            r = arena_printf(&c->arena, "%s.%s", PyUnicode_AsUTF8(mod), PyUnicode_AsUTF8(qn));
+        Py_XDECREF(mod);
+        Py_XDECREF(qn);
+        PyErr_Clear();
+        return r;
+    }
+    return NULL;
+}
+
+static const char *py_type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
+
+/* A global, closure cell or module attribute used in a kernel. */
+static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
+    Ctx *c = bd->c;
+    if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) || o == Py_None) {
+        Instr *k = const_from_py(bd, o, 0);
+        if (!k && !PyErr_Occurred())
+            error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: a tuple holding values other than numbers", what);
+        return k;
+    }
+    char *path = object_path(c, o);
+    if (!path) {
+        if (!PyErr_Occurred())
+            error_at(c, ERR_UNSUPPORTED, bd->loc,
+                     "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "
+                     "tuples of them, modules and gpujit/math functions",
+                     what, py_type_name(o));
+        return NULL;
+    }
+    Instr *v = emit(bd, IR_OBJ, 0);
+    if (!v) return NULL;
+    v->name = path;
+    v->pyobj = o; /* borrowed: kept alive by the module or globals */
+    return v;
+}
+
+static Instr *load_global(Builder *bd, const char *name) {
+    Ctx *c = bd->c;
+    PyObject *o = NULL;
+    if (c->globals) {
+        o = PyDict_GetItemString(c->globals, name);
+        if (!o) {
+            PyObject *bi = PyDict_GetItemString(c->globals, "__builtins__");
+            if (bi && PyModule_Check(bi)) bi = PyModule_GetDict(bi);
+            if (bi && PyDict_Check(bi)) o = PyDict_GetItemString(bi, name);
+        }
+    }
+    if (!o) {
+        /* No globals (the C API): the usual module names and builtins. */
+        static const char *mods[][2] = {{"math", "math"}, {"gpu", "gpujit"}, {"cuda", "gpujit"},
+                                        {"gpujit", "gpujit"}, {"np", "numpy"}, {"numpy", "numpy"}};
+        for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
+            if (!c->globals && strcmp(name, mods[i][0]) == 0) {
+                PyObject *m = PyImport_ImportModule(mods[i][1]);
+                if (!m) return NULL;
+                Instr *v = value_from_py(bd, m, name);
+                Py_DECREF(m); /* sys.modules keeps it */
+                return v;
+            }
+        PyObject *bi = PyEval_GetBuiltins();
+        if (bi) o = PyDict_GetItemString(bi, name);
+    }
+    if (!o) {
+        error_at(c, ERR_TYPING, bd->loc, "name '%s' is not defined", name);
+        return NULL;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "global '%s'", name);
+    return value_from_py(bd, o, what);
+}
+
+static Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
+    Ctx *c = bd->c;
+    if (obj->op == IR_OBJ && obj->pyobj && PyModule_Check(obj->pyobj)) {
+        PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
+        if (!a) {
+            PyErr_Clear();
+            error_at(c, ERR_TYPING, bd->loc, "module '%s' has no attribute '%s'", obj->name, name);
+            return NULL;
+        }
+        char what[300];
+        snprintf(what, sizeof what, "%s.%s", obj->name, name);
+        Instr *v = value_from_py(bd, a, what);
+        Py_DECREF(a); /* the module keeps it */
+        return v;
+    }
+    if (obj->op == IR_OBJ) {
+        /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
+        Instr *v = emit(bd, IR_OBJ, 0);
+        if (!v) return NULL;
+        v->name = arena_printf(&c->arena, "%s.%s", obj->name, name);
+        return v;
+    }
+    Instr *v = emit(bd, IR_ATTR, 1);
+    if (!v) return NULL;
+    v->args[0] = obj;
+    v->name = arena_strdup(&c->arena, name);
+    return v;
+}
+
+static const char *name_at(PyObject *tuple, int i) {
+    if (!tuple || i < 0 || i >= PyTuple_GET_SIZE(tuple)) return "?";
+    const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(tuple, i));
+    return s ? s : "?";
+}
+
+/* ---- control flow ---- */
+
+/* Pass the entries [0, depth) of the stack to block `s`. */
+static int pass_stack(Builder *bd, Block *s, int depth) {
+    Ctx *c = bd->c;
+    if (s->depth < 0) {
+        s->depth = depth;
+        s->slot_vars = arena_alloc(&c->arena, sizeof(int) * (size_t)(depth ? depth : 1));
+        if (!s->slot_vars) return -1;
+        for (int i = 0; i < depth; i++) {
+            s->slot_vars[i] = add_var(c, arena_printf(&c->arena, "$stack%d.%d", s->id, i), bd->loc);
+            if (s->slot_vars[i] < 0) return -1;
+        }
+        vec_push(&c->arena, &bd->work, s);
+    } else if (s->depth != depth) {
+        return internal_error(c, bd->loc, "build: stack depth %d and %d meet at block %d", s->depth,
+                              depth, s->id);
+    }
+    for (int i = 0; i < depth; i++) {
+        if (bd->stack[i] == NULLV)
+            return error_at(c, ERR_UNSUPPORTED, bd->loc, "this expression (a call across branches)");
+        Instr *st = emit(bd, IR_STORE_VAR, 1);
+        if (!st) return -1;
+        st->var = s->slot_vars[i];
+        st->args[0] = bd->stack[i];
+    }
+    return 0;
+}
+
+static Block *block_or_die(Builder *bd, int off) {
+    Block *b = block_at(bd->c, off);
+    if (!b) internal_error(bd->c, bd->loc, "build: no block at offset %d", off);
+    return b;
+}
+
+static int branch(Builder *bd, Instr *cond, int t_off, int t_depth, int f_off, int f_depth) {
+    Block *t = block_or_die(bd, t_off), *f = block_or_die(bd, f_off);
+    if (!t || !f) return -1;
+    RETURN_IF_ERROR(pass_stack(bd, t, t_depth));
+    RETURN_IF_ERROR(pass_stack(bd, f, f_depth));
+    Instr *br = emit(bd, IR_CONDBR, 1);
+    if (!br) return -1;
+    br->args[0] = cond;
+    br->target = t;
+    br->target2 = f;
+    return 0;
+}
+
+static int jump(Builder *bd, int off) {
+    Block *t = block_or_die(bd, off);
+    if (!t) return -1;
+    RETURN_IF_ERROR(pass_stack(bd, t, bd->sp));
+    Instr *br = emit(bd, IR_BR, 0);
+    if (!br) return -1;
+    br->target = t;
+    return 0;
+}
+
+static Instr *truth(Builder *bd, Instr *v) {
+    Instr *t = emit(bd, IR_TRUTH, 1);
+    if (t) t->args[0] = v;
+    return t;
+}
+
+static int ret(Builder *bd, Instr *v) {
+    Ctx *c = bd->c;
+    if (!c->opt.device) {
+        if (!(v->op == IR_CONST && v->ckind == 3))
+            return error_at(c, ERR_TYPING, bd->loc, "a kernel cannot return a value (kernels return None)");
+        return emit(bd, IR_RET, 0) ? 0 : -1;
+    }
+    Instr *r = emit(bd, IR_RET_VALUE, 1);
+    if (!r) return -1;
+    r->args[0] = v;
+    return 0;
+}
+
+/* What an opcode we do not compile means to the user. */
+static const char *construct_of(const char *op) {
+    static const struct { const char *prefix, *what; } m[] = {
+        {"BUILD_LIST", "lists"}, {"LIST_", "lists"}, {"BUILD_MAP", "dicts"}, {"DICT_", "dicts"},
+        {"MAP_ADD", "dict comprehensions"}, {"BUILD_SET", "sets"}, {"SET_", "sets"},
+        {"BUILD_CONST_KEY_MAP", "dicts"}, {"MAKE_FUNCTION", "nested functions and lambdas"},
+        {"LOAD_CLOSURE", "nested functions and lambdas"}, {"YIELD_VALUE", "generators (yield)"},
+        {"RETURN_GENERATOR", "generators"}, {"GET_AWAITABLE", "await"}, {"SEND", "await / yield from"},
+        {"BEFORE_WITH", "with statements"}, {"BEFORE_ASYNC_WITH", "async with"},
+        {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
+        {"RAISE_VARARGS", "raise"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
+        {"BUILD_STRING", "string formatting"}, {"FORMAT_", "string formatting"},
+        {"CONVERT_VALUE", "string formatting"}, {"BUILD_SLICE", "slices"},
+        {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del"},
+        {"STORE_GLOBAL", "assignment to a global"}, {"STORE_DEREF", "assignment to a closure variable"},
+        {"STORE_ATTR", "attribute assignment"}, {"LOAD_ASSERTION_ERROR", "assert"},
+        {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignment"},
+        {"GET_AITER", "async for"}, {"GET_ANEXT", "async for"}, {"MATCH_", "match statements"},
+        {"GET_LEN", "match statements"}, {"CHECK_EXC_MATCH", "try statements"},
+        {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "this construct"},
+        {"SETUP_", "try/with statements"}, {"POP_EXCEPT", "try statements"},
+        {"LOAD_LOCALS", "classes"}, {"LOAD_FROM_DICT", "classes"}, {"IS_OP", "'is' comparisons"},
+        {"CONTAINS_OP", "'in' tests"}, {"POP_JUMP_IF_NONE", "comparisons with None"},
+        {"POP_JUMP_IF_NOT_NONE", "comparisons with None"}, {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
+        {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"}, {"PRINT_EXPR", "print"},
+        {"EXIT_INIT_CHECK", "classes"}, {"GET_YIELD_FROM_ITER", "yield from"},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strncmp(op, m[i].prefix, strlen(m[i].prefix)) == 0) return m[i].what;
+    return NULL;
+}
+
+static int unsupported_op(Builder *bd, const Insn *in) {
+    const char *op = op_name(in->raw);
+    const char *what = construct_of(op);
+    if (what)
+        return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)",
+                        what, op);
+    return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);
+}
+
+static int compare_index(int arg) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return arg >> 5;
+#elif PY_VERSION_HEX >= 0x030C0000
+    return arg >> 4;
+#else
+    return arg;
+#endif
+}
+
+static int call(Builder *bd, int nargs, PyObject *kwnames) {
+    Ctx *c = bd->c;
+    Instr *args[260];
+    if (nargs > 255) return error_at(c, ERR_UNSUPPORTED, bd->loc, "call with more than 255 arguments");
+    for (int i = nargs - 1; i >= 0; i--) {
+        args[i + 1] = pop(bd);
+        if (!args[i + 1]) return -1;
+    }
+    POP(upper);
+    POP(lower);
+    Instr *callee, *self = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    callee = lower; /* [callable, self_or_null, args...] */
+    if (upper != NULLV) self = upper;
+#else
+    if (lower == NULLV) { /* [NULL, callable, args...] */
+        callee = upper;
+    } else {              /* [method, self, args...] */
+        callee = lower;
+        self = upper;
+    }
+#endif
+    if (callee == NULLV) return internal_error(c, bd->loc, "build: call of NULL");
+    int n = nargs;
+    Instr **argv = args + 1;
+    if (self) {
+        args[0] = self;
+        argv = args;
+        n++;
+    }
+    Instr *v = emit(bd, IR_CALL, n + 1);
+    if (!v) return -1;
+    v->args[0] = callee;
+    for (int i = 0; i < n; i++) v->args[i + 1] = argv[i];
+    if (kwnames && PyTuple_Check(kwnames)) {
+        v->nkw = (int)PyTuple_GET_SIZE(kwnames);
+        v->kwnames = arena_alloc(&c->arena, sizeof(char *) * (size_t)(v->nkw ? v->nkw : 1));
+        if (!v->kwnames) return -1;
+        for (int i = 0; i < v->nkw; i++)
+            v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
+    }
+    return push(bd, v);
+}
+
+/* Build one block; queue its successors. */
+static int build_block(Builder *bd, Block *b) {
+    Ctx *c = bd->c;
+    bd->blk = b;
+    bd->sp = 0;
+    bd->kwnames = NULL;
+    bd->loc = c->insns[b->first].loc;
+    if (b == c->blocks[0]) {
+        for (int i = 0; i < c->nargs; i++) {
+            Instr *a = emit(bd, IR_ARG, 0), *st = emit(bd, IR_STORE_VAR, 1);
+            if (!a || !st) return -1;
+            a->ival = i;
+            st->var = i;
+            st->args[0] = a;
+        }
+    }
+    for (int i = 0; i < b->depth; i++) {
+        Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+        if (!ld) return -1;
+        ld->var = b->slot_vars[i];
+        RETURN_IF_ERROR(push(bd, ld));
+    }
+    for (int ii = b->first; ii <= b->last; ii++) {
+        const Insn *in = &c->insns[ii];
+        bd->loc = in->loc;
+        int arg = in->arg;
+        switch (in->op) {
+        case OP_NOP: case OP_RESUME: case OP_CACHE: case OP_PRECALL: case OP_COPY_FREE_VARS:
+        case OP_MAKE_CELL: case OP_EXTENDED_ARG:
+            break; /* ( -- ) */
+        case OP_POP_TOP: { POP(v); (void)v; break; } /* (v -- ) */
+        case OP_PUSH_NULL: RETURN_IF_ERROR(push(bd, NULLV)); break; /* ( -- NULL) */
+        case OP_LOAD_CONST: { /* ( -- k) */
+            Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
+            if (!k) {
+                if (!PyErr_Occurred())
+                    error_at(c, ERR_UNSUPPORTED, in->loc, "constant of type '%s'",
+                             py_type_name(PyTuple_GET_ITEM(bd->consts, arg)));
+                return -1;
+            }
+            RETURN_IF_ERROR(push(bd, k));
+            break;
+        }
+        case OP_LOAD_FAST: case OP_LOAD_FAST_LOAD_FAST: { /* ( -- v) or ( -- v1 v2) */
+            int idx[2] = {arg, -1};
+            if (in->op == OP_LOAD_FAST_LOAD_FAST) { idx[0] = arg >> 4; idx[1] = arg & 15; }
+            for (int k = 0; k < 2 && idx[k] >= 0; k++) {
+                Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+                if (!ld) return -1;
+                ld->var = idx[k];
+                RETURN_IF_ERROR(push(bd, ld));
+            }
+            break;
+        }
+        case OP_STORE_FAST: case OP_STORE_FAST_STORE_FAST: case OP_STORE_FAST_LOAD_FAST: {
+            /* (v -- ), (v2 v1 -- ), (v -- w) */
+            int idx[2] = {arg, -1};
+            if (in->op != OP_STORE_FAST) { idx[0] = arg >> 4; idx[1] = arg & 15; }
+            int nstore = in->op == OP_STORE_FAST_STORE_FAST ? 2 : 1;
+            for (int k = 0; k < nstore; k++) {
+                POP(v);
+                if (v == NULLV || (v->op == IR_OBJ && 0)) return internal_error(c, in->loc, "build: store of NULL");
+                Instr *st = emit(bd, IR_STORE_VAR, 1);
+                if (!st) return -1;
+                st->var = idx[k];
+                st->args[0] = v;
+            }
+            if (in->op == OP_STORE_FAST_LOAD_FAST) {
+                Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+                if (!ld) return -1;
+                ld->var = idx[1];
+                RETURN_IF_ERROR(push(bd, ld));
+            }
+            break;
+        }
+        case OP_LOAD_GLOBAL: { /* ( -- [NULL] g [NULL]) */
+            Instr *g = load_global(bd, name_at(bd->names, arg >> 1));
+            if (!g) return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+            RETURN_IF_ERROR(push(bd, g));
+            if (arg & 1) RETURN_IF_ERROR(push(bd, NULLV));
+#else
+            if (arg & 1) RETURN_IF_ERROR(push(bd, NULLV));
+            RETURN_IF_ERROR(push(bd, g));
+#endif
+            break;
+        }
+        case OP_LOAD_DEREF: { /* ( -- v) */
+            PyObject *vn = PyObject_CallMethod(c->code, "_varname_from_oparg", "i", arg);
+            if (!vn) return -1;
+            const char *name = PyUnicode_AsUTF8(vn);
+            int fi = -1;
+            for (Py_ssize_t k = 0; bd->freevars && k < PyTuple_GET_SIZE(bd->freevars); k++)
+                if (strcmp(name_at(bd->freevars, (int)k), name) == 0) fi = (int)k;
+            PyObject *cell = fi >= 0 && c->closure && fi < PyTuple_GET_SIZE(c->closure)
+                                 ? PyTuple_GET_ITEM(c->closure, fi) : NULL;
+            PyObject *val = cell && PyCell_Check(cell) ? PyCell_GET(cell) : NULL;
+            if (!val) {
+                error_at(c, ERR_TYPING, in->loc, "closure variable '%s' is not available", name);
+                Py_DECREF(vn);
+                return -1;
+            }
+            char what[300];
+            snprintf(what, sizeof what, "closure variable '%s'", name);
+            Py_DECREF(vn);
+            Instr *v = value_from_py(bd, val, what);
+            if (!v) return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_LOAD_ATTR: case OP_LOAD_METHOD: { /* (o -- a) or (o -- NULL a) / (o -- a NULL) */
+            POP(o);
+            bool method = in->op == OP_LOAD_METHOD;
+            int namei = arg;
+#if PY_VERSION_HEX >= 0x030C0000
+            method = arg & 1;
+            namei = arg >> 1;
+#endif
+            if (o == NULLV) return internal_error(c, in->loc, "build: attribute of NULL");
+            Instr *a = load_attr(bd, o, name_at(bd->names, namei));
+            if (!a) return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+            RETURN_IF_ERROR(push(bd, a));
+            if (method) RETURN_IF_ERROR(push(bd, NULLV));
+#else
+            if (method) RETURN_IF_ERROR(push(bd, NULLV));
+            RETURN_IF_ERROR(push(bd, a));
+#endif
+            break;
+        }
+        case OP_KW_NAMES: bd->kwnames = PyTuple_GET_ITEM(bd->consts, arg); break; /* ( -- ) */
+        case OP_CALL: { /* (callable self_or_null args... -- result) */
+            PyObject *kw = bd->kwnames;
+            bd->kwnames = NULL;
+            RETURN_IF_ERROR(call(bd, arg, kw));
+            break;
+        }
+        case OP_CALL_KW: { /* (callable self_or_null args... kwnames -- result) */
+            POP(names);
+            if (!(names->op == IR_CONST && names->ckind == 5))
+                return internal_error(c, in->loc, "build: CALL_KW without a names tuple");
+            PyObject *kw = PyTuple_New(names->nargs);
+            if (!kw) return -1;
+            for (int k = 0; k < names->nargs; k++)
+                PyTuple_SET_ITEM(kw, k, PyUnicode_FromString(names->args[k]->name ? names->args[k]->name : "?"));
+            int r = call(bd, arg, kw);
+            Py_DECREF(kw);
+            RETURN_IF_ERROR(r);
+            break;
+        }
+        case OP_BINARY_OP: { /* (a b -- a op b) */
+            POP(rhs);
+            POP(lhs);
+            Instr *v = emit(bd, IR_BINOP, 2);
+            if (!v) return -1;
+            v->ival = arg >= 13 ? arg - 13 : arg;
+            v->args[0] = lhs;
+            v->args[1] = rhs;
+            if (v->ival == BIN_MATMUL) return error_at(c, ERR_UNSUPPORTED, in->loc, "the '@' operator");
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_COMPARE_OP: { /* (a b -- a cmp b) */
+            POP(rhs);
+            POP(lhs);
+            Instr *v = emit(bd, IR_CMP, 2);
+            if (!v) return -1;
+            v->ival = compare_index(arg);
+            v->args[0] = lhs;
+            v->args[1] = rhs;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
+            POP(idx);
+            POP(o);
+            Instr *v = emit(bd, IR_GETITEM, 2);
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = idx;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_STORE_SUBSCR: { /* (v o i -- ) */
+            POP(idx);
+            POP(o);
+            POP(val);
+            Instr *v = emit(bd, IR_SETITEM, 3);
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = idx;
+            v->args[2] = val;
+            break;
+        }
+        case OP_BUILD_TUPLE: { /* (items... -- tuple) */
+            Instr *items[256];
+            if (arg > 256) return error_at(c, ERR_UNSUPPORTED, in->loc, "tuple of more than 256 items");
+            bool all_const = true;
+            for (int k = arg - 1; k >= 0; k--) {
+                items[k] = pop(bd);
+                if (!items[k]) return -1;
+                all_const = all_const && items[k]->op == IR_CONST;
+            }
+            Instr *t = all_const ? new_const(bd) : emit(bd, IR_TUPLE, arg);
+            if (!t) return -1;
+            if (all_const) {
+                t->ckind = 5;
+                t->nargs = arg;
+                t->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(arg ? arg : 1));
+                if (!t->args) return -1;
+            }
+            for (int k = 0; k < arg; k++) t->args[k] = items[k];
+            RETURN_IF_ERROR(push(bd, t));
+            break;
+        }
+        case OP_UNPACK_SEQUENCE: { /* (t -- t[n-1] ... t[0]) */
+            POP(t);
+            for (int k = arg - 1; k >= 0; k--) {
+                Instr *g = emit(bd, IR_TUPLE_GET, 1);
+                if (!g) return -1;
+                g->args[0] = t;
+                g->ival = k;
+                g->nkw = arg; /* the count the code expects */
+                RETURN_IF_ERROR(push(bd, g));
+            }
+            break;
+        }
+        case OP_GET_ITER: { /* (r -- it) */
+            POP(r);
+            Instr *it = emit(bd, IR_GET_ITER, 1);
+            if (!it) return -1;
+            it->args[0] = r;
+            RETURN_IF_ERROR(push(bd, it));
+            break;
+        }
+        case OP_FOR_ITER: { /* (it -- it v) or, exhausted, (it -- ) and jump */
+            Instr *it = bd->sp ? bd->stack[bd->sp - 1] : NULL;
+            if (!it) return internal_error(c, in->loc, "build: FOR_ITER on an empty stack");
+            Instr *nx = emit(bd, IR_ITER_NEXT, 1), *ok = nx ? emit(bd, IR_ITER_VALID, 1) : NULL;
+            if (!ok) return -1;
+            nx->args[0] = it;
+            ok->args[0] = nx;
+            RETURN_IF_ERROR(push(bd, nx));
+            return branch(bd, ok, in->next, bd->sp, for_iter_exit(c, in), bd->sp - 2);
+        }
+        case OP_TO_BOOL: { POP(v); RETURN_IF_ERROR(push(bd, truth(bd, v))); break; } /* (v -- bool) */
+        case OP_COPY: /* (x ... -- x ... x) */
+            if (arg < 1 || arg > bd->sp) return internal_error(c, in->loc, "build: bad COPY");
+            RETURN_IF_ERROR(push(bd, bd->stack[bd->sp - arg]));
+            break;
+        case OP_SWAP: { /* (x ... y -- y ... x) */
+            if (arg < 2 || arg > bd->sp) return internal_error(c, in->loc, "build: bad SWAP");
+            Instr *t = bd->stack[bd->sp - 1];
+            bd->stack[bd->sp - 1] = bd->stack[bd->sp - arg];
+            bd->stack[bd->sp - arg] = t;
+            break;
+        }
+        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_CALL_INTRINSIC_1: {
+            /* (v -- op v) */
+            int u = in->op == OP_UNARY_NEGATIVE ? UN_NEG : in->op == OP_UNARY_NOT ? UN_NOT
+                    : in->op == OP_UNARY_INVERT ? UN_INVERT : UN_POS;
+            if (in->op == OP_CALL_INTRINSIC_1 && arg != 5) return unsupported_op(bd, in);
+            POP(v);
+            Instr *r = emit(bd, IR_UNARY, 1);
+            if (!r) return -1;
+            r->ival = u;
+            r->args[0] = v;
+            RETURN_IF_ERROR(push(bd, r));
+            break;
+        }
+        case OP_POP_JUMP_IF_FALSE: case OP_POP_JUMP_IF_TRUE: { /* (c -- ) */
+            POP(v);
+            Instr *t = truth(bd, v);
+            if (!t) return -1;
+            int jt = in->jump, ft = in->next;
+            if (in->op == OP_POP_JUMP_IF_FALSE) return branch(bd, t, ft, bd->sp, jt, bd->sp);
+            return branch(bd, t, jt, bd->sp, ft, bd->sp);
+        }
+        case OP_JUMP_IF_FALSE_OR_POP: case OP_JUMP_IF_TRUE_OR_POP: { /* (c -- c) jumping, (c -- ) not */
+            Instr *v = bd->stack[bd->sp - 1];
+            Instr *t = truth(bd, v);
+            if (!t) return -1;
+            if (in->op == OP_JUMP_IF_FALSE_OR_POP) return branch(bd, t, in->next, bd->sp - 1, in->jump, bd->sp);
+            return branch(bd, t, in->jump, bd->sp, in->next, bd->sp - 1);
+        }
+        case OP_JUMP_FORWARD: case OP_JUMP_BACKWARD: return jump(bd, in->jump); /* ( -- ) */
+        case OP_RETURN_VALUE: { POP(v); return ret(bd, v); } /* (v -- ) */
+        case OP_RETURN_CONST: { /* ( -- ) */
+            Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
+            if (!k) return PyErr_Occurred() ? -1 : error_at(c, ERR_UNSUPPORTED, in->loc, "return of this constant");
+            return ret(bd, k);
+        }
+        default:
+            return unsupported_op(bd, in);
+        }
+    }
+    /* fell through into the next block */
+    const Insn *last = &c->insns[b->last];
+    return jump(bd, last->next);
+}
+
+int build_ir(Ctx *c) {
+    PyCodeObject *co = (PyCodeObject *)c->code;
+    Builder bd = {.c = c};
+    Loc floc = {c->firstlineno, 0};
+    bd.loc = floc;
+    int flags = co->co_flags;
+    if (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
+        return error_at(c, ERR_UNSUPPORTED, floc, "generators and coroutines are not supported as kernels");
+    if (flags & (CO_VARARGS | CO_VARKEYWORDS))
+        return error_at(c, ERR_UNSUPPORTED, floc, "*args and **kwargs are not supported in kernels");
+    if (co->co_kwonlyargcount)
+        return error_at(c, ERR_UNSUPPORTED, floc, "keyword-only arguments are not supported in kernels");
+    if (co->co_argcount != c->nargs) {
+        PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname,
+                     co->co_argcount, c->nargs);
+        return -1;
+    }
+    PyObject *exc = PyObject_GetAttrString(c->code, "co_exceptiontable");
+    if (!exc) return -1;
+    Py_ssize_t exclen = PyBytes_Check(exc) ? PyBytes_GET_SIZE(exc) : 0;
+    Py_DECREF(exc);
+    if (exclen) {
+        /* find a line inside a try/with for the message */
+        return error_at(c, ERR_UNSUPPORTED, floc, "try and with statements are not supported in kernels");
+    }
+    bd.names = PyObject_GetAttrString(c->code, "co_names");
+    bd.consts = PyObject_GetAttrString(c->code, "co_consts");
+    bd.varnames = PyObject_GetAttrString(c->code, "co_varnames");
+    bd.freevars = PyObject_GetAttrString(c->code, "co_freevars");
+    int rc = -1;
+    if (!bd.names || !bd.consts || !bd.varnames || !bd.freevars) goto done;
+    int nlocals = co->co_nlocals > (int)PyTuple_GET_SIZE(bd.varnames) ? co->co_nlocals
+                                                                      : (int)PyTuple_GET_SIZE(bd.varnames);
+    for (int i = 0; i < nlocals; i++) {
+        int v = add_var(c, arena_strdup(&c->arena, name_at(bd.varnames, i)), floc);
+        if (v < 0) goto done;
+        ctx_var(c, v)->is_arg = i < c->nargs;
+    }
+    bd.cap = co->co_stacksize + 8;
+    bd.stack = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)bd.cap);
+    if (!bd.stack) goto done;
+    Block *entry = c->blocks[0];
+    entry->depth = 0;
+    vec_push(&c->arena, &bd.work, entry);
+    for (int w = 0; w < bd.work.n; w++) {
+        Block *b = bd.work.v[w];
+        if (b->built) continue;
+        b->built = true;
+        if (build_block(&bd, b) < 0) goto done;
+    }
+    rc = 0;
+    if (debug_enabled("ir")) dump_ir(c, stderr);
+done:
+    Py_XDECREF(bd.names);
+    Py_XDECREF(bd.consts);
+    Py_XDECREF(bd.varnames);
+    Py_XDECREF(bd.freevars);
+    return rc;
+}
+
+/* ---- dump ---- */
+
+static const char *const ir_names[] = {
+    "const", "arg", "load", "store", "obj", "attr", "binop", "unary", "cmp", "truth", "call",
+    "getitem", "setitem", "tuple", "tuple_get", "get_iter", "iter_next", "iter_valid", "br",
+    "condbr", "ret", "ret_value"};
+
+static void dump_value(Ctx *c, FILE *f, Instr *v) {
+    if (v->op == IR_CONST) {
+        switch (v->ckind) {
+        case 0: fprintf(f, "%lld", (long long)v->ival); break;
+        case 1: fprintf(f, "%g", v->fval); break;
+        case 2: fprintf(f, v->ival ? "True" : "False"); break;
+        case 3: fprintf(f, "None"); break;
+        case 4: fprintf(f, "'%s'", v->name); break;
+        default:
+            fprintf(f, "(");
+            for (int i = 0; i < v->nargs; i++) {
+                if (i) fprintf(f, ", ");
+                dump_value(c, f, v->args[i]);
+            }
+            fprintf(f, ")");
+        }
+    } else {
+        fprintf(f, "%%%d", v->id);
+    }
+}
+
+void dump_ir(Ctx *c, FILE *f) {
+    fprintf(f, "== IR of %s (%s)\n", c->funcname, c->filename);
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        fprintf(f, "block%d (depth %d):\n", b->id, b->depth);
+        for (int k = 0; k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            fprintf(f, "  %%%d = %s", in->id, ir_names[in->op]);
+            if (in->op == IR_LOAD_VAR || in->op == IR_STORE_VAR) fprintf(f, " %s", ctx_var(c, in->var)->name);
+            if (in->op == IR_OBJ || in->op == IR_ATTR) fprintf(f, " %s", in->name);
+            if (in->op == IR_BINOP || in->op == IR_UNARY || in->op == IR_CMP || in->op == IR_TUPLE_GET ||
+                in->op == IR_ARG)
+                fprintf(f, " #%lld", (long long)in->ival);
+            for (int a = 0; a < in->nargs; a++) {
+                fprintf(f, " ");
+                dump_value(c, f, in->args[a]);
+            }
+            if (in->target) fprintf(f, " -> block%d", in->target->id);
+            if (in->target2) fprintf(f, ", block%d", in->target2->id);
+            if (in->type) fprintf(f, "   : %s", type_name(c, in->type));
+            fprintf(f, "   ; line %d\n", in->loc.line);
+        }
+    }
+}

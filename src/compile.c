@@ -1,0 +1,163 @@
+/* compile.c: the pipeline. gj_compile() is the whole compiler in one column:
+ * decode -> cfg -> build IR -> infer types -> lower -> optimise -> emit. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gj.h"
+
+static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, const GjOptions *opt) {
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "gj_compile: expected a code object");
+        return -1;
+    }
+    c->opt = *opt;
+    if (!c->opt.cc_major) c->opt.cc_major = 9, c->opt.cc_minor = 0;
+    c->code = code;
+    c->globals = globals && PyDict_Check(globals) ? globals : NULL;
+    c->closure = closure && PyTuple_Check(closure) ? closure : NULL;
+    c->target = opt->target == GJ_TARGET_HOST ? &target_host : &target_nvptx;
+    PyCodeObject *co = (PyCodeObject *)code;
+    const char *fn = PyUnicode_AsUTF8(co->co_filename), *name = PyUnicode_AsUTF8(co->co_name);
+    if (!fn || !name) return -1;
+    c->filename = arena_strdup(&c->arena, fn);
+    c->funcname = arena_strdup(&c->arena, name);
+    c->firstlineno = co->co_firstlineno;
+    if (opt->lineinfo)
+        return PyErr_SetString(PyExc_NotImplementedError, "lineinfo=True is not implemented yet"), -1;
+    if (opt->debug)
+        return PyErr_SetString(PyExc_NotImplementedError, "debug=True (bounds checks) is not implemented yet"), -1;
+    if (opt->device)
+        return PyErr_SetString(PyExc_NotImplementedError, "device functions are not implemented yet"), -1;
+    /* a symbol PTX and ORC accept: the name, sanitised; host symbols unique per process */
+    char *sym = arena_strdup(&c->arena, opt->name ? opt->name : name);
+    for (char *p = sym; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
+    if (opt->target == GJ_TARGET_HOST) {
+        static long counter; /* atomic: compilations may run on several threads */
+        long id = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        sym = arena_printf(&c->arena, "%s_gj%ld", sym, id);
+    }
+    c->symbol = sym;
+    c->out = calloc(1, sizeof *c->out);
+    if (!c->out) return PyErr_NoMemory(), -1;
+    c->out->target = opt->target;
+    return 0;
+}
+
+static int check_signature(Ctx *c) {
+    if (c->restype->kind != TY_NONE)
+        return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0}, "a kernel's return type must be void, not %s",
+                        type_name(c, c->restype));
+    return 0;
+}
+
+/* The kernel ABI: what the launcher packs (docs/runtime.md). */
+static int describe(Ctx *c) {
+    GjOutput *o = c->out;
+    o->nargs = c->nargs;
+    o->args = calloc((size_t)c->nargs + 1, sizeof *o->args);
+    int np = 0;
+    for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
+    o->params = calloc((size_t)np + 1, sizeof *o->params);
+    if (!o->args || !o->params) return PyErr_NoMemory(), -1;
+    np = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        Type *t = c->argtypes[i];
+        if (t->kind == TY_ARRAY) {
+            o->args[i] = (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout};
+            o->params[np++].size = 8;
+            for (int k = 0; k < 2 * t->ndim; k++) o->params[np++].size = 8;
+        } else {
+            o->args[i] = (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0};
+            o->params[np++].size = (uint8_t)(type_bits(t) / 8);
+        }
+    }
+    o->nparams = np;
+    o->shared_bytes = c->shared_bytes;
+    o->uses_barrier = c->uses_barrier;
+    o->symbol = strdup(c->symbol);
+    o->restype = strdup(type_name(c, c->restype));
+    StrBuf sb = {0};
+    types_report(c, &sb);
+    o->types = sb.s ? sb.s : strdup("");
+    return 0;
+}
+
+static int compile(Ctx *c, const char *sig) {
+    RETURN_IF_ERROR(bytecode_init());
+    RETURN_IF_ERROR(emit_init());
+    RETURN_IF_ERROR(parse_signature(c, sig));
+    RETURN_IF_ERROR(check_signature(c));
+    RETURN_IF_ERROR(decode_bytecode(c));
+    RETURN_IF_ERROR(build_cfg(c));
+    RETURN_IF_ERROR(build_ir(c));
+    RETURN_IF_ERROR(infer_types(c));
+    RETURN_IF_ERROR(make_target_machine(c));
+    RETURN_IF_ERROR(lower(c));
+    RETURN_IF_ERROR(optimise(c));
+    RETURN_IF_ERROR(describe(c));
+    if (c->opt.target == GJ_TARGET_NVPTX) RETURN_IF_ERROR(emit_ptx(c));
+    else RETURN_IF_ERROR(emit_host(c));
+    return 0;
+}
+
+static void teardown(Ctx *c) {
+    if (c->b) LLVMDisposeBuilder(c->b);
+    if (c->mod) LLVMDisposeModule(c->mod);
+    if (c->tm) LLVMDisposeTargetMachine(c->tm);
+    if (c->tsc) LLVMOrcDisposeThreadSafeContext(c->tsc);
+    else if (c->llctx) LLVMContextDispose(c->llctx);
+    arena_free(&c->arena);
+}
+
+int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char *sig, const GjOptions *opt,
+               GjOutput **out) {
+    Ctx ctx = {0}, *c = &ctx;
+    int rc = setup(c, code, globals, closure, opt);
+    if (rc == 0) {
+        if (opt->target == GJ_TARGET_HOST) {
+            c->tsc = LLVMOrcCreateNewThreadSafeContext();
+            c->llctx = LLVMOrcThreadSafeContextGetContext(c->tsc);
+        }
+        rc = compile(c, sig);
+    }
+    if (rc == 0 && PyErr_Occurred()) rc = -1;
+    if (rc < 0 && !PyErr_Occurred()) internal_error(c, NO_LOCATION, "compile failed without a message");
+    if (rc == 0) {
+        *out = c->out;
+    } else {
+        gj_output_free(c->out);
+        *out = NULL;
+    }
+    teardown(c);
+    return rc;
+}
+
+GjTargetKind gj_output_target(const GjOutput *o) { return o->target; }
+const char *gj_output_ptx(const GjOutput *o) { return o->ptx; }
+const char *gj_output_llvm(const GjOutput *o) { return o->llvm; }
+const char *gj_output_types(const GjOutput *o) { return o->types; }
+const char *gj_output_symbol(const GjOutput *o) { return o->symbol; }
+const char *gj_output_restype(const GjOutput *o) { return o->restype; }
+int gj_output_nargs(const GjOutput *o) { return o->nargs; }
+const GjArgInfo *gj_output_args(const GjOutput *o) { return o->args; }
+int gj_output_nparams(const GjOutput *o) { return o->nparams; }
+const GjParam *gj_output_params(const GjOutput *o) { return o->params; }
+size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
+int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
+void *gj_output_host_block_fn(const GjOutput *o) { return o->host_block_fn; }
+void *gj_output_host_thread_fn(const GjOutput *o) { return o->host_thread_fn; }
+
+void gj_output_free(GjOutput *o) {
+    if (!o) return;
+    host_jit_release(o->jit);
+    free(o->ptx);
+    free(o->llvm);
+    free(o->types);
+    free(o->symbol);
+    free(o->restype);
+    free(o->args);
+    free(o->params);
+    free(o);
+}

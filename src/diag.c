@@ -1,0 +1,121 @@
+/* diag.c: diagnostics. Every user-facing error names the Python file:line,
+ * shows the source line with a caret, and is a gpujit exception: TypingError
+ * or UnsupportedError for the user's code, InternalCompilerError for our bugs. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gj.h"
+
+PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
+static PyObject *GjExc_InternalError;
+
+int diag_init_exceptions(PyObject *m) {
+    GjExc_CompileError = PyErr_NewExceptionWithDoc(
+        "gpujit.CompileError", "A kernel could not be compiled.", NULL, NULL);
+    if (!GjExc_CompileError) return -1;
+    GjExc_TypingError = PyErr_NewExceptionWithDoc(
+        "gpujit.TypingError", "A kernel's types could not be inferred or conflict.",
+        GjExc_CompileError, NULL);
+    GjExc_UnsupportedError = PyErr_NewExceptionWithDoc(
+        "gpujit.UnsupportedError", "A kernel uses a Python construct gpujit does not support.",
+        GjExc_CompileError, NULL);
+    GjExc_InternalError = PyErr_NewExceptionWithDoc(
+        "gpujit.InternalCompilerError", "A bug in gpujit itself.", GjExc_CompileError, NULL);
+    if (!GjExc_TypingError || !GjExc_UnsupportedError || !GjExc_InternalError) return -1;
+    if (PyModule_AddObjectRef(m, "CompileError", GjExc_CompileError) < 0 ||
+        PyModule_AddObjectRef(m, "TypingError", GjExc_TypingError) < 0 ||
+        PyModule_AddObjectRef(m, "UnsupportedError", GjExc_UnsupportedError) < 0 ||
+        PyModule_AddObjectRef(m, "InternalCompilerError", GjExc_InternalError) < 0)
+        return -1;
+    return 0;
+}
+
+/* The source line, stripped of its newline, via linecache; NULL if unknown. */
+static PyObject *source_line(const char *filename, int line) {
+    if (!filename || line <= 0) return NULL;
+    PyObject *lc = PyImport_ImportModule("linecache");
+    if (!lc) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *s = PyObject_CallMethod(lc, "getline", "si", filename, line);
+    Py_DECREF(lc);
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *r = PyObject_CallMethod(s, "rstrip", NULL);
+    Py_DECREF(s);
+    if (!r) PyErr_Clear();
+    return r;
+}
+
+static int raise_at(Ctx *c, PyObject *exc, Loc loc, const char *prefix, const char *msg) {
+    PyObject *text;
+    const char *file = c && c->filename ? c->filename : "<unknown>";
+    PyObject *src = source_line(c ? c->filename : NULL, loc.line);
+    if (loc.line > 0 && src && PyUnicode_GetLength(src) > 0) {
+        int col = loc.col > 0 ? loc.col : 0;
+        text = PyUnicode_FromFormat("%s:%d: %s%s\n    %U\n    %*s^", file, loc.line, prefix, msg,
+                                    src, col, "");
+    } else if (loc.line > 0) {
+        text = PyUnicode_FromFormat("%s:%d: %s%s", file, loc.line, prefix, msg);
+    } else {
+        text = PyUnicode_FromFormat("%s: %s%s", file, prefix, msg);
+    }
+    Py_XDECREF(src);
+    if (!text) return -1;
+    PyObject *inst = PyObject_CallOneArg(exc, text);
+    Py_DECREF(text);
+    if (!inst) return -1;
+    PyObject *fn = PyUnicode_FromString(file);
+    PyObject *ln = PyLong_FromLong(loc.line);
+    if (fn && ln) {
+        PyObject_SetAttrString(inst, "filename", fn);
+        PyObject_SetAttrString(inst, "lineno", ln);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(ln);
+    PyErr_SetObject(exc, inst);
+    Py_DECREF(inst);
+    return -1;
+}
+
+int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
+    if (PyErr_Occurred()) return -1; /* the first error wins */
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    PyObject *exc = kind == ERR_TYPING        ? GjExc_TypingError
+                    : kind == ERR_UNSUPPORTED ? GjExc_UnsupportedError
+                    : kind == ERR_INTERNAL    ? GjExc_InternalError
+                                              : GjExc_CompileError;
+    return raise_at(c, exc, loc, kind == ERR_INTERNAL ? "internal compiler error: " : "", msg);
+}
+
+int internal_error(Ctx *c, Loc loc, const char *fmt, ...) {
+    if (PyErr_Occurred()) return -1;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return raise_at(c, GjExc_InternalError, loc, "internal compiler error: ", msg);
+}
+
+bool debug_enabled(const char *stage) {
+    const char *v = getenv("GPUJIT_DEBUG");
+    if (!v || !*v) return false;
+    if (strstr(v, "all")) return true;
+    size_t n = strlen(stage);
+    for (const char *p = v; (p = strstr(p, stage)); p += n) {
+        bool start = p == v || p[-1] == ',';
+        bool end = p[n] == 0 || p[n] == ',';
+        if (start && end) return true;
+    }
+    return false;
+}

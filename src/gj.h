@@ -1,0 +1,358 @@
+/* gj.h: the compiler's one internal header, sectioned by the file that
+ * exports each part (chibicc-style). The pipeline lives in compile.c. */
+#ifndef GJ_INTERNAL_H
+#define GJ_INTERNAL_H
+
+#include <Python.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Orc.h>
+
+#include "gpujit/gpujit.h"
+
+typedef struct Ctx Ctx;
+typedef struct Type Type;
+typedef struct Instr Instr;
+typedef struct Block Block;
+typedef struct Target Target;
+
+#define RETURN_IF_ERROR(x) do { if ((x) < 0) return -1; } while (0)
+
+/* A Python source position. line 0 = NO_LOCATION. */
+typedef struct Loc { int line, col; } Loc;
+#define NO_LOCATION ((Loc){0, 0})
+
+//
+// arena.c
+//
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena { ArenaChunk *head; } Arena;
+void *arena_alloc(Arena *a, size_t n);           /* zeroed, 16-aligned */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...);
+void arena_free(Arena *a);
+/* A growable array of pointers in the arena. */
+typedef struct PtrVec { void **v; int n, cap; } PtrVec;
+void vec_push(Arena *a, PtrVec *v, void *p);
+
+/* A growable string outside the arena (outputs outlive it). */
+typedef struct StrBuf { char *s; size_t n, cap; } StrBuf;
+void sb_printf(StrBuf *b, const char *fmt, ...);
+void sb_free(StrBuf *b);
+
+//
+// diag.c
+//
+typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
+/* Set a Python exception of `kind` with "file:line: message", the source line
+ * and a caret. Returns -1 so callers can `return error_at(...)`. */
+int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
+/* An invariant of the compiler broke: "internal compiler error in <pass>". */
+int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
+extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
+int diag_init_exceptions(PyObject *module);
+bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
+
+//
+// types.c
+//
+typedef enum {
+    TY_UNKNOWN = 0,
+    /* scalars, ordered as GjDtype */
+    TY_BOOL = GJ_BOOL, TY_INT8, TY_INT16, TY_INT32, TY_INT64,
+    TY_UINT8, TY_UINT16, TY_UINT32, TY_UINT64, TY_FLOAT32, TY_FLOAT64,
+    TY_NONE,
+    TY_ARRAY,     /* elem, ndim, layout, space */
+    TY_TUPLE,     /* items */
+    TY_RANGE,     /* (start, stop, step) int64 */
+    TY_RANGEITER, /* pointer to a range's state */
+    TY_OBJ,       /* a compile-time Python object known by its dotted path */
+    TY_STR,       /* string constant (dtype names, print) */
+} TypeKind;
+
+typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
+
+struct Type {
+    TypeKind kind;
+    /* TY_ARRAY */
+    Type *elem;
+    int ndim;
+    char layout;   /* 'C' or 'A' */
+    AddrSpace space;
+    /* TY_TUPLE */
+    int n;
+    Type **items;
+    /* TY_OBJ */
+    const char *path;
+};
+
+extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
+    ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
+    ty_rangeiter, ty_str;
+
+Type *type_scalar(TypeKind k);
+Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
+Type *type_tuple(Ctx *c, int n, Type **items);
+Type *type_obj(Ctx *c, const char *path);
+bool type_eq(const Type *a, const Type *b);
+bool is_scalar(const Type *t);
+bool is_int(const Type *t);        /* signed or unsigned integer, not bool */
+bool is_signed(const Type *t);
+bool is_float(const Type *t);
+bool is_numeric(const Type *t);    /* bool, ints, floats */
+int type_bits(const Type *t);      /* scalar width; bool = 8 in memory */
+const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
+Type *type_from_name(const char *name);       /* "float32", "int64", "bool"... or NULL */
+/* numba.cuda's promotion for arithmetic binary operators (NumPy scalar rules). */
+Type *promote_arith(Type *a, Type *b);
+/* Unify two types at a control-flow join or a re-assignment; NULL if they conflict. */
+Type *unify(Ctx *c, Type *a, Type *b);
+/* Parse "void(float32[::1], int64)"; fills c->argtypes, c->nargs, c->restype. */
+int parse_signature(Ctx *c, const char *sig);
+
+//
+// bytecode.c: decode co_code into version-independent instructions
+//
+typedef enum {
+    OP_UNKNOWN = 0,
+    OP_NOP, OP_POP_TOP, OP_PUSH_NULL, OP_LOAD_CONST, OP_LOAD_FAST, OP_STORE_FAST,
+    OP_LOAD_FAST_LOAD_FAST, OP_STORE_FAST_STORE_FAST, OP_STORE_FAST_LOAD_FAST,
+    OP_LOAD_FAST_AND_CLEAR, OP_LOAD_GLOBAL, OP_LOAD_DEREF, OP_LOAD_ATTR, OP_LOAD_METHOD,
+    OP_PRECALL, OP_CALL, OP_CALL_KW, OP_KW_NAMES,
+    OP_BINARY_OP, OP_COMPARE_OP, OP_IS_OP, OP_CONTAINS_OP, OP_BINARY_SUBSCR, OP_STORE_SUBSCR,
+    OP_BUILD_TUPLE, OP_UNPACK_SEQUENCE, OP_GET_ITER, OP_FOR_ITER, OP_END_FOR,
+    OP_JUMP_FORWARD, OP_JUMP_BACKWARD, OP_JUMP_BACKWARD_NO_INTERRUPT,
+    OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE, OP_POP_JUMP_IF_NONE, OP_POP_JUMP_IF_NOT_NONE,
+    OP_JUMP_IF_FALSE_OR_POP, OP_JUMP_IF_TRUE_OR_POP,
+    OP_RETURN_VALUE, OP_RETURN_CONST, OP_TO_BOOL, OP_COPY, OP_SWAP,
+    OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_CALL_INTRINSIC_1,
+    OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
+    OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
+    OP_NUM_KNOWN
+} OpKind;
+
+typedef struct Insn {
+    OpKind op;
+    int raw;          /* the interpreter's opcode number */
+    int arg;          /* full oparg after EXTENDED_ARG */
+    int off;          /* byte offset of the instruction (after EXTENDED_ARG prefixes) */
+    int next;         /* byte offset of the next instruction (after its caches) */
+    int jump;         /* jump target byte offset, or -1 */
+    Loc loc;
+} Insn;
+
+const char *op_name(int raw);     /* the interpreter's name for a raw opcode */
+int bytecode_init(void);          /* once per process, under the GIL */
+int decode_bytecode(Ctx *c);      /* fills c->insns, c->ninsns */
+
+//
+// cfg.c: basic blocks and the stack depth at each block entry
+//
+struct Block {
+    int id;
+    int first, last;    /* insn index range [first, last] */
+    int depth;          /* operand-stack depth on entry; -1 = unreachable */
+    Block **succ; int nsucc;
+    PtrVec instrs;      /* IR (build.c) */
+    int *slot_vars;     /* var index holding entry stack slot i (build.c) */
+    bool built;
+    LLVMBasicBlockRef bb; /* lower.c */
+};
+int build_cfg(Ctx *c);
+Block *block_at(Ctx *c, int off);
+int for_iter_exit(Ctx *c, const Insn *in);
+
+//
+// build.c: stack simulation, bytecode -> IR
+//
+typedef enum {
+    IR_CONST,        /* ival / fval / bval / str, or a constant tuple (args) */
+    IR_ARG,          /* ival = argument index */
+    IR_LOAD_VAR,     /* var */
+    IR_STORE_VAR,    /* var <- args[0] */
+    IR_OBJ,          /* compile-time object: name = dotted path */
+    IR_ATTR,         /* args[0].name */
+    IR_BINOP,        /* ival = BinOp; args[0], args[1] */
+    IR_UNARY,        /* ival = UnOp; args[0] */
+    IR_CMP,          /* ival = CmpOp; args[0], args[1] */
+    IR_TRUTH,        /* bool(args[0]) */
+    IR_CALL,         /* args[0] callee, args[1..] positional then keyword args; kwnames */
+    IR_GETITEM,      /* args[0][args[1]] */
+    IR_SETITEM,      /* args[0][args[1]] = args[2] */
+    IR_TUPLE,        /* (args...) */
+    IR_TUPLE_GET,    /* args[0][ival] (unpacking) */
+    IR_GET_ITER,     /* iterator over args[0] (a range) */
+    IR_ITER_NEXT,    /* advance args[0]; yields the value; the block's condbr tests IR_ITER_OK */
+    IR_ITER_VALID,   /* args[0] = the IR_ITER_NEXT: true while not exhausted */
+    IR_BR,           /* target */
+    IR_CONDBR,       /* args[0] (bool) ? target : target2 */
+    IR_RET,          /* kernels return None */
+    IR_RET_VALUE,    /* device functions: args[0] */
+} IrOp;
+
+typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,
+               BIN_OR, BIN_POW, BIN_RSHIFT, BIN_SUB, BIN_DIV, BIN_XOR } BinOp;
+typedef enum { UN_NEG, UN_POS, UN_NOT, UN_INVERT } UnOp;
+typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE } CmpOp;
+
+struct Instr {
+    IrOp op;
+    Loc loc;
+    int id;
+    Type *type;         /* typeinfer.c */
+    Instr **args; int nargs;
+    int64_t ival;
+    double fval;
+    int ckind;          /* IR_CONST: 0 int, 1 float, 2 bool, 3 none, 4 str, 5 tuple */
+    const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
+    int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
+    int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    Block *target, *target2;
+    PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
+    LLVMValueRef llv, llv2; /* lower.c */
+    const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
+    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
+    bool alloc_done;
+    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */         /* typeinfer.c: the resolved intrinsic of an IR_CALL */
+};
+
+typedef struct Var {
+    const char *name;   /* Python name, or "$stack.B.i" for stack slots */
+    Type *type;
+    Loc loc;            /* first assignment */
+    bool is_arg;
+    LLVMValueRef slot;  /* lower.c: alloca */
+} Var;
+
+int build_ir(Ctx *c);
+void dump_ir(Ctx *c, FILE *f);
+/* Is this IR value a compile-time constant (int/float/bool/tuple of them)? */
+bool ir_is_const(const Instr *v);
+
+//
+// typeinfer.c
+//
+typedef enum {
+    IK_SPECIAL,     /* a value: threadIdx.x (id = Special, dim) */
+    IK_GRID, IK_GRIDSIZE, IK_SYNCTHREADS, IK_SHARED_ARRAY, IK_LOCAL_ARRAY, IK_ATOMIC_ADD,
+    IK_RANGE, IK_LEN, IK_ABS, IK_MIN, IK_MAX, IK_CAST, /* cast: id = TypeKind */
+    IK_MATH1,       /* float -> float (libm name in `name`) */
+    IK_MATH2,       /* (float, float) -> float */
+    IK_MATH_TOINT,  /* floor/ceil: float -> int64 */
+} IntrinsicKind;
+
+typedef struct Intrinsic {
+    const char *path;
+    IntrinsicKind kind;
+    int id, dim;
+    const char *name;   /* math: the C function */
+} Intrinsic;
+int infer_types(Ctx *c);
+/* Returns the intrinsic table entry matched by a dotted path, or NULL. */
+void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
+
+//
+// target_nvptx.c, target_host.c: what differs between a GPU and the CPU
+//
+typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
+
+struct Target {
+    const char *name;
+    const char *triple;
+    AddrSpace array_space;   /* address space of array arguments' data */
+    int shared_space;        /* LLVM address space of shared arrays */
+    /* Create c->fn (the function that holds the kernel body) with its params. */
+    int (*begin_kernel)(Ctx *c, LLVMTypeRef *params, int nparams);
+    /* Thread geometry: dim 0..2 (x, y, z). */
+    LLVMValueRef (*special)(Ctx *c, Special s, int dim);
+    void (*barrier)(Ctx *c);
+    /* Pointer to a static shared array of type `arrty` at byte `offset` of
+     * the block's shared memory (typeinfer.c laid them out). */
+    LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
+    /* A libm/libdevice function by its C name ("sqrt", "powf"...). */
+    LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
+    /* After lowering: entry points, module flags. */
+    int (*finish)(Ctx *c);
+};
+extern const Target target_nvptx, target_host;
+
+//
+// lower.c: typed IR -> LLVM IR
+//
+int lower(Ctx *c);
+LLVMTypeRef llvm_type(Ctx *c, Type *t);
+
+//
+// emit.c: optimise, then PTX text or host machine code
+//
+int emit_init(void);                /* once: initialise LLVM targets */
+int make_target_machine(Ctx *c);
+int optimise(Ctx *c);
+int emit_ptx(Ctx *c);
+int emit_host(Ctx *c);
+void host_jit_release(void *jit);
+
+//
+// compile.c: the pipeline
+//
+struct GjOutput {
+    GjTargetKind target;
+    char *ptx, *llvm, *types, *symbol, *restype;
+    int nargs; GjArgInfo *args;
+    int nparams; GjParam *params;
+    size_t shared_bytes;
+    int uses_barrier;
+    void *host_block_fn, *host_thread_fn;
+    void *jit;          /* LLVMOrcLLJITRef owning the host code */
+};
+
+/* The whole state of one compilation. */
+struct Ctx {
+    Arena arena;
+    GjOptions opt;
+    const Target *target;
+    /* the function */
+    PyObject *code, *globals, *closure;
+    const char *filename, *funcname;
+    int firstlineno;
+    /* signature */
+    int nargs;
+    Type **argtypes;
+    Type *restype;
+    /* bytecode.c */
+    Insn *insns; int ninsns;
+    int *insn_at;        /* byte offset/2 -> insn index, or -1 */
+    int nbytes;
+    /* cfg.c */
+    Block **blocks; int nblocks;
+    /* build.c */
+    PtrVec vars;         /* Var* */
+    int nvalues;
+    /* typeinfer.c */
+    bool uses_barrier;
+    size_t shared_bytes;
+    /* lower.c */
+    LLVMContextRef llctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;           /* the function holding the body */
+    LLVMValueRef *params;      /* its flattened parameters */
+    LLVMBasicBlockRef entry;   /* allocas go here */
+    LLVMTargetMachineRef tm;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, voidt;
+    const char *symbol;
+    const char *triple;        /* host: the default triple */
+    LLVMValueRef host_blk;     /* target_host.c: the GjBlockCtx* parameter */
+    LLVMValueRef host_tid[3];
+    bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */
+    LLVMOrcThreadSafeContextRef tsc; /* host target: ORC owns the context */
+    /* results */
+    GjOutput *out;
+};
+
+Var *ctx_var(Ctx *c, int i);
+
+#endif

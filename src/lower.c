@@ -1,0 +1,747 @@
+/* lower.c: typed IR -> LLVM IR, for any Target. Variables become allocas
+ * (mem2reg/SROA promote them); arrays are structs {data, shape[n], strides[n]}
+ * (strides in bytes); integer // and % floor toward -inf as in Python and
+ * never trap; float mul/add carry `contract` so ptxas gets FMAs (fast-math
+ * adds the rest). Requires: infer_types. The module is verified afterwards. */
+#include <math.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+
+#include "gj.h"
+
+static LLVMTypeRef array_struct(Ctx *c, Type *t);
+
+static unsigned llvm_as(Ctx *c, AddrSpace s) {
+    switch (s) {
+    case AS_GLOBAL: return (unsigned)c->target->array_space;
+    case AS_SHARED: return (unsigned)c->target->shared_space;
+    default: return 0;
+    }
+}
+
+LLVMTypeRef llvm_type(Ctx *c, Type *t) {
+    switch (t->kind) {
+    case TY_BOOL: return c->i1;
+    case TY_INT8: case TY_UINT8: return c->i8;
+    case TY_INT16: case TY_UINT16: return c->i16;
+    case TY_INT32: case TY_UINT32: return c->i32;
+    case TY_INT64: case TY_UINT64: return c->i64;
+    case TY_FLOAT32: return c->f32;
+    case TY_FLOAT64: return c->f64;
+    case TY_ARRAY: return array_struct(c, t);
+    case TY_TUPLE: {
+        LLVMTypeRef items[256];
+        for (int i = 0; i < t->n; i++) items[i] = llvm_type(c, t->items[i]);
+        return LLVMStructTypeInContext(c->llctx, items, (unsigned)t->n, 0);
+    }
+    case TY_RANGE: {
+        LLVMTypeRef items[3] = {c->i64, c->i64, c->i64};
+        return LLVMStructTypeInContext(c->llctx, items, 3, 0);
+    }
+    case TY_RANGEITER: return c->ptr;
+    default: return NULL; /* none, objects, strings: no runtime value */
+    }
+}
+
+/* Type of elements as stored in memory (bool is a byte). */
+static LLVMTypeRef mem_type(Ctx *c, Type *t) { return t->kind == TY_BOOL ? c->i8 : llvm_type(c, t); }
+
+static LLVMTypeRef array_struct(Ctx *c, Type *t) {
+    LLVMTypeRef dims = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
+    LLVMTypeRef f[3] = {LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->space)), dims, dims};
+    return LLVMStructTypeInContext(c->llctx, f, 3, 0);
+}
+
+static LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
+
+/* ---- conversions ---- */
+
+static LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
+    if (from->kind == TY_BOOL) return v;
+    if (is_float(from)) return LLVMBuildFCmp(c->b, LLVMRealUNE, v, LLVMConstReal(llvm_type(c, from), 0.0), "");
+    return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(llvm_type(c, from), 0, 0), "");
+}
+
+static LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args,
+                                   int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, over, (size_t)nover);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(c->llctx, id, over, (size_t)nover);
+    return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+static LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
+    if (type_eq(from, to) || !is_scalar(from) || !is_scalar(to)) return v;
+    LLVMTypeRef tt = llvm_type(c, to);
+    if (to->kind == TY_BOOL) return to_bool(c, v, from);
+    if (from->kind == TY_BOOL)
+        return is_float(to) ? LLVMBuildUIToFP(c->b, v, tt, "") : LLVMBuildZExt(c->b, v, tt, "");
+    if (is_int(from) && is_int(to)) {
+        int fb = type_bits(from), tb = type_bits(to);
+        if (fb == tb) return v;
+        if (fb > tb) return LLVMBuildTrunc(c->b, v, tt, "");
+        return is_signed(from) ? LLVMBuildSExt(c->b, v, tt, "") : LLVMBuildZExt(c->b, v, tt, "");
+    }
+    if (is_int(from)) return is_signed(from) ? LLVMBuildSIToFP(c->b, v, tt, "") : LLVMBuildUIToFP(c->b, v, tt, "");
+    if (is_int(to)) {
+        /* saturating, like PTX's cvt.rzi: never poison */
+        LLVMTypeRef over[2] = {tt, llvm_type(c, from)};
+        return call_intrinsic(c, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
+    }
+    return type_bits(from) > type_bits(to) ? LLVMBuildFPTrunc(c->b, v, tt, "") : LLVMBuildFPExt(c->b, v, tt, "");
+}
+
+static LLVMValueRef val(Ctx *c, Instr *v);
+
+static LLVMValueRef val_as(Ctx *c, Instr *v, Type *to) { return convert(c, val(c, v), v->type, to); }
+
+static LLVMValueRef const_value(Ctx *c, Instr *k) {
+    Type *t = k->type;
+    switch (k->ckind) {
+    case 0: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
+    case 1: return LLVMConstReal(c->f64, k->fval);
+    case 2: return LLVMConstInt(c->i1, (unsigned long long)k->ival, 0);
+    case 5: {
+        LLVMValueRef items[256];
+        for (int i = 0; i < k->nargs; i++) {
+            items[i] = const_value(c, k->args[i]);
+            if (!items[i]) items[i] = LLVMGetUndef(c->i8);
+        }
+        (void)t;
+        return LLVMConstStructInContext(c->llctx, items, (unsigned)k->nargs, 0);
+    }
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef val(Ctx *c, Instr *v) {
+    if (v->op == IR_CONST) {
+        if (!v->llv) v->llv = const_value(c, v);
+        return v->llv;
+    }
+    return v->llv;
+}
+
+/* ---- fast-math ---- */
+
+static LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
+    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+        LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll : LLVMFastMathAllowContract);
+    return v;
+}
+
+/* ---- integer division with Python semantics ---- */
+
+static LLVMValueRef int_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, Type *t, bool want_mod) {
+    LLVMTypeRef ty = llvm_type(c, t);
+    LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef bz = LLVMBuildICmp(c->b, LLVMIntEQ, b, zero, "");
+    if (!is_signed(t)) {
+        LLVMValueRef d = LLVMBuildSelect(c->b, bz, one, b, "");
+        LLVMValueRef r = want_mod ? LLVMBuildURem(c->b, a, d, "") : LLVMBuildUDiv(c->b, a, d, "");
+        return LLVMBuildSelect(c->b, bz, zero, r, "");
+    }
+    /* Division by zero gives 0 (NumPy's answer, and no trap on the host);
+     * MIN // -1 wraps, as in NumPy. */
+    LLVMValueRef minv = LLVMConstInt(ty, 1ULL << (type_bits(t) - 1), 0);
+    LLVMValueRef ovf = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, a, minv, ""),
+                                    LLVMBuildICmp(c->b, LLVMIntEQ, b, LLVMConstAllOnes(ty), ""), "");
+    LLVMValueRef unsafe = LLVMBuildOr(c->b, bz, ovf, "");
+    LLVMValueRef d = LLVMBuildSelect(c->b, unsafe, one, b, "");
+    LLVMValueRef q = LLVMBuildSDiv(c->b, a, d, "");
+    LLVMValueRef r = LLVMBuildSRem(c->b, a, d, "");
+    /* floor: when the remainder is non-zero and its sign differs from b's */
+    LLVMValueRef adj = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntNE, r, zero, ""),
+                                    LLVMBuildICmp(c->b, LLVMIntSLT, LLVMBuildXor(c->b, r, d, ""), zero, ""), "");
+    LLVMValueRef res;
+    if (want_mod) {
+        res = LLVMBuildSelect(c->b, adj, LLVMBuildAdd(c->b, r, d, ""), r, "");
+    } else {
+        res = LLVMBuildSelect(c->b, adj, LLVMBuildSub(c->b, q, one, ""), q, "");
+        res = LLVMBuildSelect(c->b, ovf, a, res, "");
+    }
+    return LLVMBuildSelect(c->b, bz, zero, res, "");
+}
+
+static LLVMValueRef fcall1(Ctx *c, const char *name, LLVMValueRef x) {
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return fp(c, call_intrinsic(c, name, &t, 1, &x, 1));
+}
+
+static LLVMValueRef fcall2(Ctx *c, const char *name, LLVMValueRef x, LLVMValueRef y) {
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef a[2] = {x, y};
+    return fp(c, call_intrinsic(c, name, &t, 1, a, 2));
+}
+
+/* CPython's float floor division and modulo (Objects/floatobject.c). */
+static LLVMValueRef float_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, bool want_mod) {
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef zero = LLVMConstReal(ty, 0.0);
+    LLVMValueRef mod = fp(c, LLVMBuildFRem(c->b, a, b, ""));
+    LLVMValueRef div = fp(c, LLVMBuildFDiv(c->b, fp(c, LLVMBuildFSub(c->b, a, mod, "")), b, ""));
+    LLVMValueRef modnz = LLVMBuildFCmp(c->b, LLVMRealUNE, mod, zero, "");
+    LLVMValueRef signs = LLVMBuildXor(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, b, zero, ""),
+                                      LLVMBuildFCmp(c->b, LLVMRealOLT, mod, zero, ""), "");
+    LLVMValueRef fix = LLVMBuildAnd(c->b, modnz, signs, "");
+    mod = LLVMBuildSelect(c->b, fix, fp(c, LLVMBuildFAdd(c->b, mod, b, "")), mod, "");
+    div = LLVMBuildSelect(c->b, fix, fp(c, LLVMBuildFSub(c->b, div, LLVMConstReal(ty, 1.0), "")), div, "");
+    if (want_mod) return LLVMBuildSelect(c->b, modnz, mod, fcall2(c, "llvm.copysign", zero, b), "");
+    LLVMValueRef fl = fcall1(c, "llvm.floor", div);
+    LLVMValueRef gt = LLVMBuildFCmp(c->b, LLVMRealOGT, fp(c, LLVMBuildFSub(c->b, div, fl, "")), LLVMConstReal(ty, 0.5), "");
+    fl = LLVMBuildSelect(c->b, gt, fp(c, LLVMBuildFAdd(c->b, fl, LLVMConstReal(ty, 1.0), "")), fl, "");
+    LLVMValueRef divnz = LLVMBuildFCmp(c->b, LLVMRealUNE, div, zero, "");
+    LLVMValueRef sz = fcall2(c, "llvm.copysign", zero, fp(c, LLVMBuildFDiv(c->b, a, b, "")));
+    return LLVMBuildSelect(c->b, divnz, fl, sz, "");
+}
+
+/* An emitted loop: integer power by squaring (negative exponents give 0,
+ * except for bases 1 and -1, as integer division would). */
+static LLVMValueRef int_pow(Ctx *c, LLVMValueRef base, LLVMValueRef e, Type *t) {
+    LLVMTypeRef ty = llvm_type(c, t);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "pow.loop");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "pow.done");
+    LLVMValueRef one = LLVMConstInt(ty, 1, 0), zero = LLVMConstInt(ty, 0, 0);
+    LLVMValueRef neg = is_signed(t) ? LLVMBuildICmp(c->b, LLVMIntSLT, e, zero, "") : LLVMConstInt(c->i1, 0, 0);
+    LLVMValueRef e0 = LLVMBuildSelect(c->b, neg, zero, e, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e0, zero, ""), done, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef r = LLVMBuildPhi(c->b, ty, "r"), b = LLVMBuildPhi(c->b, ty, "b"), x = LLVMBuildPhi(c->b, ty, "e");
+    LLVMValueRef odd = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, x, one, ""), zero, "");
+    LLVMValueRef r2 = LLVMBuildSelect(c->b, odd, LLVMBuildMul(c->b, r, b, ""), r, "");
+    LLVMValueRef b2 = LLVMBuildMul(c->b, b, b, "");
+    LLVMValueRef x2 = LLVMBuildLShr(c->b, x, one, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, x2, zero, ""), done, loop);
+    LLVMValueRef rin[2] = {one, r2}, bin[2] = {base, b2}, xin[2] = {e0, x2};
+    LLVMBasicBlockRef from[2] = {pre, loop};
+    LLVMAddIncoming(r, rin, from, 2);
+    LLVMAddIncoming(b, bin, from, 2);
+    LLVMAddIncoming(x, xin, from, 2);
+    LLVMPositionBuilderAtEnd(c->b, done);
+    LLVMValueRef res = LLVMBuildPhi(c->b, ty, "pow");
+    LLVMValueRef din[2] = {one, r2};
+    LLVMAddIncoming(res, din, from, 2);
+    if (is_signed(t)) {
+        /* x ** -n: 1 for x == 1, +-1 for x == -1, else 0 */
+        LLVMValueRef is1 = LLVMBuildICmp(c->b, LLVMIntEQ, base, one, "");
+        LLVMValueRef ism1 = LLVMBuildICmp(c->b, LLVMIntEQ, base, LLVMConstAllOnes(ty), "");
+        LLVMValueRef oddexp = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, e, one, ""), zero, "");
+        LLVMValueRef negres = LLVMBuildSelect(c->b, is1, one,
+                              LLVMBuildSelect(c->b, ism1, LLVMBuildSelect(c->b, oddexp, LLVMConstAllOnes(ty), one, ""), zero, ""), "");
+        res = LLVMBuildSelect(c->b, neg, negres, res, "");
+    }
+    return res;
+}
+
+static LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs) {
+    char fname[64];
+    snprintf(fname, sizeof fname, "%s%s", name, t->kind == TY_FLOAT32 ? "f" : "");
+    LLVMTypeRef ft = llvm_type(c, t);
+    LLVMTypeRef params[2] = {ft, ft};
+    LLVMTypeRef fnty = LLVMFunctionType(ft, params, (unsigned)nargs, 0);
+    LLVMValueRef fn = c->target->math_fn(c, fname, fnty);
+    if (!fn) return NULL;
+    return fp(c, LLVMBuildCall2(c->b, fnty, fn, args, (unsigned)nargs, ""));
+}
+
+static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
+    Type *t = in->conv;
+    LLVMValueRef a = val_as(c, in->args[0], t), b;
+    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == 0 &&
+        in->args[1]->ival >= 0 && in->args[1]->ival <= 4) {
+        /* x ** small constant: multiplications, as nvcc would */
+        LLVMValueRef r = LLVMConstReal(llvm_type(c, t), 1.0);
+        for (int i = 0; i < in->args[1]->ival; i++) r = i ? fp(c, LLVMBuildFMul(c->b, r, a, "")) : a;
+        return r;
+    }
+    b = val_as(c, in->args[1], t);
+    bool f = is_float(t);
+    switch (in->ival) {
+    case BIN_ADD: return f ? fp(c, LLVMBuildFAdd(c->b, a, b, "")) : LLVMBuildAdd(c->b, a, b, "");
+    case BIN_SUB: return f ? fp(c, LLVMBuildFSub(c->b, a, b, "")) : LLVMBuildSub(c->b, a, b, "");
+    case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
+    case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
+    case BIN_FLOORDIV: return f ? float_divmod(c, a, b, false) : int_divmod(c, a, b, t, false);
+    case BIN_MOD: return f ? float_divmod(c, a, b, true) : int_divmod(c, a, b, t, true);
+    case BIN_POW: {
+        if (!f) return int_pow(c, a, b, t);
+        LLVMValueRef args[2] = {a, b};
+        return math_call(c, "pow", t, args, 2);
+    }
+    case BIN_AND: return LLVMBuildAnd(c->b, a, b, "");
+    case BIN_OR: return LLVMBuildOr(c->b, a, b, "");
+    case BIN_XOR: return LLVMBuildXor(c->b, a, b, "");
+    case BIN_LSHIFT: case BIN_RSHIFT: {
+        /* Python shifts never wrap the count: >= width gives 0 (or -1) */
+        LLVMTypeRef ty = llvm_type(c, t);
+        LLVMValueRef w = LLVMConstInt(ty, (unsigned long long)type_bits(t), 0);
+        LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntUGE, b, w, "");
+        LLVMValueRef safe = LLVMBuildSelect(c->b, big, LLVMConstInt(ty, 0, 0), b, "");
+        if (in->ival == BIN_LSHIFT)
+            return LLVMBuildSelect(c->b, big, LLVMConstInt(ty, 0, 0), LLVMBuildShl(c->b, a, safe, ""), "");
+        if (!is_signed(t))
+            return LLVMBuildSelect(c->b, big, LLVMConstInt(ty, 0, 0), LLVMBuildLShr(c->b, a, safe, ""), "");
+        LLVMValueRef sign = LLVMBuildAShr(c->b, a, LLVMConstInt(ty, (unsigned long long)type_bits(t) - 1, 0), "");
+        return LLVMBuildSelect(c->b, big, sign, LLVMBuildAShr(c->b, a, safe, ""), "");
+    }
+    }
+    return NULL;
+}
+
+static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
+    Type *t = in->conv;
+    LLVMValueRef a = val_as(c, in->args[0], t), b = val_as(c, in->args[1], t);
+    if (is_float(t)) {
+        static const LLVMRealPredicate p[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ, LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
+        return LLVMBuildFCmp(c->b, p[in->ival], a, b, "");
+    }
+    static const LLVMIntPredicate ps[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntEQ, LLVMIntNE, LLVMIntSGT, LLVMIntSGE};
+    static const LLVMIntPredicate pu[] = {LLVMIntULT, LLVMIntULE, LLVMIntEQ, LLVMIntNE, LLVMIntUGT, LLVMIntUGE};
+    return LLVMBuildICmp(c->b, is_signed(t) ? ps[in->ival] : pu[in->ival], a, b, "");
+}
+
+/* ---- arrays ---- */
+
+/* Element pointer for a[idx...]; negative indices count from the end. */
+static LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
+    Type *at = arr->type;
+    LLVMValueRef a = val(c, arr);
+    LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
+    LLVMValueRef ix[32];
+    int n = at->ndim;
+    for (int k = 0; k < n; k++) {
+        Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
+        Type *it;
+        LLVMValueRef v;
+        if (iv) {
+            it = iv->type;
+            v = val(c, iv);
+        } else if (idx->op == IR_CONST || idx->op == IR_TUPLE) {
+            iv = idx->args[k];
+            it = iv->type;
+            v = val(c, iv);
+        } else {
+            it = idx->type->items[k];
+            v = LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
+        }
+        v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
+        bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
+        if (!nonneg) {
+            LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
+            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
+            v = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
+        }
+        ix[k] = v;
+    }
+    LLVMTypeRef et = mem_type(c, at->elem);
+    if (at->layout == 'C') {
+        /* row-major: the strides follow from the shape, the last is the item */
+        LLVMValueRef lin = ix[0];
+        for (int k = 1; k < n; k++) {
+            LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
+            lin = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lin, dim, ""), ix[k], "");
+        }
+        return LLVMBuildInBoundsGEP2(c->b, et, data, &lin, 1, "");
+    }
+    LLVMValueRef off = NULL;
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef st = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 2, ""), (unsigned)k, "");
+        LLVMValueRef term = LLVMBuildMul(c->b, ix[k], st, "");
+        off = off ? LLVMBuildAdd(c->b, off, term, "") : term;
+    }
+    return LLVMBuildInBoundsGEP2(c->b, c->i8, data, &off, 1, "");
+}
+
+static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
+    LLVMValueRef v = LLVMBuildLoad2(c->b, mem_type(c, et), p, "");
+    LLVMSetAlignment(v, (unsigned)type_bits(et) / 8);
+    if (et->kind == TY_BOOL) v = LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
+    return v;
+}
+
+static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
+    if (et->kind == TY_BOOL) v = LLVMBuildZExt(c->b, v, c->i8, "");
+    LLVMValueRef s = LLVMBuildStore(c->b, v, p);
+    LLVMSetAlignment(s, (unsigned)type_bits(et) / 8);
+}
+
+/* Build the struct value of an array whose shape is constant. */
+static LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape) {
+    LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
+    a = LLVMBuildInsertValue(c->b, a, data, 0, "");
+    int64_t dims[32];
+    if (shape->ckind == 5)
+        for (int k = 0; k < t->ndim; k++) dims[k] = shape->args[k]->ival;
+    else
+        dims[0] = shape->ival;
+    int64_t stride = type_bits(t->elem) / 8;
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        LLVMValueRef sh = LLVMBuildExtractValue(c->b, a, 1, "");
+        a = LLVMBuildInsertValue(c->b, a, LLVMBuildInsertValue(c->b, sh, ci64(c, dims[k]), (unsigned)k, ""), 1, "");
+        LLVMValueRef st = LLVMBuildExtractValue(c->b, a, 2, "");
+        a = LLVMBuildInsertValue(c->b, a, LLVMBuildInsertValue(c->b, st, ci64(c, stride), (unsigned)k, ""), 2, "");
+        stride *= dims[k];
+    }
+    return a;
+}
+
+static LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+    LLVMValueRef first = LLVMGetFirstInstruction(c->entry);
+    if (first) LLVMPositionBuilderBefore(c->b, first);
+    else LLVMPositionBuilderAtEnd(c->b, c->entry);
+    LLVMValueRef a = LLVMBuildAlloca(c->b, t, name);
+    LLVMPositionBuilderAtEnd(c->b, cur);
+    return a;
+}
+
+/* ---- calls ---- */
+
+static LLVMValueRef special(Ctx *c, Special s, int dim) { return c->target->special(c, s, dim); }
+
+static LLVMValueRef grid_value(Ctx *c, bool size, int dim) {
+    if (size)
+        return LLVMBuildMul(c->b, LLVMBuildSExt(c->b, special(c, SP_NTID, dim), c->i64, ""),
+                            LLVMBuildSExt(c->b, special(c, SP_NCTAID, dim), c->i64, ""), "");
+    LLVMValueRef blk = LLVMBuildMul(c->b, LLVMBuildZExt(c->b, special(c, SP_CTAID, dim), c->i64, ""),
+                                    LLVMBuildZExt(c->b, special(c, SP_NTID, dim), c->i64, ""), "");
+    return LLVMBuildAdd(c->b, blk, LLVMBuildZExt(c->b, special(c, SP_TID, dim), c->i64, ""), "");
+}
+
+static LLVMValueRef lower_call(Ctx *c, Instr *in) {
+    const Intrinsic *k = in->intr;
+    Instr **a = in->args + 1;
+    int nargs = in->nargs - 1;
+    Type *rt = in->type;
+    switch (k->kind) {
+    case IK_GRID: case IK_GRIDSIZE: {
+        int n = (int)a[0]->ival;
+        if (n == 1) return grid_value(c, k->kind == IK_GRIDSIZE, 0);
+        LLVMValueRef t = LLVMGetUndef(llvm_type(c, rt));
+        for (int d = 0; d < n; d++) t = LLVMBuildInsertValue(c->b, t, grid_value(c, k->kind == IK_GRIDSIZE, d), (unsigned)d, "");
+        return t;
+    }
+    case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
+    case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
+        Instr *shape = in->nkw && !strcmp(in->kwnames[0], "shape") ? a[nargs - in->nkw] : a[0];
+        int64_t n = 1;
+        if (shape->ckind == 5) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
+        else n = shape->ival;
+        LLVMTypeRef arrty = LLVMArrayType2(mem_type(c, rt->elem), (uint64_t)n);
+        LLVMValueRef data;
+        if (k->kind == IK_SHARED_ARRAY) {
+            data = c->target->shared_array(c, arrty, in->shared_off);
+            if (!data) return NULL;
+        } else {
+            data = entry_alloca(c, arrty, "local");
+            LLVMSetAlignment(data, 16);
+        }
+        return const_shape_array(c, rt, data, shape);
+    }
+    case IK_ATOMIC_ADD: {
+        LLVMValueRef p = elem_ptr(c, a[0], a[1]);
+        Type *et = rt;
+        LLVMValueRef v = val_as(c, a[2], et);
+        LLVMValueRef r = LLVMBuildAtomicRMW(c->b, is_float(et) ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v,
+                                            LLVMAtomicOrderingMonotonic, 0);
+        return r;
+    }
+    case IK_RANGE: {
+        LLVMValueRef start = ci64(c, 0), stop, step = ci64(c, 1);
+        if (nargs == 1) {
+            stop = val_as(c, a[0], &ty_int64);
+        } else {
+            start = val_as(c, a[0], &ty_int64);
+            stop = val_as(c, a[1], &ty_int64);
+            if (nargs == 3) step = val_as(c, a[2], &ty_int64);
+        }
+        LLVMValueRef r = LLVMGetUndef(llvm_type(c, &ty_range));
+        r = LLVMBuildInsertValue(c->b, r, start, 0, "");
+        r = LLVMBuildInsertValue(c->b, r, stop, 1, "");
+        return LLVMBuildInsertValue(c->b, r, step, 2, "");
+    }
+    case IK_LEN:
+        if (a[0]->type->kind == TY_TUPLE) return ci64(c, a[0]->type->n);
+        return LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, val(c, a[0]), 1, ""), 0, "");
+    case IK_ABS: {
+        LLVMValueRef x = val_as(c, a[0], rt);
+        if (is_float(rt)) return fcall1(c, "llvm.fabs", x);
+        if (!is_signed(rt)) return x;
+        LLVMValueRef args[2] = {x, LLVMConstInt(c->i1, 0, 0)};
+        LLVMTypeRef t = llvm_type(c, rt);
+        return call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
+    }
+    case IK_MIN: case IK_MAX: {
+        bool mx = k->kind == IK_MAX;
+        LLVMValueRef r = val_as(c, a[0], rt);
+        for (int i = 1; i < nargs; i++) {
+            LLVMValueRef x = val_as(c, a[i], rt);
+            LLVMValueRef better;
+            /* Python's min/max keep the first of equals and compare with <, > */
+            if (is_float(rt)) better = LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, r, "");
+            else if (rt->kind == TY_BOOL) better = mx ? LLVMBuildAnd(c->b, x, LLVMBuildNot(c->b, r, ""), "") : LLVMBuildAnd(c->b, r, LLVMBuildNot(c->b, x, ""), "");
+            else better = LLVMBuildICmp(c->b, mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT), x, r, "");
+            r = LLVMBuildSelect(c->b, better, x, r, "");
+        }
+        return r;
+    }
+    case IK_CAST:
+        if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));
+        return val_as(c, a[0], rt);
+    case IK_MATH1: {
+        LLVMValueRef x = val_as(c, a[0], rt);
+        if (!strcmp(k->name, "sqrt")) return fcall1(c, "llvm.sqrt", x);
+        if (!strcmp(k->name, "fabs")) return fcall1(c, "llvm.fabs", x);
+        return math_call(c, k->name, rt, &x, 1);
+    }
+    case IK_MATH_TOINT: {
+        Type *ft = a[0]->type;
+        if (!is_float(ft)) return val_as(c, a[0], rt);
+        LLVMValueRef x = fcall1(c, !strcmp(k->name, "floor") ? "llvm.floor" : "llvm.ceil", val(c, a[0]));
+        return convert(c, x, ft, rt);
+    }
+    case IK_MATH2: {
+        LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt);
+        if (!strcmp(k->name, "copysign")) return fcall2(c, "llvm.copysign", x, y);
+        LLVMValueRef args[2] = {x, y};
+        return math_call(c, k->name, rt, args, 2);
+    }
+    default:
+        internal_error(c, in->loc, "lower: intrinsic %s", k->path);
+        return NULL;
+    }
+}
+
+/* ---- instructions ---- */
+
+static int lower_instr(Ctx *c, Instr *in) {
+    LLVMValueRef r = NULL;
+    switch (in->op) {
+    case IR_CONST: case IR_OBJ:
+        if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = special(c, in->intr->id, in->intr->dim);
+        break;
+    case IR_ARG: r = c->params ? c->params[in->ival] : NULL; break;
+    case IR_LOAD_VAR: {
+        Var *v = ctx_var(c, in->var);
+        if (v->slot) r = LLVMBuildLoad2(c->b, llvm_type(c, v->type), v->slot, v->name);
+        break;
+    }
+    case IR_STORE_VAR: {
+        Var *v = ctx_var(c, in->var);
+        if (v->slot) LLVMBuildStore(c->b, val_as(c, in->args[0], v->type), v->slot);
+        break;
+    }
+    case IR_ATTR: {
+        Type *at = in->args[0]->type;
+        if (at->kind == TY_ARRAY) {
+            LLVMValueRef a = val(c, in->args[0]);
+            if (!strcmp(in->name, "shape") || !strcmp(in->name, "strides")) {
+                LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, !strcmp(in->name, "shape") ? 1 : 2, "");
+                LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
+                for (int k = 0; k < at->ndim; k++)
+                    t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k, "");
+                r = t;
+            } else if (!strcmp(in->name, "ndim")) {
+                r = ci64(c, at->ndim);
+            } else if (!strcmp(in->name, "itemsize")) {
+                r = ci64(c, type_bits(at->elem) / 8);
+            } else { /* size, nbytes */
+                LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, 1, "");
+                r = ci64(c, 1);
+                for (int k = 0; k < at->ndim; k++) r = LLVMBuildMul(c->b, r, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), "");
+                if (!strcmp(in->name, "nbytes")) r = LLVMBuildMul(c->b, r, ci64(c, type_bits(at->elem) / 8), "");
+            }
+        }
+        break;
+    }
+    case IR_BINOP:
+        if (in->type->kind == TY_TUPLE) {
+            Type *ta = in->args[0]->type, *tb = in->args[1]->type;
+            LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
+            for (int k = 0; k < ta->n; k++) t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)k, ""), (unsigned)k, "");
+            for (int k = 0; k < tb->n; k++) t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[1]), (unsigned)k, ""), (unsigned)(ta->n + k), "");
+            r = t;
+        } else {
+            r = lower_binop(c, in);
+        }
+        break;
+    case IR_UNARY: {
+        Instr *a = in->args[0];
+        if (in->ival == UN_NOT) {
+            r = LLVMBuildNot(c->b, to_bool(c, val(c, a), a->type), "");
+        } else {
+            LLVMValueRef x = val_as(c, a, in->conv);
+            if (in->ival == UN_POS) r = x;
+            else if (in->ival == UN_NEG) r = is_float(in->conv) ? LLVMBuildFNeg(c->b, x, "") : LLVMBuildNeg(c->b, x, "");
+            else r = LLVMBuildNot(c->b, x, "");
+        }
+        break;
+    }
+    case IR_CMP: r = lower_cmp(c, in); break;
+    case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
+    case IR_CALL: r = lower_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
+    case IR_GETITEM: {
+        Type *ot = in->args[0]->type;
+        if (ot->kind == TY_ARRAY) {
+            r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
+        } else if (in->args[1]->op == IR_CONST) {
+            int64_t i = in->args[1]->ival;
+            if (i < 0) i += ot->n;
+            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)i, "");
+        } else {
+            /* a variable index into a uniform tuple: spill it */
+            LLVMTypeRef tt = llvm_type(c, ot);
+            LLVMValueRef slot = entry_alloca(c, tt, "tuple");
+            LLVMBuildStore(c->b, val(c, in->args[0]), slot);
+            LLVMValueRef i = val_as(c, in->args[1], &ty_int64);
+            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
+            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, ot->n), ""), i, "");
+            LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), i};
+            LLVMValueRef p = LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");
+            r = LLVMBuildLoad2(c->b, llvm_type(c, in->type), p, "");
+        }
+        break;
+    }
+    case IR_SETITEM: {
+        Type *et = in->args[0]->type->elem;
+        store_elem(c, et, elem_ptr(c, in->args[0], in->args[1]), val_as(c, in->args[2], et));
+        break;
+    }
+    case IR_TUPLE: {
+        LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
+        for (int k = 0; k < in->nargs; k++)
+            if (llvm_type(c, in->args[k]->type)) t = LLVMBuildInsertValue(c->b, t, val(c, in->args[k]), (unsigned)k, "");
+        r = t;
+        break;
+    }
+    case IR_TUPLE_GET:
+        if (llvm_type(c, in->type)) r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)in->ival, "");
+        break;
+    case IR_GET_ITER: {
+        LLVMValueRef slot = entry_alloca(c, llvm_type(c, &ty_range), "range");
+        LLVMBuildStore(c->b, val(c, in->args[0]), slot);
+        r = slot;
+        break;
+    }
+    case IR_ITER_NEXT: {
+        LLVMTypeRef rt = llvm_type(c, &ty_range);
+        LLVMValueRef p = val(c, in->args[0]);
+        LLVMValueRef st = LLVMBuildLoad2(c->b, rt, p, "");
+        LLVMValueRef cur = LLVMBuildExtractValue(c->b, st, 0, "i"), stop = LLVMBuildExtractValue(c->b, st, 1, "");
+        LLVMValueRef step = LLVMBuildExtractValue(c->b, st, 2, "");
+        LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, ci64(c, 0), "");
+        LLVMValueRef ok = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, cur, stop, ""),
+                                          LLVMBuildICmp(c->b, LLVMIntSGT, cur, stop, ""), "");
+        LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), LLVMConstInt(c->i32, 0, 0)};
+        LLVMValueRef cp = LLVMBuildInBoundsGEP2(c->b, rt, p, idx, 2, "");
+        LLVMBuildStore(c->b, LLVMBuildAdd(c->b, cur, step, ""), cp);
+        r = cur;
+        in->llv2 = ok;
+        break;
+    }
+    case IR_ITER_VALID: r = in->args[0]->llv2; break;
+    case IR_BR: LLVMBuildBr(c->b, in->target->bb); break;
+    case IR_CONDBR: LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb); break;
+    case IR_RET: LLVMBuildRetVoid(c->b); break;
+    case IR_RET_VALUE: return error_at(c, ERR_UNSUPPORTED, in->loc, "device functions come with a later version of gpujit");
+    }
+    in->llv = r;
+    return 0;
+}
+
+int lower(Ctx *c) {
+    c->llctx = LLVMContextCreate();
+    c->mod = LLVMModuleCreateWithNameInContext(c->funcname, c->llctx);
+    c->b = LLVMCreateBuilderInContext(c->llctx);
+    c->i1 = LLVMInt1TypeInContext(c->llctx);
+    c->i8 = LLVMInt8TypeInContext(c->llctx);
+    c->i16 = LLVMInt16TypeInContext(c->llctx);
+    c->i32 = LLVMInt32TypeInContext(c->llctx);
+    c->i64 = LLVMInt64TypeInContext(c->llctx);
+    c->f32 = LLVMFloatTypeInContext(c->llctx);
+    c->f64 = LLVMDoubleTypeInContext(c->llctx);
+    c->ptr = LLVMPointerTypeInContext(c->llctx, 0);
+    c->voidt = LLVMVoidTypeInContext(c->llctx);
+    LLVMSetTarget(c->mod, c->triple ? c->triple : c->target->triple);
+    if (c->tm) {
+        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(c->tm);
+        char *dl = LLVMCopyStringRepOfTargetData(td);
+        LLVMSetDataLayout(c->mod, dl);
+        LLVMDisposeMessage(dl);
+        LLVMDisposeTargetData(td);
+    }
+    /* flattened parameters: arrays as (data, shape..., strides...) */
+    int np = 0;
+    for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
+    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 1));
+    if (!pt) return -1;
+    np = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        Type *t = c->argtypes[i];
+        if (t->kind == TY_ARRAY) {
+            pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->space));
+            for (int k = 0; k < 2 * t->ndim; k++) pt[np++] = c->i64;
+        } else {
+            pt[np++] = t->kind == TY_BOOL ? c->i8 : llvm_type(c, t);
+        }
+    }
+    RETURN_IF_ERROR(c->target->begin_kernel(c, pt, np));
+    c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
+    LLVMPositionBuilderAtEnd(c->b, c->entry);
+    /* reassemble the Python-level arguments */
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(c->nargs + 1));
+    if (!args) return -1;
+    int p = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        Type *t = c->argtypes[i];
+        LLVMValueRef fp0 = LLVMGetParam(c->fn, (unsigned)(p + (c->host_blk ? 4 : 0)));
+        if (t->kind == TY_ARRAY) {
+            LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
+            a = LLVMBuildInsertValue(c->b, a, fp0, 0, "");
+            p++;
+            for (int f = 1; f <= 2; f++) {
+                LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(c->i64, (uint64_t)t->ndim));
+                for (int k = 0; k < t->ndim; k++)
+                    dims = LLVMBuildInsertValue(c->b, dims, LLVMGetParam(c->fn, (unsigned)(p++ + (c->host_blk ? 4 : 0))), (unsigned)k, "");
+                a = LLVMBuildInsertValue(c->b, a, dims, (unsigned)f, "");
+            }
+            args[i] = a;
+        } else {
+            args[i] = t->kind == TY_BOOL ? LLVMBuildICmp(c->b, LLVMIntNE, fp0, LLVMConstInt(c->i8, 0, 0), "") : fp0;
+            p++;
+        }
+    }
+    c->params = args;
+    /* a slot per variable with a runtime value */
+    for (int i = 0; i < c->vars.n; i++) {
+        Var *v = ctx_var(c, i);
+        LLVMTypeRef t = v->type->kind != TY_UNKNOWN ? llvm_type(c, v->type) : NULL;
+        if (t) v->slot = LLVMBuildAlloca(c->b, t, v->name);
+    }
+    for (int i = 0; i < c->nblocks; i++)
+        if (c->blocks[i]->built)
+            c->blocks[i]->bb = LLVMAppendBasicBlockInContext(c->llctx, c->fn, arena_printf(&c->arena, "b%d", i));
+    LLVMBuildBr(c->b, c->blocks[0]->bb);
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        LLVMPositionBuilderAtEnd(c->b, b->bb);
+        for (int k = 0; k < b->instrs.n; k++) RETURN_IF_ERROR(lower_instr(c, b->instrs.v[k]));
+    }
+    RETURN_IF_ERROR(c->target->finish(c));
+    if (debug_enabled("llvm")) {
+        char *s = LLVMPrintModuleToString(c->mod);
+        fprintf(stderr, "== LLVM IR of %s (before optimisation)\n%s", c->funcname, s);
+        LLVMDisposeMessage(s);
+    }
+    char *msg = NULL;
+    if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg)) {
+        internal_error(c, NO_LOCATION, "lower: the LLVM module does not verify:\n%s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return -1;
+    }
+    LLVMDisposeMessage(msg);
+    return 0;
+}

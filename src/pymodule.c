@@ -1,0 +1,155 @@
+/* pymodule.c: the gpujit._core extension module: the compiler's Python entry
+ * point (compile -> CompiledKernel), the path registry that names gpujit's
+ * own objects, and the runtime's types (added by runtime/ files). */
+#include <string.h>
+
+#include "gj.h"
+#include "runtime.h"
+
+typedef struct {
+    PyObject_HEAD
+    GjOutput *out;
+    PyObject *signature;
+    PyObject *name;
+    void *runtime_slot[8]; /* runtime/module.c: per-device loaded modules */
+} CompiledKernel;
+
+static void ck_dealloc(CompiledKernel *self) {
+    gj_output_free(self->out);
+    Py_XDECREF(self->signature);
+    Py_XDECREF(self->name);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *str_or_none(const char *s) {
+    if (!s) Py_RETURN_NONE;
+    return PyUnicode_FromString(s);
+}
+
+static PyObject *ck_get(CompiledKernel *self, void *which) {
+    GjOutput *o = self->out;
+    switch ((intptr_t)which) {
+    case 0: return str_or_none(o->ptx);
+    case 1: return str_or_none(o->llvm);
+    case 2: return str_or_none(o->types);
+    case 3: return str_or_none(o->symbol);
+    case 4: return str_or_none(o->restype);
+    case 5: return PyUnicode_FromString(o->target == GJ_TARGET_HOST ? "cpu" : "cuda");
+    case 6: return PyLong_FromSize_t(o->shared_bytes);
+    case 7: return PyBool_FromLong(o->uses_barrier);
+    case 8: return Py_NewRef(self->signature);
+    case 9: {
+        PyObject *l = PyList_New(o->nargs);
+        for (int i = 0; l && i < o->nargs; i++)
+            PyList_SET_ITEM(l, i, Py_BuildValue("(iiiC)", o->args[i].kind, o->args[i].dtype, o->args[i].ndim,
+                                                o->args[i].layout ? o->args[i].layout : ' '));
+        return l;
+    }
+    case 10: return Py_NewRef(self->name);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyGetSetDef ck_getset[] = {
+    {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
+    {"llvm", (getter)ck_get, NULL, "optimised LLVM IR", (void *)1},
+    {"types", (getter)ck_get, NULL, "typed locals per line", (void *)2},
+    {"symbol", (getter)ck_get, NULL, "entry symbol", (void *)3},
+    {"restype", (getter)ck_get, NULL, "return type", (void *)4},
+    {"target", (getter)ck_get, NULL, "'cuda' or 'cpu'", (void *)5},
+    {"shared_bytes", (getter)ck_get, NULL, "static shared memory in bytes", (void *)6},
+    {"uses_barrier", (getter)ck_get, NULL, "calls syncthreads()", (void *)7},
+    {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
+    {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
+    {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
+    {NULL},
+};
+
+static PyTypeObject CompiledKernel_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.CompiledKernel",
+    .tp_basicsize = sizeof(CompiledKernel),
+    .tp_dealloc = (destructor)ck_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One specialisation of a kernel, compiled for one target.",
+    .tp_getset = ck_getset,
+};
+
+GjOutput *gj_compiled_output(PyObject *obj) {
+    if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
+    return ((CompiledKernel *)obj)->out;
+}
+
+void **gj_compiled_runtime_slots(PyObject *obj) {
+    if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
+    return ((CompiledKernel *)obj)->runtime_slot;
+}
+
+static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"code", "globals", "closure", "sig", "target", "cc", "fastmath", "lineinfo",
+                             "debug", "device", "name", NULL};
+    PyObject *code, *globals = Py_None, *closure = Py_None;
+    const char *sig, *target = "cuda", *name = NULL;
+    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|s(ii)ppppz", kwlist, &PyCode_Type, &code, &globals,
+                                     &closure, &sig, &target, &cc_major, &cc_minor, &fastmath, &lineinfo, &debug,
+                                     &device, &name))
+        return NULL;
+    GjOptions opt = {0};
+    if (!strcmp(target, "cpu")) opt.target = GJ_TARGET_HOST;
+    else if (!strcmp(target, "cuda")) opt.target = GJ_TARGET_NVPTX;
+    else return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
+    if (cc_major < 3 || cc_major > 12 || cc_minor < 0 || cc_minor > 9)
+        return PyErr_Format(PyExc_ValueError, "unsupported compute capability %d.%d", cc_major, cc_minor);
+    opt.cc_major = cc_major;
+    opt.cc_minor = cc_minor;
+    opt.fastmath = fastmath;
+    opt.lineinfo = lineinfo;
+    opt.debug = debug;
+    opt.device = device;
+    opt.name = name;
+    GjOutput *out;
+    if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt,
+                   &out) < 0)
+        return NULL;
+    CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
+    if (!ck) {
+        gj_output_free(out);
+        return NULL;
+    }
+    ck->out = out;
+    memset(ck->runtime_slot, 0, sizeof ck->runtime_slot);
+    ck->signature = PyUnicode_FromString(sig);
+    ck->name = Py_NewRef(((PyCodeObject *)code)->co_name);
+    return (PyObject *)ck;
+}
+
+int build_set_registry(PyObject *dict);
+
+static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
+    if (!PyDict_Check(dict)) return PyErr_Format(PyExc_TypeError, "expected a dict {id(obj): path}");
+    build_set_registry(dict);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
+     "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
+     "debug=False, device=False, name=None) -> CompiledKernel"},
+    {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+    {NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "gpujit._core", "gpujit's compiler and runtime", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    PyObject *m = PyModule_Create(&moddef);
+    if (!m) return NULL;
+    if (PyType_Ready(&CompiledKernel_Type) < 0 || PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
+        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

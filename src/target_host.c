@@ -1,0 +1,148 @@
+/* target_host.c: the CPU backend's side of lowering. The kernel body becomes
+ * an internal function body(blk, tx, ty, tz, params...) reading block
+ * geometry from a GjBlockCtx (runtime/cpu.h; offsets mirrored here); two
+ * entry points unpack a cuLaunchKernel-style params array: _block loops over
+ * every thread of a block (kernels without barriers), _thread runs one
+ * thread (kernels with barriers run each thread on a fiber). */
+#include <string.h>
+
+#include "gj.h"
+
+enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48 };
+
+static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
+    LLVMTypeRef *all = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(nparams + 4));
+    if (!all) return -1;
+    all[0] = c->ptr;
+    all[1] = all[2] = all[3] = c->i32;
+    for (int i = 0; i < nparams; i++) all[4 + i] = params[i];
+    LLVMTypeRef fty = LLVMFunctionType(c->voidt, all, (unsigned)nparams + 4, 0);
+    c->fn = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_body", c->symbol), fty);
+    LLVMSetLinkage(c->fn, LLVMInternalLinkage);
+    c->host_blk = LLVMGetParam(c->fn, 0);
+    for (int d = 0; d < 3; d++) c->host_tid[d] = LLVMGetParam(c->fn, (unsigned)(1 + d));
+    unsigned kind = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+    LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
+    return 0;
+}
+
+static LLVMValueRef field_ptr(Ctx *c, int off) {
+    LLVMValueRef o = LLVMConstInt(c->i64, (unsigned long long)off, 0);
+    return LLVMBuildInBoundsGEP2(c->b, c->i8, c->host_blk, &o, 1, "");
+}
+
+static LLVMValueRef load_i32(Ctx *c, int off) {
+    LLVMValueRef v = LLVMBuildLoad2(c->b, c->i32, field_ptr(c, off), "");
+    LLVMSetAlignment(v, 4);
+    return v;
+}
+
+static LLVMValueRef special(Ctx *c, Special s, int dim) {
+    switch (s) {
+    case SP_TID: return c->host_tid[dim];
+    case SP_NTID: return load_i32(c, OFF_NTID + 4 * dim);
+    case SP_CTAID: return load_i32(c, OFF_CTAID + 4 * dim);
+    case SP_NCTAID: return load_i32(c, OFF_NCTAID + 4 * dim);
+    case SP_WARPSIZE: return LLVMConstInt(c->i32, 32, 0);
+    case SP_LANEID: {
+        /* lanes are numbered along the linear thread index, as on a GPU */
+        LLVMValueRef nx = load_i32(c, OFF_NTID), ny = load_i32(c, OFF_NTID + 4);
+        LLVMValueRef lin = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, c->host_tid[2], ny, ""), c->host_tid[1], ""), nx, ""), c->host_tid[0], "");
+        return LLVMBuildAnd(c->b, lin, LLVMConstInt(c->i32, 31, 0), "");
+    }
+    }
+    return NULL;
+}
+
+static void barrier(Ctx *c) {
+    LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_SYNC), "syncthreads");
+    LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
+    LLVMBuildCall2(c->b, fty, fp, &c->host_blk, 1, "");
+}
+
+static LLVMValueRef shared_array(Ctx *c, LLVMTypeRef arrty, size_t offset) {
+    LLVMValueRef base = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_SHARED), "shared");
+    LLVMValueRef o = LLVMConstInt(c->i64, offset, 0);
+    return LLVMBuildInBoundsGEP2(c->b, c->i8, base, &o, 1, "");
+}
+
+static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
+    if (!fn) fn = LLVMAddFunction(c->mod, name, fnty);
+    return fn;
+}
+
+/* Load each flattened parameter from params[i] (pointers to the values). */
+static void load_params(Ctx *c, LLVMValueRef params, LLVMValueRef *out) {
+    unsigned n = LLVMCountParams(c->fn) - 4;
+    for (unsigned i = 0; i < n; i++) {
+        LLVMTypeRef t = LLVMTypeOf(LLVMGetParam(c->fn, i + 4));
+        LLVMValueRef idx = LLVMConstInt(c->i64, i, 0);
+        LLVMValueRef pp = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildInBoundsGEP2(c->b, c->ptr, params, &idx, 1, ""), "");
+        out[4 + i] = LLVMBuildLoad2(c->b, t, pp, "");
+    }
+}
+
+static int finish(Ctx *c) {
+    unsigned n = LLVMCountParams(c->fn);
+    LLVMTypeRef body_ty = LLVMGlobalGetValueType(c->fn);
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * n);
+    if (!args) return -1;
+    /* _thread(params, blk, tx, ty, tz) */
+    LLVMTypeRef tp[5] = {c->ptr, c->ptr, c->i32, c->i32, c->i32};
+    LLVMValueRef th = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_thread", c->symbol), LLVMFunctionType(c->voidt, tp, 5, 0));
+    LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->llctx, th, "entry"));
+    load_params(c, LLVMGetParam(th, 0), args);
+    for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
+    LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
+    LLVMBuildRetVoid(c->b);
+    /* _block(params, blk): for z, y, x: body */
+    LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol), LLVMFunctionType(c->voidt, tp, 2, 0));
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->llctx, bl, "entry");
+    LLVMPositionBuilderAtEnd(c->b, entry);
+    LLVMValueRef blk = LLVMGetParam(bl, 1);
+    LLVMValueRef saved = c->host_blk;
+    c->host_blk = blk;
+    load_params(c, LLVMGetParam(bl, 0), args);
+    LLVMValueRef dims[3] = {load_i32(c, OFF_NTID), load_i32(c, OFF_NTID + 4), load_i32(c, OFF_NTID + 8)};
+    c->host_blk = saved;
+    args[0] = blk;
+    LLVMBasicBlockRef pre = entry;
+    LLVMBasicBlockRef head[3], latch[3];
+    LLVMValueRef iv[3];
+    for (int d = 2; d >= 0; d--) {
+        head[d] = LLVMAppendBasicBlockInContext(c->llctx, bl, "loop");
+        LLVMBuildBr(c->b, head[d]);
+        LLVMPositionBuilderAtEnd(c->b, head[d]);
+        iv[d] = LLVMBuildPhi(c->b, c->i32, "t");
+        LLVMValueRef zero = LLVMConstInt(c->i32, 0, 0);
+        LLVMAddIncoming(iv[d], &zero, &pre, 1);
+        pre = head[d];
+    }
+    for (int d = 0; d < 3; d++) args[1 + d] = iv[d];
+    LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->llctx, bl, "exit");
+    for (int d = 0; d < 3; d++) {
+        latch[d] = LLVMGetInsertBlock(c->b);
+        LLVMValueRef next = LLVMBuildAdd(c->b, iv[d], LLVMConstInt(c->i32, 1, 0), "");
+        LLVMAddIncoming(iv[d], &next, &latch[d], 1);
+        LLVMBasicBlockRef out = d == 2 ? exit : LLVMAppendBasicBlockInContext(c->llctx, bl, "next");
+        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, next, dims[d], ""), head[d], out);
+        LLVMPositionBuilderAtEnd(c->b, out);
+    }
+    LLVMBuildRetVoid(c->b);
+    return 0;
+}
+
+const Target target_host = {
+    .name = "host",
+    .triple = "",
+    .array_space = AS_GENERIC,
+    .shared_space = 0,
+    .begin_kernel = begin_kernel,
+    .special = special,
+    .barrier = barrier,
+    .shared_array = shared_array,
+    .math_fn = math_fn,
+    .finish = finish,
+};
