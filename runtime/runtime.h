@@ -13,9 +13,6 @@ int gj_runtime_add_to_module(PyObject *m);
 /* src/pymodule.c: the CompiledKernel type wraps one GjOutput (one specialisation
  * for one target). Borrowed result; NULL (no exception set) if `obj` is not one. */
 GjOutput *gj_compiled_output(PyObject *obj);
-/* Eight per-object slots the runtime may use (e.g. a loaded module per device);
- * NULL if `obj` is not a CompiledKernel. Zeroed at creation; not freed by it. */
-void **gj_compiled_runtime_slots(PyObject *obj);
 
 /* Exceptions created by the module: gpujit.CompileError and friends live in
  * src/pymodule.c; gpujit.CudaError in runtime/driver.c. */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gj.h"
 
@@ -84,21 +85,32 @@ static int describe(Ctx *c) {
     return 0;
 }
 
+/* GPUJIT_DEBUG=time prints how long each stage took. */
+#define STAGE(x) do { double t_ = now_ms(); RETURN_IF_ERROR(x); if (timing) fprintf(stderr, "  %-32s %7.3f ms\n", #x, now_ms() - t_); } while (0)
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static int compile(Ctx *c, const char *sig) {
+    bool timing = debug_enabled("time");
+    if (timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
     RETURN_IF_ERROR(bytecode_init());
     RETURN_IF_ERROR(emit_init());
-    RETURN_IF_ERROR(parse_signature(c, sig));
-    RETURN_IF_ERROR(check_signature(c));
-    RETURN_IF_ERROR(decode_bytecode(c));
-    RETURN_IF_ERROR(build_cfg(c));
-    RETURN_IF_ERROR(build_ir(c));
-    RETURN_IF_ERROR(infer_types(c));
-    RETURN_IF_ERROR(make_target_machine(c));
-    RETURN_IF_ERROR(lower(c));
-    RETURN_IF_ERROR(optimise(c));
-    RETURN_IF_ERROR(describe(c));
-    if (c->opt.target == GJ_TARGET_NVPTX) RETURN_IF_ERROR(emit_ptx(c));
-    else RETURN_IF_ERROR(emit_host(c));
+    STAGE(parse_signature(c, sig));
+    STAGE(check_signature(c));
+    STAGE(decode_bytecode(c));
+    STAGE(build_cfg(c));
+    STAGE(build_ir(c));
+    STAGE(infer_types(c));
+    STAGE(make_target_machine(c));
+    STAGE(lower(c));
+    STAGE(optimise(c));
+    STAGE(describe(c));
+    if (c->opt.target == GJ_TARGET_NVPTX) STAGE(emit_ptx(c));
+    else STAGE(emit_host(c));
     return 0;
 }
 

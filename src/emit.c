@@ -49,7 +49,8 @@ int make_target_machine(Ctx *c) {
         char cpu[32], feat[32];
         snprintf(cpu, sizeof cpu, "sm_%d", cc);
         snprintf(feat, sizeof feat, "+ptx%d", ptx);
-        c->tm = LLVMCreateTargetMachine(t, "nvptx64-nvidia-cuda", cpu, feat, LLVMCodeGenLevelAggressive,
+        const char *lvl = getenv("GPUJIT_CGLEVEL");
+        c->tm = LLVMCreateTargetMachine(t, "nvptx64-nvidia-cuda", cpu, feat, lvl ? (LLVMCodeGenOptLevel)atoi(lvl) : LLVMCodeGenLevelAggressive,
                                         LLVMRelocDefault, LLVMCodeModelDefault);
     } else {
         char *triple = LLVMGetDefaultTargetTriple();
@@ -119,7 +120,8 @@ static int link_libdevice(Ctx *c) {
 int optimise(Ctx *c) {
     if (c->needs_libdevice) RETURN_IF_ERROR(link_libdevice(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
+    const char *pipeline = getenv("GPUJIT_PIPELINE");
+    LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline && *pipeline ? pipeline : "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
@@ -132,6 +134,7 @@ int optimise(Ctx *c) {
         fprintf(stderr, "== LLVM IR of %s (optimised)\n%s", c->funcname, s);
         LLVMDisposeMessage(s);
     }
+    if (getenv("GPUJIT_NOLLVM")) return 0;
     char *s = LLVMPrintModuleToString(c->mod);
     c->out->llvm = strdup(s);
     LLVMDisposeMessage(s);

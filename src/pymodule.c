@@ -1,6 +1,7 @@
 /* pymodule.c: the gpujit._core extension module: the compiler's Python entry
  * point (compile -> CompiledKernel), the path registry that names gpujit's
  * own objects, and the runtime's types (added by runtime/ files). */
+#include <stddef.h>
 #include <string.h>
 
 #include "gj.h"
@@ -11,10 +12,11 @@ typedef struct {
     GjOutput *out;
     PyObject *signature;
     PyObject *name;
-    void *runtime_slot[8]; /* runtime/module.c: per-device loaded modules */
+    PyObject *weakrefs; /* runtime/module.c unloads a kernel's modules when it dies */
 } CompiledKernel;
 
 static void ck_dealloc(CompiledKernel *self) {
+    if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
     gj_output_free(self->out);
     Py_XDECREF(self->signature);
     Py_XDECREF(self->name);
@@ -73,16 +75,12 @@ static PyTypeObject CompiledKernel_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "One specialisation of a kernel, compiled for one target.",
     .tp_getset = ck_getset,
+    .tp_weaklistoffset = offsetof(CompiledKernel, weakrefs),
 };
 
 GjOutput *gj_compiled_output(PyObject *obj) {
     if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
     return ((CompiledKernel *)obj)->out;
-}
-
-void **gj_compiled_runtime_slots(PyObject *obj) {
-    if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
-    return ((CompiledKernel *)obj)->runtime_slot;
 }
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
@@ -118,7 +116,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
         return NULL;
     }
     ck->out = out;
-    memset(ck->runtime_slot, 0, sizeof ck->runtime_slot);
+    ck->weakrefs = NULL;
     ck->signature = PyUnicode_FromString(sig);
     ck->name = Py_NewRef(((PyCodeObject *)code)->co_name);
     return (PyObject *)ck;

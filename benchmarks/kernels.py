@@ -1,0 +1,82 @@
+"""The benchmark kernels, written once against the numba.cuda API and bound to
+either gpujit or numba.cuda: load(module) execs this source with `gpu` = that
+module, so both compilers see the very same Python function."""
+import numpy as np
+
+SOURCE = '''
+TPB = 16
+
+def saxpy(out, a, x, y):
+    i = gpu.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+def matmul(A, B, C):
+    # 16x16 shared-memory tiles; x is the column so that loads coalesce
+    sA = gpu.shared.array(shape=(TPB, TPB), dtype=float32)
+    sB = gpu.shared.array(shape=(TPB, TPB), dtype=float32)
+    x, y = gpu.grid(2)
+    tx = gpu.threadIdx.x
+    ty = gpu.threadIdx.y
+    tmp = float32(0.0)
+    for i in range((A.shape[1] + TPB - 1) // TPB):
+        sA[ty, tx] = 0.0
+        sB[ty, tx] = 0.0
+        if y < A.shape[0] and tx + i * TPB < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and ty + i * TPB < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        gpu.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        gpu.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+def block_sum(x, total):
+    # 128-thread tree reduction in shared memory, one atomic per block
+    sh = gpu.shared.array(128, float32)
+    tid = gpu.threadIdx.x
+    i = gpu.grid(1)
+    sh[tid] = x[i] if i < x.size else float32(0.0)
+    gpu.syncthreads()
+    s = 64
+    while s > 0:
+        if tid < s:
+            sh[tid] += sh[tid + s]
+        gpu.syncthreads()
+        s //= 2
+    if tid == 0:
+        gpu.atomic.add(total, 0, sh[0])
+
+def copy3(out, x, y):
+    i = gpu.grid(1)
+    if i < out.size:
+        out[i] = x[i]
+'''
+
+SIGS = {
+    "saxpy": "void(float32[::1], float32, float32[::1], float32[::1])",
+    "matmul": "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])",
+    "block_sum": "void(float32[::1], float32[::1])",
+    "copy3": "void(float32[::1], float32[::1], float32[::1])",
+}
+
+
+def load(gpu, float32=np.float32):
+    """{name: python function} with `gpu` bound to the given kernel API module."""
+    ns = {"gpu": gpu, "float32": float32}
+    exec(compile(SOURCE, __file__.replace(".pyc", ".py") + ":SOURCE", "exec"), ns)
+    return {k: ns[k] for k in SIGS}
+
+
+def numba_cuda():
+    """numba.cuda, or None (numba predates numpy 2.5's removal of row_stack)."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    try:
+        from numba import cuda
+        import numba
+        return cuda, numba.float32
+    except Exception:
+        return None, None

@@ -1,0 +1,427 @@
+"""Device arrays (numba.cuda's DeviceNDArray API) on top of _core.DeviceArrayBase.
+
+The C base holds what a launch reads (pointer, shape, byte strides, dtype
+code, target, device, owner); this layer adds NumPy dtypes, basic slicing
+(views share memory), host <-> device copies (non-contiguous views included)
+and the interop protocols: __cuda_array_interface__ v3 (cuda target only) and
+DLPack (kDLCUDA on cuda, kDLCPU on cpu).
+
+On the cpu target "device" memory is aligned host memory and every copy is a
+memcpy; the API is the same.
+"""
+import ctypes
+import math
+import operator
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array",
+    "as_cuda_array", "is_cuda_array",
+]
+
+_CODES = dict(_core.dtype_codes)                       # 'float32' -> GjDtype code
+_DTYPES = {code: np.dtype(name) for name, code in _CODES.items()}
+
+
+def _dtype_code(dtype):
+    dt = np.dtype(dtype)
+    code = _CODES.get(dt.name) if dt.kind in "biuf" else None
+    if code is None or (not dt.isnative and dt.itemsize > 1):
+        raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, "
+                        "uint8-uint64, float32 or float64 (native byte order)")
+    return code
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+def _c_strides(shape, itemsize):
+    strides, s = [], itemsize
+    for n in reversed(shape):
+        strides.append(s)
+        s *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _extent(shape, strides, itemsize):
+    """(lo, hi) byte offsets spanned relative to element [0, ..., 0]."""
+    if any(n == 0 for n in shape):
+        return 0, 0
+    lo, hi = 0, itemsize
+    for n, s in zip(shape, strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi
+
+
+def _bytes_of(ary):
+    """A flat writable uint8 view of a C-contiguous NumPy array."""
+    return ary.reshape(-1).view(np.uint8)
+
+
+def _sync(stream):
+    if stream is not None and stream != 0 and not (isinstance(stream, _core.Stream) and
+                                                     stream.handle == 0):
+        s = stream if isinstance(stream, _core.Stream) else _core.Stream(int(stream))
+        s.synchronize()
+
+
+class DeviceArray(_core.DeviceArrayBase):
+    """An array in device memory (host memory on the cpu target)."""
+
+    __array_priority__ = 100  # keep NumPy from broadcasting over us element by element
+
+    def __init__(self, shape, strides=None, dtype=np.float64, stream=0, gpu_data=None):
+        shape = _shape_tuple(shape)
+        code = _dtype_code(dtype)
+        itemsize = np.dtype(dtype).itemsize
+        if strides is not None:
+            strides = tuple(int(s) for s in strides)
+        if gpu_data is None:
+            lo, hi = _extent(shape, strides or _c_strides(shape, itemsize), itemsize)
+            if lo < 0:
+                raise ValueError("negative strides need an existing allocation (gpu_data)")
+            gpu_data = _core.alloc(hi)
+        super().__init__(shape, strides, code, gpu_data, gpu_data.ptr,
+                         stream=None if stream is None or _is_default(stream) else stream)
+
+    # ---- construction of views ----
+
+    def _view(self, shape, strides, ptr):
+        v = DeviceArray.__new__(type(self))
+        _core.DeviceArrayBase.__init__(v, tuple(shape), tuple(strides), self._dtype_code,
+                                       self._owner, ptr, readonly=self.readonly,
+                                       target=self._target, device=self._device,
+                                       stream=self.stream)
+        return v
+
+    # ---- attributes ----
+
+    @property
+    def dtype(self):
+        return _DTYPES[self._dtype_code]
+
+    @property
+    def gpu_data(self):
+        return self._owner
+
+    @property
+    def device_ctypes_pointer(self):
+        return ctypes.c_void_p(self._ptr)
+
+    @property
+    def target(self):
+        return self._target
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"<gpujit.DeviceArray shape={self.shape} dtype={self.dtype} "
+                f"target={self._target} ptr=0x{self._ptr:x}>")
+
+    def is_f_contiguous(self):
+        expect = self.itemsize
+        for n, s in zip(self.shape, self.strides):
+            if n == 0:
+                return True
+            if n != 1 and s != expect:
+                return False
+            expect *= n
+        return True
+
+    # ---- copies ----
+
+    def copy_to_host(self, ary=None, stream=0):
+        """Copy to a NumPy array (a new C-contiguous one if `ary` is None).
+        With a stream the copy is queued on it; a non-contiguous view or
+        destination waits for it to finish."""
+        if ary is None:
+            ary = np.empty(self.shape, dtype=self.dtype)
+        elif ary.shape != self.shape or ary.dtype != self.dtype:
+            raise ValueError(f"copy_to_host: destination {ary.shape} {ary.dtype} does not match "
+                             f"{self.shape} {self.dtype}")
+        if self.size == 0:
+            return ary
+        if self.is_c_contiguous() and ary.flags.c_contiguous and ary.flags.writeable:
+            self._dtoh(0, _bytes_of(ary), stream)
+            return ary
+        ary[...] = self._read_extent(stream)
+        return ary
+
+    def _read_extent(self, stream=0):
+        """The view's elements as a NumPy view over a host copy of its extent."""
+        lo, hi = self._extent()
+        buf = np.empty(hi - lo, dtype=np.uint8)
+        self._dtoh(lo, buf, stream)
+        _sync(stream)
+        return np.ndarray(self.shape, dtype=self.dtype, buffer=buf, offset=-lo,
+                          strides=self.strides)
+
+    def copy_to_device(self, ary, stream=0):
+        """Copy from a NumPy array (or array-like, or another DeviceArray) of the same shape."""
+        if isinstance(ary, _core.DeviceArrayBase):
+            if ary.shape != self.shape:
+                raise ValueError(f"copy_to_device: shape {ary.shape} != {self.shape}")
+            if (ary._dtype_code == self._dtype_code and self.is_c_contiguous() and
+                    ary.is_c_contiguous() and ary._target == self._target):
+                self._dtod(0, ary, 0, self.nbytes, stream)
+                return
+            ary = ary.copy_to_host(stream=stream)
+            _sync(stream)
+        a = np.asarray(ary)
+        if a.shape != self.shape:
+            raise ValueError(f"copy_to_device: shape {a.shape} != {self.shape}")
+        if a.dtype != self.dtype:
+            a = a.astype(self.dtype)
+        if self.size == 0:
+            return
+        if self.is_c_contiguous():
+            host = np.ascontiguousarray(a)
+            self._htod(0, _bytes_of(host), stream)
+            if host is not ary:  # a temporary: the queued copy must finish before it goes
+                _sync(stream)
+            return
+        # A strided view: read its extent, scatter into it, write it back.
+        lo, hi = self._extent()
+        buf = np.empty(hi - lo, dtype=np.uint8)
+        self._dtoh(lo, buf, stream)
+        _sync(stream)
+        view = np.ndarray(self.shape, dtype=self.dtype, buffer=buf, offset=-lo,
+                          strides=self.strides)
+        view[...] = a
+        self._htod(lo, buf, stream)
+        _sync(stream)
+
+    def copy_to_host_async(self, stream):
+        return self.copy_to_host(stream=stream)
+
+    # ---- indexing ----
+
+    def __getitem__(self, idx):
+        shape, strides, offset, scalar = self._index(idx)
+        v = self._view(shape, strides, self._ptr + offset)
+        if scalar:  # numba returns the element's value, copied to the host
+            return v.copy_to_host()[()]
+        return v
+
+    def __setitem__(self, idx, value):
+        shape, strides, offset, _ = self._index(idx)
+        v = self._view(shape, strides, self._ptr + offset)
+        if isinstance(value, _core.DeviceArrayBase):
+            v.copy_to_device(value)
+        else:
+            v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape))
+
+    def _index(self, idx):
+        """Basic indexing: ints, slices (with steps), Ellipsis, None."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+        if sum(1 for i in idx if i is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if n_real > self.ndim:
+            raise IndexError(f"too many indices: array is {self.ndim}-dimensional, "
+                             f"but {n_real} were indexed")
+        has_ellipsis = any(i is Ellipsis for i in idx)
+        expanded = []
+        for i in idx:
+            if i is Ellipsis:
+                expanded.extend([slice(None)] * (self.ndim - n_real))
+            else:
+                expanded.append(i)
+        if not has_ellipsis:
+            expanded.extend([slice(None)] * (self.ndim - n_real))
+        shape, strides, offset, dim, ints = [], [], 0, 0, 0
+        for i in expanded:
+            if i is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            n, s = self.shape[dim], self.strides[dim]
+            if isinstance(i, slice):
+                start, stop, step = i.indices(n)
+                length = len(range(start, stop, step))
+                if length:
+                    offset += start * s
+                shape.append(length)
+                strides.append(s * step)
+            else:
+                try:
+                    k = operator.index(i)
+                except TypeError:
+                    raise TypeError(f"device arrays support only basic indexing (ints, slices, "
+                                    f"..., None), not {type(i).__name__}") from None
+                if k < 0:
+                    k += n
+                if not 0 <= k < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+                offset += k * s
+                ints += 1
+            dim += 1
+        scalar = ints == self.ndim and not shape
+        return tuple(shape), tuple(strides), offset, scalar
+
+    # ---- reshaping views ----
+
+    def reshape(self, *newshape, order="C"):
+        if len(newshape) == 1 and not isinstance(newshape[0], (int, np.integer)):
+            newshape = newshape[0]
+        newshape = list(operator.index(s) for s in newshape)
+        if newshape.count(-1) > 1:
+            raise ValueError("can only specify one unknown dimension")
+        if -1 in newshape:
+            known = math.prod(s for s in newshape if s != -1)
+            newshape[newshape.index(-1)] = self.size // known if known else 0
+        newshape = tuple(newshape)
+        if math.prod(newshape) != self.size:
+            raise ValueError(f"cannot reshape array of size {self.size} into shape {newshape}")
+        if order != "C" or not self.is_c_contiguous():
+            raise NotImplementedError("reshape needs a C-contiguous array and order='C'")
+        return self._view(newshape, _c_strides(newshape, self.itemsize), self._ptr)
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size, order=order)
+
+    def transpose(self, axes=None):
+        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError(f"invalid axes {axes}")
+        return self._view([self.shape[a] for a in axes], [self.strides[a] for a in axes],
+                          self._ptr)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    # ---- interop ----
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._target != "cuda":
+            raise AttributeError("__cuda_array_interface__ exists only for arrays of the cuda "
+                                 "target (this one is on the cpu target)")
+        s = self.stream
+        handle = int(s) if s is not None else 0
+        return {
+            "shape": self.shape,
+            "strides": None if self.is_c_contiguous() else self.strides,
+            "data": (self._ptr if self.size else 0, self.readonly),
+            "typestr": self.dtype.str,
+            "version": 3,
+            # None: work queued on the legacy default stream orders itself with
+            # the consumer's blocking streams; a creation stream must be waited on.
+            "stream": handle if handle else None,
+        }
+
+    def __dlpack_device__(self):
+        return (2, self._device) if self._target == "cuda" else (1, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy:
+            raise BufferError("gpujit device arrays export without copying only")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"cannot export to device {dl_device}")
+        if self._target == "cuda" and stream != -1:
+            _order_for_consumer(self.stream, stream)
+        elif self._target == "cpu" and stream not in (None, -1):
+            raise BufferError("stream must be None for a cpu-target array")
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        return self._dlpack_capsule(versioned)
+
+
+def _is_default(stream):
+    return stream == 0 or (isinstance(stream, _core.Stream) and stream.handle == 0)
+
+
+def _order_for_consumer(ours, theirs):
+    """Make the consumer's stream wait for work queued on ours (DLPack's contract)."""
+    ours_h = int(ours) if ours is not None else 0
+    theirs_h = 1 if theirs is None else int(theirs)
+    # Our work on the legacy default stream is ordered before later work on any
+    # default stream; otherwise make their stream wait for an event on ours.
+    if theirs_h == ours_h or (ours_h == 0 and theirs_h in (1, 2)):
+        return
+    ev = _core.Event(timing=False)
+    ev.record(ours_h)
+    ev.wait(theirs_h)
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """Copy a NumPy array (or array-like) to a new DeviceArray, or into `to`."""
+    if to is not None:
+        to.copy_to_device(obj, stream=stream)
+        return to
+    a = np.asarray(obj)
+    _dtype_code(a.dtype)
+    d = DeviceArray(a.shape, None, a.dtype, stream=stream)
+    if copy:
+        d.copy_to_device(a, stream=stream)
+    return d
+
+
+def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+    """A new uninitialised DeviceArray."""
+    shape = _shape_tuple(shape)
+    if strides is None and order == "F":
+        itemsize = np.dtype(dtype).itemsize
+        strides = tuple(reversed(_c_strides(tuple(reversed(shape)), itemsize)))
+    return DeviceArray(shape, strides, dtype, stream=stream)
+
+
+def device_array_like(ary, stream=0):
+    """A new uninitialised C-contiguous DeviceArray with ary's shape and dtype."""
+    return DeviceArray(tuple(ary.shape), None, ary.dtype, stream=stream)
+
+
+def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+    """A NumPy array in page-locked host memory (cuMemHostAlloc) on the cuda
+    target, a plain NumPy array on the cpu target."""
+    shape = _shape_tuple(shape)
+    dtype = np.dtype(dtype)
+    if _core.get_target() == "cpu" or math.prod(shape) == 0:
+        return np.empty(shape, dtype=dtype, order=order)
+    size = math.prod(shape)
+    alloc = _core.alloc(size * dtype.itemsize, pinned=True)
+    flat = np.frombuffer(alloc, dtype=dtype, count=size)  # keeps alloc alive
+    return flat.reshape(shape, order=order) if strides is None else np.lib.stride_tricks.as_strided(
+        flat, shape, strides)
+
+
+def is_cuda_array(obj):
+    """True if obj exports __cuda_array_interface__."""
+    try:
+        return obj.__cuda_array_interface__ is not None
+    except Exception:
+        return False
+
+
+def as_cuda_array(obj, sync=True):
+    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive."""
+    cai = obj.__cuda_array_interface__
+    if cai.get("mask") is not None:
+        raise TypeError("masked arrays are not supported")
+    dtype = np.dtype(cai["typestr"])
+    code = _dtype_code(dtype)
+    stream = cai.get("stream")
+    if sync and stream is not None:
+        _core.Stream(int(stream)).synchronize()
+    ptr, readonly = cai["data"]
+    v = DeviceArray.__new__(DeviceArray)
+    _core.DeviceArrayBase.__init__(v, tuple(cai["shape"]), cai.get("strides"), code, obj,
+                                   ptr or 0, readonly=bool(readonly), target="cuda",
+                                   device=_core.current_device())
+    return v

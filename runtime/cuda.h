@@ -1,0 +1,325 @@
+/* The slice of the CUDA Driver API that the runtime uses, declared here so that
+ * gpujit builds where no CUDA toolkit is installed. Values match cuda.h 13.0;
+ * entry points are resolved at run time from libcuda.so.1 (runtime/driver.c),
+ * never linked. Also the runtime's internal interfaces between its files. */
+#ifndef GPUJIT_RUNTIME_CUDA_H
+#define GPUJIT_RUNTIME_CUDA_H
+
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "gpujit/gpujit.h"
+
+/* ---- driver types and constants (cuda.h) ---- */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef uint64_t CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef size_t (*CUoccupancyB2DSize)(int block_size);
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_DEINITIALIZED = 4,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+};
+
+enum { /* CUdevice_attribute */
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+};
+
+enum { /* CUfunction_attribute */
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
+
+enum { /* CUjit_option */
+    CU_JIT_WALL_TIME = 2,
+    CU_JIT_INFO_LOG_BUFFER = 3,
+    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_LOG_VERBOSE = 12,
+};
+
+enum {
+    CU_EVENT_DEFAULT = 0,
+    CU_EVENT_DISABLE_TIMING = 2,
+    CU_STREAM_DEFAULT = 0,
+    CU_MEMHOSTALLOC_PORTABLE = 1,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+};
+
+/* Stream handles with a meaning of their own (also the CAI/DLPack encoding). */
+#define GJ_STREAM_LEGACY ((CUstream)(uintptr_t)1)
+#define GJ_STREAM_PER_THREAD ((CUstream)(uintptr_t)2)
+
+/* ---- DLPack (dlpack.h v0.8: the unversioned "dltensor" capsule) ---- */
+
+enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+
+typedef struct DLDevice { int32_t device_type, device_id; } DLDevice;
+typedef struct DLDataType { uint8_t code, bits; uint16_t lanes; } DLDataType;
+typedef struct DLTensor {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides; /* elements; NULL means C-contiguous */
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+/* DLPack >= 1.0: the "dltensor_versioned" capsule (produced when asked for). */
+typedef struct DLManagedTensorVersioned {
+    struct { uint32_t major, minor; } version;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensorVersioned *self);
+    uint64_t flags; /* bit 0: read-only */
+    DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+/* ---- the resolved entry points (runtime/driver.c) ---- */
+
+typedef struct GjCuda {
+    CUresult (*Init)(unsigned);
+    CUresult (*DriverGetVersion)(int *);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DeviceGetName)(char *, int, CUdevice);
+    CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+    CUresult (*GetErrorName)(CUresult, const char **);
+    CUresult (*GetErrorString)(CUresult, const char **);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*DevicePrimaryCtxReset)(CUdevice);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*CtxGetCurrent)(CUcontext *);
+    CUresult (*CtxSynchronize)(void);
+    CUresult (*MemGetInfo)(size_t *, size_t *);
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+    CUresult (*MemFreeHost)(void *);
+    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*FuncGetAttribute)(int *, int, CUfunction);
+    CUresult (*FuncSetAttribute)(CUfunction, int, int);
+    CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, CUoccupancyB2DSize,
+                                               size_t, int);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*StreamCreate)(CUstream *, unsigned);
+    CUresult (*StreamDestroy)(CUstream);
+    CUresult (*StreamSynchronize)(CUstream);
+    CUresult (*StreamQuery)(CUstream);
+    CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventSynchronize)(CUevent);
+    CUresult (*EventQuery)(CUevent);
+    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*EventDestroy)(CUevent);
+} GjCuda;
+
+/* Valid once gj_cuda_load() has returned 0; never unloaded. */
+extern GjCuda gj_cu;
+
+#define GJ_MAX_DEVICES 16
+
+/* What the launcher checks a launch against, read once per device. */
+typedef struct GjDeviceLimits {
+    int max_threads;       /* per block */
+    int max_block[3];
+    int max_grid[3];
+    int max_shared;        /* default per-block limit */
+    int max_shared_optin;  /* with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int cc_major, cc_minor;
+    int sm_count;
+} GjDeviceLimits;
+
+/* ---- runtime/driver.c ---- */
+
+/* PyLong_AsInt is 3.13+; -1 with an exception on error or overflow. */
+static inline int gj_as_int(PyObject *o)
+{
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < -2147483647L - 1 || v > 2147483647L) {
+        PyErr_SetString(PyExc_OverflowError, "value out of range for a C int");
+        return -1;
+    }
+    return (int)v;
+}
+
+extern PyObject *GjExc_LaunchError;
+
+/* Process-wide target: GJ_TARGET_NVPTX ('cuda') or GJ_TARGET_HOST ('cpu').
+ * Resolved on first use from GPUJIT_TARGET, else from whether a GPU exists. */
+GjTargetKind gj_target(void);
+/* The current device ordinal (process-wide; select_device changes it). */
+int gj_current_device(void);
+/* Loads the driver and initialises it; 0, or -1 with CudaError set. */
+int gj_cuda_load(void);
+/* Makes `dev`'s primary context current on this thread (retaining it on first
+ * use); 0, or -1 with CudaError set. Call before any driver call that needs a
+ * context: Python threads each have their own current context. */
+int gj_cuda_enter(int dev);
+/* The device's limits; NULL with CudaError set if unavailable. */
+const GjDeviceLimits *gj_cuda_limits(int dev);
+/* Bumped by reset(): handles (modules, memory) from an older generation died
+ * with the context and must not be used or freed. */
+unsigned gj_cuda_generation(int dev);
+/* If r is not CUDA_SUCCESS: sets CudaError ("what: NAME: text") and returns -1. */
+int gj_cuda_check(CUresult r, const char *what);
+/* Sets CudaError with a message and no driver code. */
+void gj_cuda_error(const char *fmt, ...);
+
+/* ---- runtime/memory.c ---- */
+
+typedef enum GjMemKind { GJ_MEM_DEVICE, GJ_MEM_PINNED, GJ_MEM_HOST } GjMemKind;
+
+typedef struct GjAllocation {
+    PyObject_HEAD
+    uint64_t ptr;
+    size_t size;
+    GjMemKind kind;
+    int device;
+    unsigned generation;
+    Py_ssize_t exports; /* buffer views handed out (host kinds) */
+} GjAllocation;
+
+extern PyTypeObject GjAllocation_Type;
+/* Allocates `size` bytes of the kind the target uses for arrays; new reference. */
+PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned);
+/* Copies between the spaces; target decides host memcpy or the driver. Sync
+ * unless `stream` is non-zero. 0, or -1 with an exception. GIL released inside. */
+int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src,
+              size_t n, CUstream stream);
+enum { GJ_HTOD, GJ_DTOH, GJ_DTOD };
+/* Raw device memory for the launcher's staging of NumPy arguments. */
+int gj_device_malloc(int device, size_t n, CUdeviceptr *out);
+void gj_device_free(int device, CUdeviceptr p);
+
+/* ---- runtime/devicearray.c ---- */
+
+#define GJ_MAXDIM 16
+
+typedef struct GjDeviceArray {
+    PyObject_HEAD
+    uint64_t data;               /* address of element [0, ..., 0] */
+    int ndim;
+    int64_t shape[GJ_MAXDIM];
+    int64_t strides[GJ_MAXDIM];  /* bytes */
+    GjDtype dtype;
+    int itemsize;
+    GjTargetKind target;
+    int device;
+    int readonly;
+    int c_contig;                /* computed by __init__ */
+    int initialized;
+    PyObject *owner;             /* keeps the memory alive (an Allocation, or a foreign object) */
+    PyObject *stream;            /* stream associated by the creator, or NULL */
+    PyObject *dict;
+    PyObject *weaklist;
+} GjDeviceArray;
+
+extern PyTypeObject GjDeviceArray_Type;
+/* Itemsize of a dtype; 0 for an invalid code. */
+int gj_dtype_size(int dtype);
+const char *gj_dtype_name(int dtype);
+/* Whether shape/strides describe a C-contiguous array of itemsize bytes. */
+int gj_is_c_contig(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize);
+/* Maps a buffer-protocol / CAI format ("d", "<f8", "?", "|b1", ...) to a dtype; 0 if unknown. */
+GjDtype gj_dtype_from_format(const char *fmt, Py_ssize_t itemsize);
+GjDtype gj_dtype_from_typestr(const char *typestr);
+
+/* ---- runtime/stream.c ---- */
+
+typedef struct GjStream {
+    PyObject_HEAD
+    CUstream handle;
+    int device;
+    int owned;          /* created by us: destroyed on dealloc */
+    int host;           /* created for the cpu target: inert */
+    unsigned generation;
+} GjStream;
+
+typedef struct GjEvent {
+    PyObject_HEAD
+    CUevent handle;
+    int device;
+    int timing;
+    int host;            /* created for the cpu target */
+    unsigned generation;
+    double host_time_ms; /* cpu target: the time record() was called */
+} GjEvent;
+
+extern PyTypeObject GjStream_Type, GjEvent_Type;
+/* Converts 0 / None / a Stream / an int handle / an object with
+ * __cuda_stream__ to a handle. 0, or -1 with TypeError. */
+int gj_stream_handle(PyObject *obj, CUstream *out);
+/* Synchronizes one stream with the GIL released. */
+int gj_stream_sync(int device, CUstream s);
+
+/* ---- runtime/module.c ---- */
+
+/* The kernel of a CompiledKernel, loaded on `dev` (cached per kernel and device).
+ * *max_threads gets the function's own per-block limit. 0, or -1 with an exception. */
+int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_threads);
+/* Drops cached modules of a CompiledKernel (call from its dealloc) or of a reset device. */
+void gj_module_forget(PyObject *compiled);
+void gj_module_forget_device(int dev);
+
+/* ---- adders: each file contributes its types and functions to _core ---- */
+
+int gj_driver_add(PyObject *m);
+int gj_memory_add(PyObject *m);
+int gj_devicearray_add(PyObject *m);
+int gj_stream_add(PyObject *m);
+int gj_module_add(PyObject *m);
+int gj_launch_add(PyObject *m);
+
+#endif

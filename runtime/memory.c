@@ -1,0 +1,296 @@
+/* Memory: the _core.Allocation type, which owns one block of device memory
+ * (cuMemAlloc), pinned host memory (cuMemHostAlloc) or, on the cpu target,
+ * plain aligned host memory, and frees it when the last reference goes; and
+ * the copies between host and device that the arrays and the launcher use.
+ *
+ * Device memory belongs to a device's primary context, which the driver file
+ * retains for the life of the process, so an Allocation only records its
+ * device and the context generation (see reset() in driver.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "cuda.h"
+
+/* cuMemAlloc aligns to at least 256 bytes; the cpu target does the same so
+ * that kernels see the same alignment on both. */
+#define HOST_ALIGN 256
+/* Host copies this large release the GIL. */
+#define BIG_COPY (1u << 20)
+
+static const char *kind_name(GjMemKind k)
+{
+    return k == GJ_MEM_DEVICE ? "device" : k == GJ_MEM_PINNED ? "pinned" : "host";
+}
+
+int gj_device_malloc(int device, size_t n, CUdeviceptr *out)
+{
+    *out = 0;
+    if (n == 0) /* cuMemAlloc rejects 0 bytes; an empty array needs no memory */
+        return 0;
+    if (gj_cuda_enter(device) < 0)
+        return -1;
+    CUresult r = gj_cu.MemAlloc(out, n);
+    if (r != CUDA_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "cuMemAlloc(%zu bytes)", n);
+        return gj_cuda_check(r, what);
+    }
+    return 0;
+}
+
+/* Frees quietly: called from deallocators, where nothing can be raised, and
+ * possibly after the context died (a sticky error or reset). */
+void gj_device_free(int device, CUdeviceptr p)
+{
+    if (!p)
+        return;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (gj_cuda_enter(device) == 0)
+        gj_cu.MemFree(p);
+    PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
+}
+
+PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned)
+{
+    GjAllocation *a = PyObject_New(GjAllocation, &GjAllocation_Type);
+    if (!a)
+        return NULL;
+    a->ptr = 0;
+    a->size = size;
+    a->device = device;
+    a->exports = 0;
+    a->generation = 0;
+    if (target == GJ_TARGET_HOST) {
+        a->kind = GJ_MEM_HOST;
+        void *p = NULL;
+        size_t n = (size + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
+        if (posix_memalign(&p, HOST_ALIGN, n ? n : HOST_ALIGN) != 0) {
+            a->kind = GJ_MEM_HOST; /* ptr 0: dealloc frees nothing */
+            Py_DECREF(a);
+            return PyErr_NoMemory();
+        }
+        a->ptr = (uint64_t)(uintptr_t)p;
+        return (PyObject *)a;
+    }
+    a->kind = pinned ? GJ_MEM_PINNED : GJ_MEM_DEVICE;
+    a->generation = gj_cuda_generation(device);
+    if (pinned) {
+        void *p = NULL;
+        if (gj_cuda_enter(device) < 0 ||
+            gj_cuda_check(gj_cu.MemHostAlloc(&p, size ? size : 1, CU_MEMHOSTALLOC_PORTABLE),
+                          "cuMemHostAlloc") < 0) {
+            Py_DECREF(a);
+            return NULL;
+        }
+        a->ptr = (uint64_t)(uintptr_t)p;
+    } else {
+        CUdeviceptr p;
+        if (gj_device_malloc(device, size, &p) < 0) {
+            Py_DECREF(a);
+            return NULL;
+        }
+        a->ptr = p;
+    }
+    return (PyObject *)a;
+}
+
+static void alloc_dealloc(GjAllocation *a)
+{
+    if (a->ptr) {
+        switch (a->kind) {
+        case GJ_MEM_HOST:
+            free((void *)(uintptr_t)a->ptr);
+            break;
+        case GJ_MEM_DEVICE:
+            /* A reset destroyed it already; freeing again could free another's block. */
+            if (a->generation == gj_cuda_generation(a->device))
+                gj_device_free(a->device, a->ptr);
+            break;
+        case GJ_MEM_PINNED:
+            if (a->generation == gj_cuda_generation(a->device)) {
+                PyObject *et, *ev, *tb;
+                PyErr_Fetch(&et, &ev, &tb);
+                if (gj_cuda_enter(a->device) == 0)
+                    gj_cu.MemFreeHost((void *)(uintptr_t)a->ptr);
+                PyErr_Clear();
+                PyErr_Restore(et, ev, tb);
+            }
+            break;
+        }
+    }
+    PyObject_Free(a);
+}
+
+/* Host kinds export their bytes, so numpy.frombuffer can view pinned memory. */
+static int alloc_getbuffer(GjAllocation *a, Py_buffer *view, int flags)
+{
+    if (a->kind == GJ_MEM_DEVICE) {
+        PyErr_SetString(PyExc_BufferError, "device memory has no host buffer");
+        view->obj = NULL;
+        return -1;
+    }
+    if (PyBuffer_FillInfo(view, (PyObject *)a, (void *)(uintptr_t)a->ptr, (Py_ssize_t)a->size,
+                          0, flags) < 0)
+        return -1;
+    a->exports++;
+    return 0;
+}
+
+static void alloc_releasebuffer(GjAllocation *a, Py_buffer *view)
+{
+    a->exports--;
+}
+
+static PyBufferProcs alloc_as_buffer = {
+    .bf_getbuffer = (getbufferproc)alloc_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)alloc_releasebuffer,
+};
+
+static PyObject *alloc_repr(GjAllocation *a)
+{
+    char buf[160]; /* PyUnicode_FromFormat has no %llx */
+    snprintf(buf, sizeof buf, "<gpujit Allocation %s %zu bytes at 0x%llx on device %d>",
+             kind_name(a->kind), a->size, (unsigned long long)a->ptr, a->device);
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *alloc_get_ptr(GjAllocation *a, void *c)
+{
+    return PyLong_FromUnsignedLongLong(a->ptr);
+}
+
+static PyObject *alloc_get_size(GjAllocation *a, void *c)
+{
+    return PyLong_FromSize_t(a->size);
+}
+
+static PyObject *alloc_get_kind(GjAllocation *a, void *c)
+{
+    return PyUnicode_FromString(kind_name(a->kind));
+}
+
+static PyObject *alloc_get_device(GjAllocation *a, void *c)
+{
+    return PyLong_FromLong(a->device);
+}
+
+static PyObject *alloc_get_alive(GjAllocation *a, void *c)
+{
+    return PyBool_FromLong(a->kind == GJ_MEM_HOST ||
+                           a->generation == gj_cuda_generation(a->device));
+}
+
+static PyGetSetDef alloc_getset[] = {
+    {"ptr", (getter)alloc_get_ptr, NULL, "address (device or host)", NULL},
+    {"size", (getter)alloc_get_size, NULL, "bytes", NULL},
+    {"kind", (getter)alloc_get_kind, NULL, "'device', 'pinned' or 'host'", NULL},
+    {"device", (getter)alloc_get_device, NULL, "device ordinal", NULL},
+    {"alive", (getter)alloc_get_alive, NULL, "False once reset() destroyed the memory", NULL},
+    {NULL},
+};
+
+PyTypeObject GjAllocation_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.Allocation",
+    .tp_basicsize = sizeof(GjAllocation),
+    .tp_dealloc = (destructor)alloc_dealloc,
+    .tp_repr = (reprfunc)alloc_repr,
+    .tp_as_buffer = &alloc_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Owns one block of device, pinned or host memory; freed with the object.",
+    .tp_getset = alloc_getset,
+};
+
+/* ---- copies ---- */
+
+int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src, size_t n,
+              CUstream stream)
+{
+    if (n == 0)
+        return 0;
+    if (target == GJ_TARGET_HOST) {
+        if (n >= BIG_COPY) {
+            Py_BEGIN_ALLOW_THREADS
+            memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+            Py_END_ALLOW_THREADS
+        } else {
+            memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+        }
+        return 0;
+    }
+    if (gj_cuda_enter(device) < 0)
+        return -1;
+    CUresult r;
+    const char *what;
+    if (stream) { /* asynchronous: the caller keeps the host memory alive */
+        switch (dir) {
+        case GJ_HTOD:
+            what = "cuMemcpyHtoDAsync";
+            r = gj_cu.MemcpyHtoDAsync(dst, (const void *)(uintptr_t)src, n, stream);
+            break;
+        case GJ_DTOH:
+            what = "cuMemcpyDtoHAsync";
+            r = gj_cu.MemcpyDtoHAsync((void *)(uintptr_t)dst, src, n, stream);
+            break;
+        default:
+            what = "cuMemcpyDtoDAsync";
+            r = gj_cu.MemcpyDtoDAsync(dst, src, n, stream);
+            break;
+        }
+        return gj_cuda_check(r, what);
+    }
+    /* Synchronous copies wait for earlier work on the legacy stream: let other
+     * Python threads run meanwhile. The context is per-thread state and stays. */
+    Py_BEGIN_ALLOW_THREADS
+    switch (dir) {
+    case GJ_HTOD:
+        what = "cuMemcpyHtoD";
+        r = gj_cu.MemcpyHtoD(dst, (const void *)(uintptr_t)src, n);
+        break;
+    case GJ_DTOH:
+        what = "cuMemcpyDtoH";
+        r = gj_cu.MemcpyDtoH((void *)(uintptr_t)dst, src, n);
+        break;
+    default:
+        what = "cuMemcpyDtoD";
+        r = gj_cu.MemcpyDtoD(dst, src, n);
+        break;
+    }
+    Py_END_ALLOW_THREADS
+    return gj_cuda_check(r, what);
+}
+
+/* ---- Python functions ---- */
+
+static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"nbytes", "pinned", NULL};
+    Py_ssize_t n;
+    int pinned = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|p:alloc", kwlist, &n, &pinned))
+        return NULL;
+    if (n < 0)
+        return PyErr_Format(PyExc_ValueError, "negative allocation size %zd", n);
+    int t = gj_target();
+    if (t < 0)
+        return NULL;
+    return gj_alloc((GjTargetKind)t, gj_current_device(), (size_t)n, pinned);
+}
+
+static PyMethodDef memory_methods[] = {
+    {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
+     "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
+    {NULL, NULL, 0, NULL},
+};
+
+int gj_memory_add(PyObject *m)
+{
+    if (PyType_Ready(&GjAllocation_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Allocation", (PyObject *)&GjAllocation_Type) < 0 ||
+        PyModule_AddFunctions(m, memory_methods) < 0)
+        return -1;
+    return 0;
+}
