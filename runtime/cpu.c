@@ -16,6 +16,12 @@
  * worker's scratch (shared-memory buffer, fiber stacks) single-owner. The
  * pool and its lock are the only process-wide state.
  *
+ * Environment, read once when the pool starts:
+ *   GPUJIT_CPU_THREADS  threads running blocks, the launching one included
+ *                       (default: the CPUs this process may run on)
+ *   GPUJIT_CPU_STACK    bytes of stack per fiber, K/M suffix allowed (default
+ *                       64K; 256K under ASan); an overflow hits a guard page
+ *
  * Requires: x86-64 for the hand-written context switch (elsewhere, or when
  * CET shadow stacks are on, glibc's ucontext takes over); POSIX threads and
  * mmap. Never exits or aborts; every failure becomes -1 and a static message. */

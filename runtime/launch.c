@@ -365,9 +365,12 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
         goto python_number;
     int rc;
     if (PyObject_CheckBuffer(o)) {
-        if (from_buffer(d, o, pos, 0) < 0)
+        if (from_buffer(d, o, pos, 0) == 0)
+            goto array_done;
+        if (target != GJ_TARGET_NVPTX || d->has_view)
             return -1;
-        goto array_done;
+        /* a buffer that refuses host access (CuPy): use its CUDA interface */
+        PyErr_Clear();
     }
     if (target == GJ_TARGET_NVPTX) {
         PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");

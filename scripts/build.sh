@@ -21,7 +21,7 @@ if [ ! -f "$dir/build.ninja" ]; then
         --native-file <(printf "[binaries]\npython = '%s'\n" "$(command -v "$PY")") "$@" >/dev/null
 fi
 ninja_bin=$("$PY" -c 'import ninja, os; print(os.path.join(ninja.BIN_DIR, "ninja"))' 2>/dev/null || command -v ninja)
-"$ninja_bin" -C "$dir" >/dev/null
+if ! log=$("$ninja_bin" -C "$dir" 2>&1); then echo "$log" >&2; exit 1; fi
 so=$(cd "$dir" && ls _core*.so)
 ln -sf "../../$dir/$so" "python/gpujit/$so"
 echo "built python/gpujit/$so"

@@ -10,6 +10,14 @@
 
 enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48 };
 
+/* Threads of barrier kernels run on small fiber stacks with a guard page
+ * below: frames over a page (big local arrays) must touch each page in turn
+ * so that an overflow faults at the guard instead of corrupting a neighbour. */
+static void probe_stack(Ctx *c, LLVMValueRef fn) {
+    LLVMAttributeRef a = LLVMCreateStringAttribute(c->llctx, "probe-stack", 11, "inline-asm", 10);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, a);
+}
+
 static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
     LLVMTypeRef *all = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(nparams + 4));
     if (!all) return -1;
@@ -23,6 +31,7 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
     for (int d = 0; d < 3; d++) c->host_tid[d] = LLVMGetParam(c->fn, (unsigned)(1 + d));
     unsigned kind = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
     LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
+    probe_stack(c, c->fn);
     return 0;
 }
 
@@ -91,6 +100,7 @@ static int finish(Ctx *c) {
     /* _thread(params, blk, tx, ty, tz) */
     LLVMTypeRef tp[5] = {c->ptr, c->ptr, c->i32, c->i32, c->i32};
     LLVMValueRef th = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_thread", c->symbol), LLVMFunctionType(c->voidt, tp, 5, 0));
+    probe_stack(c, th);
     LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->llctx, th, "entry"));
     load_params(c, LLVMGetParam(th, 0), args);
     for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
@@ -98,6 +108,7 @@ static int finish(Ctx *c) {
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol), LLVMFunctionType(c->voidt, tp, 2, 0));
+    probe_stack(c, bl);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->llctx, bl, "entry");
     LLVMPositionBuilderAtEnd(c->b, entry);
     LLVMValueRef blk = LLVMGetParam(bl, 1);

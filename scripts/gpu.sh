@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one call on the device machine (the
+# `device` tool): carried LLVM runtime + a cp312 build made here, then the
+# example, the whole test suite on the cuda target, and the benchmarks.
+#
+# Here, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
+#                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
+# Then run:      bash scripts/gpu.sh [tests|bench|all]   carrying .deps and build/py312
+# Results land in $OUT (when set) as gpu_tests.log, gpu_bench.log, gpu_bench.json.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+OUT=${OUT:-/tmp/gpujit-out}
+mkdir -p "$OUT"
+prefix=/tmp/gpujit-llvm
+if [ ! -d "$prefix" ]; then
+    mkdir -p "$prefix"
+    for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+fi
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/llvm-19/lib:${LD_LIBRARY_PATH:-}"
+so=$(ls build/py312/_core*.so)
+ln -sf "../../$so" python/gpujit/
+export PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
+python3 -c "import gpujit; gpujit.detect(); print('target:', gpujit.current_target())" || exit 1
+python3 examples/saxpy.py || exit 1
+python3 -m gpujit ptx examples/saxpy.py > "$OUT/saxpy.ptx" && ptxas -arch=sm_90 "$OUT/saxpy.ptx" -o /dev/null && echo "ptxas: saxpy.ptx OK"
+rc=0
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    python3 -m pytest -q -x --timeout=300 -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log"
+    rc=${PIPESTATUS[0]}
+    GPUJIT_TARGET=cpu python3 -m pytest -q -p no:cacheprovider tests 2>&1 | tail -3 | tee -a "$OUT/gpu_tests.log"
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
+    python3 benchmarks/compile_time.py 2>&1 | tee -a "$OUT/gpu_bench.log"
+fi
+exit $rc

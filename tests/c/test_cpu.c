@@ -1,0 +1,562 @@
+/* test_cpu.c: tests of the CPU executor (runtime/cpu.c) with hand-written
+ * "kernels" that follow the ABI of runtime/cpu.h, the way src/target_host.c
+ * emits them: params is cuLaunchKernel's kernelParams (one pointer per
+ * parameter value), block functions loop over the threads of a block, thread
+ * functions run one thread and call blk->syncthreads.
+ *
+ *   test_cpu [--no-bench] [--small]     exit status 0 when every check passed
+ * --small shrinks the inputs for slow tools (TSan, valgrind). */
+#define _GNU_SOURCE
+#include <fenv.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+static int failures;
+static int small; /* --small: smaller inputs, for TSan and valgrind */
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            failures++;                                                    \
+            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+static GjDim3 dim3(uint32_t x, uint32_t y, uint32_t z) { return (GjDim3){x, y, z}; }
+
+static int launch_block(GjHostBlockFn fn, GjDim3 g, GjDim3 b, size_t shared, void **params,
+                        const char **err)
+{
+    return gj_cpu_launch(fn, NULL, 0, g, b, shared, params, err);
+}
+
+static int launch_fibers(GjHostThreadFn fn, GjDim3 g, GjDim3 b, size_t shared, void **params,
+                         const char **err)
+{
+    return gj_cpu_launch(NULL, fn, 1, g, b, shared, params, err);
+}
+
+/* ---- 1. block function: out[global id] = global id ---------------------- */
+
+static void k_iota(void **params, GjBlockCtx *blk)
+{
+    int32_t *out = *(int32_t **)params[0];
+    for (int32_t tx = 0; tx < blk->ntid[0]; tx++) {
+        int32_t i = blk->ctaid[0] * blk->ntid[0] + tx;
+        out[i] = i;
+    }
+}
+
+static void test_iota(void)
+{
+    enum { G = 37, B = 128, N = G * B };
+    int32_t *out = malloc(N * sizeof *out);
+    for (int i = 0; i < N; i++)
+        out[i] = -1;
+    void *params[] = {&out};
+    const char *err = "unset";
+    int rc = launch_block(k_iota, dim3(G, 1, 1), dim3(B, 1, 1), 0, params, &err);
+    CHECK(rc == 0 && err == NULL, "rc=%d err=%s", rc, err ? err : "(null)");
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += out[i] != i;
+    CHECK(bad == 0, "%d of %d elements wrong", bad, N);
+    free(out);
+}
+
+/* ---- 2./3. shared-memory tree reduction with barriers -------------------- */
+
+/* params: const int64_t *in, int64_t n, int64_t *total, int32_t sync.
+ * sync == 0 skips every barrier, to prove the barrier is what makes it right. */
+static void k_reduce(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    const int64_t *in = *(const int64_t **)params[0];
+    int64_t n = *(int64_t *)params[1];
+    int64_t *total = *(int64_t **)params[2];
+    int32_t sync = *(int32_t *)params[3];
+    int64_t *sh = (int64_t *)(void *)blk->shared;
+    int64_t i = (int64_t)blk->ctaid[0] * blk->ntid[0] + tx;
+    sh[tx] = i < n ? in[i] : 0;
+    if (sync)
+        blk->syncthreads(blk);
+    for (int32_t s = blk->ntid[0] / 2; s > 0; s >>= 1) {
+        if (tx < s)
+            sh[tx] += sh[tx + s];
+        if (sync)
+            blk->syncthreads(blk);
+    }
+    if (tx == 0)
+        __atomic_fetch_add(total, sh[0], __ATOMIC_RELAXED);
+}
+
+static int64_t *make_input(int64_t n, uint64_t seed, int64_t *sum)
+{
+    int64_t *in = malloc((size_t)n * sizeof *in);
+    *sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        in[i] = (int64_t)(seed >> 40) % 2001 - 1000;
+        *sum += in[i];
+    }
+    return in;
+}
+
+static int reduce(const int64_t *in, int64_t n, int32_t block, int32_t sync, int64_t *total,
+                  const char **err)
+{
+    *total = 0;
+    int64_t *ptotal = total;
+    void *params[] = {&in, &n, &ptotal, &sync};
+    uint32_t grid = (uint32_t)((n + block - 1) / block);
+    return launch_fibers(k_reduce, dim3(grid, 1, 1), dim3((uint32_t)block, 1, 1),
+                         (size_t)block * sizeof(int64_t), params, err);
+}
+
+static void test_reduce(void)
+{
+    int64_t n = small ? 7001 : 70001, want, got;
+    int64_t *in = make_input(n, 1, &want);
+    const char *err;
+    int rc = reduce(in, n, 128, 1, &got, &err);
+    CHECK(rc == 0 && err == NULL, "rc=%d err=%s", rc, err ? err : "(null)");
+    CHECK(got == want, "sum %" PRId64 ", want %" PRId64, got, want);
+
+    rc = reduce(in, n, 128, 0, &got, &err);
+    CHECK(rc == 0, "rc=%d without barriers", rc);
+    CHECK(got != want, "sum right without barriers (%" PRId64 "): the barrier is not real", got);
+
+    /* Other block sizes grow the fiber arrays and the shared buffer; 1024 is
+     * CUDA's largest block. */
+    static const int32_t sizes[] = {32, 1024, 64, 256, 1, 512};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        rc = reduce(in, n, sizes[k], 1, &got, &err);
+        CHECK(rc == 0 && got == want, "block %d: rc=%d sum %" PRId64 ", want %" PRId64,
+              sizes[k], rc, got, want);
+    }
+    free(in);
+}
+
+/* ---- 4. deadlocks ------------------------------------------------------- */
+
+/* params: int32_t mode, int32_t bad_block, int64_t *calls
+ *   mode 0: thread 0 returns before the barrier the others wait at
+ *   mode 1: all pass one barrier, then odd threads return and even ones wait again
+ *   mode 2: nobody calls a barrier at all (fine)
+ *   mode 3: a barrier inside a loop whose trip count differs between blocks (fine) */
+static void k_deadlock(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int32_t mode = *(int32_t *)params[0];
+    int32_t bad_block = *(int32_t *)params[1];
+    int64_t *calls = *(int64_t **)params[2];
+    __atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
+    int bad = bad_block < 0 || blk->ctaid[0] == bad_block;
+    switch (mode) {
+    case 0:
+        if (bad && tx == 0)
+            return;
+        blk->syncthreads(blk);
+        break;
+    case 1:
+        blk->syncthreads(blk);
+        if (bad && (tx & 1))
+            return;
+        blk->syncthreads(blk);
+        break;
+    case 2:
+        break;
+    case 3:
+        for (int32_t k = 0; k < blk->ctaid[0] % 5; k++)
+            blk->syncthreads(blk);
+        break;
+    }
+}
+
+static int run_deadlock(int32_t mode, int32_t bad_block, uint32_t grid, const char **err)
+{
+    int64_t calls = 0, *pcalls = &calls;
+    void *params[] = {&mode, &bad_block, &pcalls};
+    return launch_fibers(k_deadlock, dim3(grid, 1, 1), dim3(64, 1, 1), 0, params, err);
+}
+
+static void test_deadlock(void)
+{
+    const char *err;
+    int rc = run_deadlock(0, -1, 1, &err);
+    CHECK(rc == -1 && err && strstr(err, "syncthreads()"), "early return: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    rc = run_deadlock(1, -1, 3, &err);
+    CHECK(rc == -1 && err && strstr(err, "not every thread"), "second barrier: rc=%d", rc);
+    rc = run_deadlock(0, 17, 50, &err);
+    CHECK(rc == -1 && err, "one bad block of 50: rc=%d", rc);
+    rc = run_deadlock(2, -1, 10, &err);
+    CHECK(rc == 0 && !err, "no barrier at all: rc=%d", rc);
+    rc = run_deadlock(3, -1, 23, &err);
+    CHECK(rc == 0 && !err, "barrier in a block-uniform loop: rc=%d", rc);
+
+    /* The abandoned fibers' stacks are reused: later launches still work. */
+    int64_t n = 5000, want, got;
+    int64_t *in = make_input(n, 7, &want);
+    rc = reduce(in, n, 64, 1, &got, &err);
+    CHECK(rc == 0 && got == want, "after a deadlock: rc=%d sum %" PRId64 " want %" PRId64, rc,
+          got, want);
+    free(in);
+}
+
+/* ---- 5. 2-D and 3-D indices --------------------------------------------- */
+
+typedef struct Rec { int32_t ctaid[3], tid[3], nctaid[3], ntid[3], hits; } Rec;
+
+static int64_t global_id(const GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int64_t b = ((int64_t)blk->ctaid[2] * blk->nctaid[1] + blk->ctaid[1]) * blk->nctaid[0] +
+                blk->ctaid[0];
+    int64_t t = ((int64_t)tz * blk->ntid[1] + ty) * blk->ntid[0] + tx;
+    return b * blk->ntid[0] * blk->ntid[1] * blk->ntid[2] + t;
+}
+
+static void record(Rec *out, const GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    Rec *r = &out[global_id(blk, tx, ty, tz)];
+    memcpy(r->ctaid, blk->ctaid, sizeof r->ctaid);
+    memcpy(r->nctaid, blk->nctaid, sizeof r->nctaid);
+    memcpy(r->ntid, blk->ntid, sizeof r->ntid);
+    r->tid[0] = tx, r->tid[1] = ty, r->tid[2] = tz;
+    __atomic_fetch_add(&r->hits, 1, __ATOMIC_RELAXED);
+}
+
+static void k_index_block(void **params, GjBlockCtx *blk)
+{
+    Rec *out = *(Rec **)params[0];
+    for (int32_t tz = 0; tz < blk->ntid[2]; tz++)
+        for (int32_t ty = 0; ty < blk->ntid[1]; ty++)
+            for (int32_t tx = 0; tx < blk->ntid[0]; tx++)
+                record(out, blk, tx, ty, tz);
+}
+
+/* The fiber version also checks that a barrier separates the phases: every
+ * thread of the block has recorded itself before any reads the records. */
+static void k_index_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    Rec *out = *(Rec **)params[0];
+    int32_t *bad = *(int32_t **)params[1];
+    record(out, blk, tx, ty, tz);
+    blk->syncthreads(blk);
+    int32_t nt = blk->ntid[0] * blk->ntid[1] * blk->ntid[2];
+    int64_t first = global_id(blk, 0, 0, 0);
+    for (int32_t k = 0; k < nt; k++)
+        if (out[first + k].hits != 1)
+            __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+}
+
+static void check_indices(const Rec *out, GjDim3 g, GjDim3 b, const char *what)
+{
+    int bad = 0;
+    int64_t i = 0;
+    for (uint32_t bz = 0; bz < g.z; bz++)
+        for (uint32_t by = 0; by < g.y; by++)
+            for (uint32_t bx = 0; bx < g.x; bx++)
+                for (uint32_t tz = 0; tz < b.z; tz++)
+                    for (uint32_t ty = 0; ty < b.y; ty++)
+                        for (uint32_t tx = 0; tx < b.x; tx++, i++) {
+                            const Rec *r = &out[i];
+                            int ok = r->hits == 1 && r->ctaid[0] == (int32_t)bx &&
+                                     r->ctaid[1] == (int32_t)by && r->ctaid[2] == (int32_t)bz &&
+                                     r->tid[0] == (int32_t)tx && r->tid[1] == (int32_t)ty &&
+                                     r->tid[2] == (int32_t)tz && r->nctaid[0] == (int32_t)g.x &&
+                                     r->nctaid[1] == (int32_t)g.y && r->nctaid[2] == (int32_t)g.z &&
+                                     r->ntid[0] == (int32_t)b.x && r->ntid[1] == (int32_t)b.y &&
+                                     r->ntid[2] == (int32_t)b.z;
+                            bad += !ok;
+                        }
+    CHECK(bad == 0, "%s grid (%u,%u,%u) block (%u,%u,%u): %d of %" PRId64 " records wrong", what,
+          g.x, g.y, g.z, b.x, b.y, b.z, bad, i);
+}
+
+static void test_indices(void)
+{
+    static const GjDim3 cases[][2] = {
+        {{7, 5, 1}, {16, 4, 1}},
+        {{3, 4, 5}, {4, 3, 2}},
+        {{1, 1, 9}, {1, 1, 8}},
+        {{2, 3, 1}, {8, 8, 16}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        GjDim3 g = cases[c][0], b = cases[c][1];
+        size_t n = (size_t)g.x * g.y * g.z * b.x * b.y * b.z;
+        Rec *out = calloc(n, sizeof *out);
+        int32_t bad = 0, *pbad = &bad;
+        void *params[] = {&out, &pbad};
+        const char *err;
+        int rc = launch_block(k_index_block, g, b, 0, params, &err);
+        CHECK(rc == 0, "block function rc=%d", rc);
+        check_indices(out, g, b, "block function");
+        memset(out, 0, n * sizeof *out);
+        rc = launch_fibers(k_index_thread, g, b, 0, params, &err);
+        CHECK(rc == 0, "fibers rc=%d", rc);
+        check_indices(out, g, b, "fibers");
+        CHECK(bad == 0, "fibers: %d reads before the barrier was complete", bad);
+        free(out);
+    }
+}
+
+/* ---- edge cases ---------------------------------------------------------- */
+
+static void k_count_block(void **params, GjBlockCtx *blk)
+{
+    int64_t *counts = *(int64_t **)params[0];
+    int64_t *misaligned = *(int64_t **)params[1];
+    int64_t b = ((int64_t)blk->ctaid[2] * blk->nctaid[1] + blk->ctaid[1]) * blk->nctaid[0] +
+                blk->ctaid[0];
+    __atomic_fetch_add(&counts[b], 1, __ATOMIC_RELAXED);
+    if ((uintptr_t)blk->shared & 15)
+        __atomic_fetch_add(misaligned, 1, __ATOMIC_RELAXED);
+    blk->syncthreads(blk); /* a no-op for block functions; must not crash */
+}
+
+static void k_count_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    if (tx == 0 && ty == 0 && tz == 0)
+        k_count_block(params, blk);
+}
+
+static void test_edges(void)
+{
+    /* Many tiny blocks: every one runs exactly once despite chunking. */
+    enum { NB = 100003 };
+    int64_t *counts = calloc(NB, sizeof *counts), misaligned = 0, *pmis = &misaligned;
+    void *params[] = {&counts, &pmis};
+    const char *err;
+    int rc = launch_block(k_count_block, dim3(NB, 1, 1), dim3(1, 1, 1), 24, params, &err);
+    int bad = 0;
+    for (int i = 0; i < NB; i++)
+        bad += counts[i] != 1;
+    CHECK(rc == 0 && bad == 0, "rc=%d, %d of %d blocks not run exactly once", rc, bad, NB);
+    CHECK(misaligned == 0, "%" PRId64 " blocks saw shared memory not 16-aligned", misaligned);
+
+    /* Zero-size grids and blocks call nothing. */
+    memset(counts, 0, NB * sizeof *counts);
+    static const GjDim3 zeros[][2] = {
+        {{0, 1, 1}, {1, 1, 1}}, {{1, 0, 1}, {1, 1, 1}}, {{1, 1, 0}, {1, 1, 1}},
+        {{4, 1, 1}, {0, 1, 1}}, {{4, 1, 1}, {1, 0, 1}}, {{4, 1, 1}, {1, 1, 0}},
+    };
+    for (size_t c = 0; c < sizeof zeros / sizeof *zeros; c++) {
+        rc = launch_block(k_count_block, zeros[c][0], zeros[c][1], 0, params, &err);
+        CHECK(rc == 0 && !err, "zero-size case %zu: rc=%d", c, rc);
+        rc = launch_fibers(k_count_thread, zeros[c][0], zeros[c][1], 0, params, &err);
+        CHECK(rc == 0 && !err, "zero-size case %zu (fibers): rc=%d", c, rc);
+    }
+    CHECK(counts[0] == 0, "a zero-size launch ran a block");
+
+    /* Missing host function, absurd dimensions: errors, not crashes. */
+    rc = gj_cpu_launch(NULL, NULL, 0, dim3(1, 1, 1), dim3(1, 1, 1), 0, params, &err);
+    CHECK(rc == -1 && err, "no block function: rc=%d", rc);
+    rc = gj_cpu_launch(k_count_block, NULL, 1, dim3(1, 1, 1), dim3(1, 1, 1), 0, params, &err);
+    CHECK(rc == -1 && err, "barrier kernel without thread function: rc=%d", rc);
+    rc = launch_block(k_count_block, dim3(0x80000000u, 1, 1), dim3(1, 1, 1), 0, params, &err);
+    CHECK(rc == -1 && err, "grid.x > INT32_MAX: rc=%d", rc);
+    rc = launch_fibers(k_count_thread, dim3(1, 1, 1), dim3(1024, 1024, 1), 0, params, &err);
+    CHECK(rc == -1 && err, "a million-thread fiber block: rc=%d", rc);
+    free(counts);
+}
+
+/* Each fiber keeps its own FP control state (MXCSR and x87 control word are
+ * callee-saved) and its own stack across barriers. The expected quotients
+ * come from the launching thread under each mode (valgrind, for one, ignores
+ * SSE rounding modes, so hard-coded ones would not do). */
+static double quotient(int mode)
+{
+    volatile double one = 1.0, three = 3.0;
+    int old = fegetround();
+    fesetround(mode);
+    volatile double q = one / three; /* volatile: GCC would move the division past fesetround */
+    fesetround(old);
+    return q;
+}
+
+static void k_fpenv(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int32_t *bad = *(int32_t **)params[0];
+    const double *want = *(const double **)params[1]; /* [down, up] */
+    int mode = tx & 1 ? FE_UPWARD : FE_DOWNWARD;
+    volatile unsigned char buf[16384];
+    for (size_t k = 0; k < sizeof buf; k++)
+        buf[k] = (unsigned char)(tx + k);
+    fesetround(mode);
+    blk->syncthreads(blk);
+    volatile double one = 1.0, three = 3.0;
+    volatile double q = one / three;
+    if (fegetround() != mode || q != want[tx & 1])
+        __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+    blk->syncthreads(blk);
+    for (size_t k = 0; k < sizeof buf; k++)
+        if (buf[k] != (unsigned char)(tx + k)) {
+            __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+            break;
+        }
+}
+
+static void test_fpenv(void)
+{
+    int32_t bad = 0, *pbad = &bad;
+    double want[2] = {quotient(FE_DOWNWARD), quotient(FE_UPWARD)}, *pwant = want;
+    void *params[] = {&pbad, &pwant};
+    const char *err;
+    int rc = launch_fibers(k_fpenv, dim3(8, 1, 1), dim3(64, 1, 1), 0, params, &err);
+    CHECK(rc == 0, "rc=%d", rc);
+    CHECK(bad == 0, "%d threads lost their rounding mode or stack across a barrier", bad);
+    CHECK(fegetround() == FE_TONEAREST, "a fiber's rounding mode leaked into the launcher");
+}
+
+/* Launches from several threads at once are each correct. */
+typedef struct Concurrent { int seed, failures; } Concurrent;
+
+static void *concurrent_main(void *arg)
+{
+    Concurrent *c = arg;
+    int64_t n = (small ? 2000 : 20000) + c->seed * 100, want, got;
+    int64_t *in = make_input(n, (uint64_t)c->seed, &want);
+    for (int k = 0; k < (small ? 4 : 20); k++) {
+        const char *err;
+        int rc = reduce(in, n, 32 << (k % 4), 1, &got, &err);
+        c->failures += rc != 0 || got != want;
+    }
+    free(in);
+    return NULL;
+}
+
+static void test_concurrent(void)
+{
+    enum { T = 4 };
+    pthread_t th[T];
+    Concurrent c[T];
+    for (int i = 0; i < T; i++) {
+        c[i] = (Concurrent){.seed = i + 100};
+        pthread_create(&th[i], NULL, concurrent_main, &c[i]);
+    }
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(c[i].failures == 0, "thread %d: %d wrong launches", i, c[i].failures);
+    }
+}
+
+/* ---- 6. timing ---------------------------------------------------------- */
+
+static void k_saxpy(void **params, GjBlockCtx *blk)
+{
+    float a = *(float *)params[0];
+    const float *x = *(const float **)params[1];
+    float *y = *(float **)params[2];
+    int64_t n = *(int64_t *)params[3];
+    int64_t base = (int64_t)blk->ctaid[0] * blk->ntid[0];
+    for (int32_t tx = 0; tx < blk->ntid[0]; tx++) {
+        int64_t i = base + tx;
+        if (i < n)
+            y[i] = a * x[i] + y[i];
+    }
+}
+
+static void k_empty(void **params, GjBlockCtx *blk) {}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void bench(void)
+{
+    int64_t n = 1 << 24;
+    float a = 2.0f;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *yref = malloc(n * sizeof *y);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)(i & 1023), y[i] = yref[i] = 1.0f;
+    void *params[] = {&a, &x, &y, &n};
+    const char *err;
+    double best_loop = 1e9, best_launch = 1e9;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now();
+        for (int64_t i = 0; i < n; i++)
+            yref[i] = a * x[i] + yref[i];
+        double t1 = now();
+        launch_block(k_saxpy, dim3((uint32_t)(n / 256), 1, 1), dim3(256, 1, 1), 0, params, &err);
+        double t2 = now();
+        best_loop = t1 - t0 < best_loop ? t1 - t0 : best_loop;
+        best_launch = t2 - t1 < best_launch ? t2 - t1 : best_launch;
+    }
+    CHECK(memcmp(y, yref, n * sizeof *y) == 0, "saxpy results differ from the plain loop");
+    printf("saxpy 2^24 floats: plain loop %.2f ms, gj_cpu_launch (256-thread blocks) %.2f ms, "
+           "launch/loop = %.2f\n",
+           best_loop * 1e3, best_launch * 1e3, best_launch / best_loop);
+
+    /* The executor's own cost: an empty kernel, per block and per launch. */
+    double t0 = now();
+    launch_block(k_empty, dim3(1 << 20, 1, 1), dim3(256, 1, 1), 0, params, &err);
+    double t1 = now();
+    for (int rep = 0; rep < 1000; rep++)
+        launch_block(k_empty, dim3(1, 1, 1), dim3(256, 1, 1), 0, params, &err);
+    double t2 = now();
+    for (int rep = 0; rep < 1000; rep++)
+        launch_block(k_empty, dim3(64, 1, 1), dim3(256, 1, 1), 0, params, &err);
+    double t3 = now();
+    printf("empty kernel: %.1f ns per block (2^20 blocks); launch of 1 block %.2f us, "
+           "of 64 blocks %.2f us\n",
+           (t1 - t0) * 1e9 / (1 << 20), (t2 - t1) * 1e3, (t3 - t2) * 1e3);
+
+    /* Cost of a barrier: the reduction over 2^22 elements, 256-thread blocks
+     * (9 barriers a thread), with and without the barrier. */
+    int64_t rn = 1 << 22, want, got;
+    int64_t *in = make_input(rn, 3, &want);
+    t0 = now();
+    reduce(in, rn, 256, 1, &got, &err);
+    t1 = now();
+    reduce(in, rn, 256, 0, &got, &err);
+    t2 = now();
+    double switches = 2.0 * rn * 9; /* into the fiber and back, per barrier */
+    printf("fiber reduction 2^22: %.1f ms with barriers, %.1f ms without; ~%.1f ns per switch\n",
+           (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t1 - t0 - (t2 - t1)) * 1e9 / switches);
+    free(in);
+    free(x);
+    free(y);
+    free(yref);
+}
+
+int main(int argc, char **argv)
+{
+    int do_bench = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--no-bench") == 0)
+            do_bench = 0;
+        else if (strcmp(argv[i], "--small") == 0)
+            small = 1;
+        else {
+            fprintf(stderr, "usage: test_cpu [--no-bench] [--small]\n");
+            return 2;
+        }
+    }
+    alarm(300); /* a hang is a failure too */
+    test_iota();
+    test_reduce();
+    test_deadlock();
+    test_indices();
+    test_edges();
+    test_fpenv();
+    test_concurrent();
+    if (do_bench)
+        bench();
+    if (failures) {
+        printf("test_cpu: %d FAILED\n", failures);
+        return 1;
+    }
+    printf("test_cpu: all passed\n");
+    return 0;
+}
