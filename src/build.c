@@ -376,21 +376,21 @@ static const char *construct_of(const char *op) {
         {"RETURN_GENERATOR", "generators"}, {"GET_AWAITABLE", "await"}, {"SEND", "await / yield from"},
         {"BEFORE_WITH", "with statements"}, {"BEFORE_ASYNC_WITH", "async with"},
         {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
-        {"RAISE_VARARGS", "raise"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
-        {"BUILD_STRING", "string formatting"}, {"FORMAT_", "string formatting"},
-        {"CONVERT_VALUE", "string formatting"}, {"BUILD_SLICE", "slices"},
-        {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del"},
-        {"STORE_GLOBAL", "assignment to a global"}, {"STORE_DEREF", "assignment to a closure variable"},
-        {"STORE_ATTR", "attribute assignment"}, {"LOAD_ASSERTION_ERROR", "assert"},
+        {"RAISE_VARARGS", "raise statements"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
+        {"BUILD_STRING", "string formatting operations"}, {"FORMAT_", "string formatting operations"},
+        {"CONVERT_VALUE", "string formatting operations"}, {"BUILD_SLICE", "slices"},
+        {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del statements"},
+        {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
+        {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
         {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignment"},
         {"GET_AITER", "async for"}, {"GET_ANEXT", "async for"}, {"MATCH_", "match statements"},
         {"GET_LEN", "match statements"}, {"CHECK_EXC_MATCH", "try statements"},
-        {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "this construct"},
+        {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "constructs like this"},
         {"SETUP_", "try/with statements"}, {"POP_EXCEPT", "try statements"},
         {"LOAD_LOCALS", "classes"}, {"LOAD_FROM_DICT", "classes"}, {"IS_OP", "'is' comparisons"},
         {"CONTAINS_OP", "'in' tests"}, {"POP_JUMP_IF_NONE", "comparisons with None"},
         {"POP_JUMP_IF_NOT_NONE", "comparisons with None"}, {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
-        {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"}, {"PRINT_EXPR", "print"},
+        {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"}, {"PRINT_EXPR", "print statements"},
         {"EXIT_INIT_CHECK", "classes"}, {"GET_YIELD_FROM_ITER", "yield from"},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
@@ -496,7 +496,11 @@ static int build_block(Builder *bd, Block *b) {
         case OP_LOAD_CONST: { /* ( -- k) */
             Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
             if (!k) {
-                if (!PyErr_Occurred())
+                /* a code constant is the body of a def, lambda or (before 3.12) comprehension */
+                if (!PyErr_Occurred() && PyCode_Check(PyTuple_GET_ITEM(bd->consts, arg)))
+                    error_at(c, ERR_UNSUPPORTED, in->loc, "nested functions, lambdas, comprehensions and "
+                             "generator expressions are not supported in kernels");
+                else if (!PyErr_Occurred())
                     error_at(c, ERR_UNSUPPORTED, in->loc, "constant of type '%s'",
                              py_type_name(PyTuple_GET_ITEM(bd->consts, arg)));
                 return -1;
@@ -718,7 +722,8 @@ static int build_block(Builder *bd, Block *b) {
             bd->stack[bd->sp - arg] = t;
             break;
         }
-        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_CALL_INTRINSIC_1: {
+        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_UNARY_POSITIVE:
+        case OP_CALL_INTRINSIC_1: {
             /* (v -- op v) */
             int u = in->op == OP_UNARY_NEGATIVE ? UN_NEG : in->op == OP_UNARY_NOT ? UN_NOT
                     : in->op == OP_UNARY_INVERT ? UN_INVERT : UN_POS;
@@ -781,12 +786,28 @@ int build_ir(Ctx *c) {
     }
     PyObject *exc = PyObject_GetAttrString(c->code, "co_exceptiontable");
     if (!exc) return -1;
-    Py_ssize_t exclen = PyBytes_Check(exc) ? PyBytes_GET_SIZE(exc) : 0;
-    Py_DECREF(exc);
-    if (exclen) {
-        /* find a line inside a try/with for the message */
-        return error_at(c, ERR_UNSUPPORTED, floc, "try and with statements are not supported in kernels");
+    for (int k = 0; k < c->ninsns; k++)
+        if (c->insns[k].op == OP_LOAD_FAST_AND_CLEAR) { /* 3.12+ inline comprehensions; they also */
+            Py_DECREF(exc);                               /* have an exception table entry */
+            return error_at(c, ERR_UNSUPPORTED, c->insns[k].loc, "nested functions, lambdas, comprehensions "
+                            "and generator expressions are not supported in kernels");
+        }
+    if (PyBytes_Check(exc) && PyBytes_GET_SIZE(exc)) {
+        /* Point at the `try:` / `with` line: the instruction just before the first protected
+         * range (a NOP for try, BEFORE_WITH for with). The table's entries are sorted; each
+         * starts with the range's start in code units, a big-endian varint of 6-bit chunks
+         * (0x40 = more follow). */
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(exc);
+        Py_ssize_t n = PyBytes_GET_SIZE(exc), i = 0;
+        int start = p[i] & 63;
+        while ((p[i] & 64) && i + 1 < n) start = (start << 6) | (p[++i] & 63);
+        Loc loc = floc;
+        for (int k = 0; k < c->ninsns && c->insns[k].off < 2 * start; k++)
+            if (c->insns[k].loc.line > 0) loc = c->insns[k].loc;
+        Py_DECREF(exc);
+        return error_at(c, ERR_UNSUPPORTED, loc, "try and with statements are not supported in kernels");
     }
+    Py_DECREF(exc);
     bd.names = PyObject_GetAttrString(c->code, "co_names");
     bd.consts = PyObject_GetAttrString(c->code, "co_consts");
     bd.varnames = PyObject_GetAttrString(c->code, "co_varnames");

@@ -117,7 +117,7 @@ static int compile(Ctx *c, const char *sig) {
 static void teardown(Ctx *c) {
     if (c->b) LLVMDisposeBuilder(c->b);
     if (c->mod) LLVMDisposeModule(c->mod);
-    if (c->tm) LLVMDisposeTargetMachine(c->tm);
+    if (c->tm) release_target_machine(c->tm, c->tm_key);
     if (c->tsc) LLVMOrcDisposeThreadSafeContext(c->tsc);
     else if (c->llctx) LLVMContextDispose(c->llctx);
     arena_free(&c->arena);

@@ -57,9 +57,14 @@ static int raise_at(Ctx *c, PyObject *exc, Loc loc, const char *prefix, const ch
     const char *file = c && c->filename ? c->filename : "<unknown>";
     PyObject *src = source_line(c ? c->filename : NULL, loc.line);
     if (loc.line > 0 && src && PyUnicode_GetLength(src) > 0) {
+        /* PyUnicode_FromFormat has no "%*s": pad the caret ourselves */
+        char caret[256];
         int col = loc.col > 0 ? loc.col : 0;
-        text = PyUnicode_FromFormat("%s:%d: %s%s\n    %U\n    %*s^", file, loc.line, prefix, msg,
-                                    src, col, "");
+        if (col > (int)sizeof caret - 2) col = (int)sizeof caret - 2;
+        memset(caret, ' ', (size_t)col);
+        caret[col] = '^';
+        caret[col + 1] = 0;
+        text = PyUnicode_FromFormat("%s:%d: %s%s\n    %U\n    %s", file, loc.line, prefix, msg, src, caret);
     } else if (loc.line > 0) {
         text = PyUnicode_FromFormat("%s:%d: %s%s", file, loc.line, prefix, msg);
     } else {

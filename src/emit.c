@@ -35,39 +35,85 @@ int emit_init(void) {
 /* PTX ISA for the cc: sm_90 needs 7.8 (CUDA 11.8+ drivers). */
 static int default_ptx(int cc) { return cc >= 90 ? 78 : cc >= 89 ? 78 : cc >= 80 ? 70 : 64; }
 
+/* Target machines are costly to create (a tenth of a small kernel's compile)
+ * and are only read while compiling, so finished compilations hand theirs back
+ * to a process-wide pool keyed by triple, cpu and features; a compilation on
+ * another thread never shares one that is in use. */
+typedef struct PooledTM {
+    char key[160];
+    LLVMTargetMachineRef tm;
+    bool busy;
+} PooledTM;
+
+static pthread_mutex_t tm_lock = PTHREAD_MUTEX_INITIALIZER;
+static PooledTM tm_pool[16];
+
+static LLVMTargetMachineRef tm_acquire(const char *key) {
+    LLVMTargetMachineRef tm = NULL;
+    pthread_mutex_lock(&tm_lock);
+    for (int i = 0; i < 16 && !tm; i++)
+        if (tm_pool[i].tm && !tm_pool[i].busy && strcmp(tm_pool[i].key, key) == 0) {
+            tm_pool[i].busy = true;
+            tm = tm_pool[i].tm;
+        }
+    pthread_mutex_unlock(&tm_lock);
+    return tm;
+}
+
+void release_target_machine(LLVMTargetMachineRef tm, const char *key) {
+    if (!tm) return;
+    pthread_mutex_lock(&tm_lock);
+    for (int i = 0; i < 16; i++)
+        if (tm_pool[i].tm == tm) {
+            tm_pool[i].busy = false;
+            pthread_mutex_unlock(&tm_lock);
+            return;
+        }
+    for (int i = 0; i < 16; i++)
+        if (!tm_pool[i].tm) {
+            snprintf(tm_pool[i].key, sizeof tm_pool[i].key, "%s", key);
+            tm_pool[i].tm = tm;
+            tm_pool[i].busy = false;
+            pthread_mutex_unlock(&tm_lock);
+            return;
+        }
+    pthread_mutex_unlock(&tm_lock);
+    LLVMDisposeTargetMachine(tm); /* pool full */
+}
+
 int make_target_machine(Ctx *c) {
     char *err = NULL;
     LLVMTargetRef t;
+    char triple[96], cpu[64], feat[1024];
+    char *host_triple = NULL, *host_cpu = NULL, *host_feat = NULL;
     if (c->opt.target == GJ_TARGET_NVPTX) {
-        if (LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &t, &err)) {
-            internal_error(c, NO_LOCATION, "emit: no NVPTX target in this LLVM: %s", err ? err : "");
-            LLVMDisposeMessage(err);
-            return -1;
-        }
         int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
-        int ptx = c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc);
-        char cpu[32], feat[32];
+        snprintf(triple, sizeof triple, "nvptx64-nvidia-cuda");
         snprintf(cpu, sizeof cpu, "sm_%d", cc);
-        snprintf(feat, sizeof feat, "+ptx%d", ptx);
-        const char *lvl = getenv("GPUJIT_CGLEVEL");
-        c->tm = LLVMCreateTargetMachine(t, "nvptx64-nvidia-cuda", cpu, feat, lvl ? (LLVMCodeGenOptLevel)atoi(lvl) : LLVMCodeGenLevelAggressive,
-                                        LLVMRelocDefault, LLVMCodeModelDefault);
+        snprintf(feat, sizeof feat, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
     } else {
-        char *triple = LLVMGetDefaultTargetTriple();
-        if (LLVMGetTargetFromTriple(triple, &t, &err)) {
-            internal_error(c, NO_LOCATION, "emit: no host target: %s", err ? err : "");
-            LLVMDisposeMessage(err);
-            LLVMDisposeMessage(triple);
-            return -1;
-        }
-        char *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
-        c->tm = LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
-                                        LLVMCodeModelJITDefault);
+        host_triple = LLVMGetDefaultTargetTriple();
+        host_cpu = LLVMGetHostCPUName();
+        host_feat = LLVMGetHostCPUFeatures();
+        snprintf(triple, sizeof triple, "%s", host_triple);
+        snprintf(cpu, sizeof cpu, "%s", host_cpu);
+        snprintf(feat, sizeof feat, "%s", host_feat);
+        LLVMDisposeMessage(host_triple);
+        LLVMDisposeMessage(host_cpu);
+        LLVMDisposeMessage(host_feat);
         c->triple = arena_strdup(&c->arena, triple);
-        LLVMDisposeMessage(cpu);
-        LLVMDisposeMessage(feat);
-        LLVMDisposeMessage(triple);
     }
+    c->tm_key = arena_printf(&c->arena, "%s|%s|%.100s", triple, cpu, feat);
+    if ((c->tm = tm_acquire(c->tm_key))) return 0;
+    if (LLVMGetTargetFromTriple(triple, &t, &err)) {
+        internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", triple, err ? err : "");
+        LLVMDisposeMessage(err);
+        return -1;
+    }
+    bool host = c->opt.target == GJ_TARGET_HOST;
+    c->tm = LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelAggressive,
+                                    host ? LLVMRelocPIC : LLVMRelocDefault,
+                                    host ? LLVMCodeModelJITDefault : LLVMCodeModelDefault);
     if (!c->tm) return internal_error(c, NO_LOCATION, "emit: could not create a target machine");
     return 0;
 }
@@ -134,7 +180,7 @@ int optimise(Ctx *c) {
         fprintf(stderr, "== LLVM IR of %s (optimised)\n%s", c->funcname, s);
         LLVMDisposeMessage(s);
     }
-    if (getenv("GPUJIT_NOLLVM")) return 0;
+    if (!c->opt.keep_llvm) return 0; /* printing costs a tenth of a small compile */
     char *s = LLVMPrintModuleToString(c->mod);
     c->out->llvm = strdup(s);
     LLVMDisposeMessage(s);

@@ -128,7 +128,7 @@ typedef enum {
     OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE, OP_POP_JUMP_IF_NONE, OP_POP_JUMP_IF_NOT_NONE,
     OP_JUMP_IF_FALSE_OR_POP, OP_JUMP_IF_TRUE_OR_POP,
     OP_RETURN_VALUE, OP_RETURN_CONST, OP_TO_BOOL, OP_COPY, OP_SWAP,
-    OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_CALL_INTRINSIC_1,
+    OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
     OP_NUM_KNOWN
@@ -290,6 +290,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t);
 //
 int emit_init(void);                /* once: initialise LLVM targets */
 int make_target_machine(Ctx *c);
+void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c);
 int emit_host(Ctx *c);
@@ -342,6 +343,7 @@ struct Ctx {
     LLVMValueRef *params;      /* its flattened parameters */
     LLVMBasicBlockRef entry;   /* allocas go here */
     LLVMTargetMachineRef tm;
+    const char *tm_key;        /* emit.c: the pool's key for tm */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, voidt;
     const char *symbol;
     const char *triple;        /* host: the default triple */

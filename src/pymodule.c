@@ -85,13 +85,13 @@ GjOutput *gj_compiled_output(PyObject *obj) {
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code", "globals", "closure", "sig", "target", "cc", "fastmath", "lineinfo",
-                             "debug", "device", "name", NULL};
+                             "debug", "device", "name", "keep_llvm", NULL};
     PyObject *code, *globals = Py_None, *closure = Py_None;
     const char *sig, *target = "cuda", *name = NULL;
-    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|s(ii)ppppz", kwlist, &PyCode_Type, &code, &globals,
+    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|s(ii)ppppzp", kwlist, &PyCode_Type, &code, &globals,
                                      &closure, &sig, &target, &cc_major, &cc_minor, &fastmath, &lineinfo, &debug,
-                                     &device, &name))
+                                     &device, &name, &keep_llvm))
         return NULL;
     GjOptions opt = {0};
     if (!strcmp(target, "cpu")) opt.target = GJ_TARGET_HOST;
@@ -106,6 +106,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.debug = debug;
     opt.device = device;
     opt.name = name;
+    opt.keep_llvm = keep_llvm;
     GjOutput *out;
     if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt,
                    &out) < 0)
@@ -133,7 +134,7 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
 static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
-     "debug=False, device=False, name=None) -> CompiledKernel"},
+     "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
     {NULL},
 };

@@ -10,6 +10,16 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
     LLVMTypeRef fty = LLVMFunctionType(c->voidt, params, (unsigned)nparams, 0);
     c->fn = LLVMAddFunction(c->mod, c->symbol, fty);
     LLVMSetFunctionCallConv(c->fn, 71); /* PTX_Kernel */
+    if (c->opt.fastmath) {
+        /* instruction flags alone leave NVPTX's float code exact: its ftz and
+         * approximate div/sqrt forms are chosen by these function attributes */
+        static const char *const attrs[][2] = {{"denormal-fp-math-f32", "preserve-sign,preserve-sign"},
+                                               {"unsafe-fp-math", "true"}};
+        for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+            LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
+                                       LLVMCreateStringAttribute(c->llctx, attrs[i][0], (unsigned)strlen(attrs[i][0]),
+                                                                 attrs[i][1], (unsigned)strlen(attrs[i][1])));
+    }
     return 0;
 }
 

@@ -73,7 +73,12 @@ static Type *const_type(Ctx *c, Instr *k) {
     case 4: return &ty_str;
     default: {
         Type *items[256];
-        for (int i = 0; i < k->nargs && i < 256; i++) items[i] = const_type(c, k->args[i]);
+        /* the items get their types too: lowering reads them (a[2, 1] indexes with a constant
+         * tuple whose items are never an instruction's direct argument) */
+        for (int i = 0; i < k->nargs && i < 256; i++) {
+            items[i] = const_type(c, k->args[i]);
+            if (!k->args[i]->type) k->args[i]->type = items[i];
+        }
         return type_tuple(c, k->nargs, items);
     }
     }

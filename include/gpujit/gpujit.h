@@ -29,6 +29,7 @@ typedef struct GjOptions {
     int lineinfo;           /* .loc directives in the PTX */
     int debug;              /* bounds checks (not yet implemented: error) */
     int device;             /* compile a device function, not a kernel */
+    int keep_llvm;          /* keep the optimised LLVM IR text (gj_output_llvm) */
     const char *name;       /* symbol name; NULL derives it from the code object */
 } GjOptions;
 
@@ -67,7 +68,7 @@ int gj_compile(PyObject *code, PyObject *globals, PyObject *closure,
 
 GjTargetKind gj_output_target(const GjOutput *o);
 const char *gj_output_ptx(const GjOutput *o);        /* NVPTX target: PTX text */
-const char *gj_output_llvm(const GjOutput *o);       /* optimised LLVM IR text */
+const char *gj_output_llvm(const GjOutput *o);       /* optimised LLVM IR text, if keep_llvm */
 const char *gj_output_types(const GjOutput *o);      /* typed locals per line */
 const char *gj_output_symbol(const GjOutput *o);     /* kernel entry symbol */
 const char *gj_output_restype(const GjOutput *o);    /* return type name ("none" for kernels) */

@@ -120,7 +120,19 @@ class Dispatcher(_core.DispatcherBase):
         return self.inspect_ptx(sig)
 
     def inspect_llvm(self, sig=None):
-        return self._inspect("llvm", sig)
+        """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
+        The IR text is not kept by ordinary compiles (printing it costs time), so
+        this compiles again with it kept."""
+        def ir(key):
+            f = self.py_func
+            return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                                 fastmath=self.fastmath, keep_llvm=True).llvm
+        if sig is not None:
+            target = _current_target()
+            return ir((_normalise_sig(sig), target, _target_cc(target)))
+        if not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        return {k[0]: ir(k) for k in self._compiled}
 
     def inspect_types(self, sig=None, file=None):
         text = self._inspect("types", sig)

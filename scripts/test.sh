@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The test command (README; .ci/run calls it). On a fresh Debian machine it
+# installs what it needs (apt: llvm-19-dev; pip: numpy, pytest, meson, ninja),
+# builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
+# bytecode), and runs the whole suite with each on the CPU backend (and on
+# the GPU where one exists), plus the CPU executor's C tests.
+#   GPUJIT_PYTHONS="python3.12 ..."   overrides the interpreters
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v llvm-config-19 >/dev/null 2>&1; then
+    SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+    echo "== installing llvm-19-dev (apt)"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq llvm-19-dev >/dev/null
+fi
+command -v ptxas >/dev/null 2>&1 || echo "== note: ptxas not found; PTX will not be assembled by the tests (install the CUDA toolkit)"
+
+find_python() {  # python3.X from PATH or pyenv
+    local v=$1 p
+    for p in "python$v" "$HOME/.pyenv/versions/$v"*/bin/python3 "$(pyenv root 2>/dev/null)/versions/$v"*/bin/python3; do
+        if command -v "$p" >/dev/null 2>&1 && "$p" -c "import sys; assert sys.version_info[:2] == tuple(map(int, '$v'.split('.')))" 2>/dev/null; then
+            command -v "$p"; return 0
+        fi
+    done
+    return 1
+}
+
+if [ -n "${GPUJIT_PYTHONS:-}" ]; then
+    pythons=($GPUJIT_PYTHONS)
+else
+    pythons=()
+    for v in 3.11 3.12 3.13; do
+        p=$(find_python $v) || { echo "gpujit: CPython $v not found (pyenv install $v, or set GPUJIT_PYTHONS)" >&2; exit 1; }
+        pythons+=("$p")
+    done
+fi
+
+status=0
+echo "== CPU executor C tests"
+bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
+
+for py in "${pythons[@]}"; do
+    ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    echo "== CPython $ver ($py)"
+    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja 2>&1 | grep -v "^WARNING" || true
+    scripts/build.sh "$py"
+    PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
+done
+
+exit $status
