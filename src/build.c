@@ -382,7 +382,7 @@ static const char *construct_of(const char *op) {
         {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del statements"},
         {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
         {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
-        {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignment"},
+        {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignments"},
         {"GET_AITER", "async for"}, {"GET_ANEXT", "async for"}, {"MATCH_", "match statements"},
         {"GET_LEN", "match statements"}, {"CHECK_EXC_MATCH", "try statements"},
         {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "constructs like this"},

@@ -143,6 +143,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
             bool ok;
             int64_t d = const_int(shape->args[i], &ok);
             if (!ok || d <= 0) TERR("%s.array: each dimension must be a positive constant", shared ? "shared" : "local");
+            if (n > ((int64_t)1 << 40) / d) TERR("%s.array: the array is too large", shared ? "shared" : "local");
             n *= d;
         }
         if (ndim < 1) TERR("array shape must have at least one dimension");
@@ -165,6 +166,10 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         in->shared_off = c->shared_bytes;
         in->alloc_done = true;
         c->shared_bytes += bytes;
+        /* ptxas rejects more static .shared than this; say so here, at the line that asks */
+        if (c->shared_bytes > 48 * 1024)
+            TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block",
+                 c->shared_bytes);
     }
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }
@@ -349,6 +354,10 @@ static Type *type_of(TI *ti, Instr *in) {
         Type *u = unify(c, v->type, a);
         if (!u) {
             if (v->is_arg) TERR("cannot assign %s to argument '%s' of type %s", type_name(c, a), v->name, type_name(c, v->type));
+            /* '$stack' variables carry values across blocks: the arms of `x if c else y`, `a or b` */
+            if (v->name[0] == '$')
+                TERR("the branches of this expression have incompatible types: %s and %s", type_name(c, a),
+                     type_name(c, v->type));
             TERR("variable '%s' is %s here but %s elsewhere", v->name, type_name(c, a), type_name(c, v->type));
         }
         if (v->is_arg && !type_eq(u, v->type) && v->type->kind == TY_ARRAY)

@@ -1,0 +1,139 @@
+"""Shared helpers for gpujit's compiler tests.
+
+Kernels run on the CPU backend here (no GPU needed). Every kernel a test
+compiles for the CPU is also compiled to PTX for each signature it was
+launched with, and that PTX is assembled by `ptxas -arch=sm_90` (one ptxas
+process per new kernel signature, a test's run concurrently) -- so each launch test
+doubles as a check that the NVPTX path produces valid PTX. Without ptxas on
+PATH that part is skipped.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import gpujit as gpu
+from gpujit.dispatcher import Dispatcher
+
+PTXAS = shutil.which("ptxas")
+
+# -- recording what tests compile ----------------------------------------------------------
+_seen = set()      # (code object, signature) already checked by ptxas, session-wide
+_pending = []      # (dispatcher, signature) compiled for the CPU during the current test
+_orig_compile = Dispatcher.compile
+
+
+def _recording_compile(self, sig, target=None, cc=None):
+    k = _orig_compile(self, sig, target, cc)
+    if (target or gpu.current_target()) != "cuda":
+        key = (self.py_func.__code__, sig.strip())
+        if key not in _seen:
+            _seen.add(key)
+            _pending.append((self, sig.strip()))
+    return k
+
+
+Dispatcher.compile = _recording_compile
+
+
+def assemble_ptx(named_ptx):
+    """Run ptxas on several PTX texts [(label, ptx)], one process each, all at once (ptxas
+    given several files links them as one program, so they can't share a call). Raises
+    AssertionError naming each label whose PTX ptxas rejects."""
+    if not PTXAS or not named_ptx:
+        return
+    with tempfile.TemporaryDirectory(prefix="gj-ptx-") as d:
+        procs = []
+        for n, (label, ptx) in enumerate(named_ptx):
+            path = os.path.join(d, "k%d.ptx" % n)
+            with open(path, "w") as f:
+                f.write(ptx)
+            procs.append((label, subprocess.Popen([PTXAS, "-arch=sm_90", "-o", os.devnull, path],
+                                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+        errors = []
+        for label, p in procs:
+            out, _ = p.communicate(timeout=120)
+            if p.returncode != 0:
+                errors.append("%s:\n%s" % (label, out[-3000:]))
+        if errors:
+            raise AssertionError("ptxas rejected the PTX of " + "\n".join(errors))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    del _pending[:]
+    result = yield  # the test body; a failure there propagates and skips the PTX check
+    pending, _pending[:] = list(_pending), []
+    if PTXAS and pending:
+        assemble_ptx([("%s %s" % (d.__name__, sig), d.inspect_ptx(sig)) for d, sig in pending])
+    return result
+
+
+# -- launching and comparing -----------------------------------------------------------------
+@pytest.fixture
+def rng():
+    """A fresh, unseeded generator: every run tests new inputs (the seed is printed on failure)."""
+    seed = np.random.SeedSequence().entropy
+    print("rng seed:", seed)
+    return np.random.default_rng(seed)
+
+
+INT_SENTINEL = -0x5A5A5A5A
+
+
+def poisoned(shape, dtype):
+    """An output array filled with NaN (floats) or a sentinel (ints, bools: their max / True),
+    so an element the kernel forgets to write cannot pass by accident."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return np.full(shape, np.nan, dt)
+    if dt.kind == "b":
+        return np.ones(shape, dt)
+    if dt.kind == "i":
+        return np.full(shape, max(np.iinfo(dt).min, INT_SENTINEL) if dt.itemsize >= 4 else np.iinfo(dt).min, dt)
+    return np.full(shape, np.iinfo(dt).max, dt)
+
+
+def blocks_for(n, threads=64):
+    return (max(n, 1) + threads - 1) // threads
+
+
+def launch1d(kernel, n, *args, threads=64):
+    """Launch `kernel` over n threads in 1-D."""
+    kernel[blocks_for(n, threads), threads](*args)
+
+
+def random_array(rng, shape, dtype, lo=None, hi=None):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        lo = -10.0 if lo is None else lo
+        hi = 10.0 if hi is None else hi
+        return rng.uniform(lo, hi, shape).astype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(dt)
+    info = np.iinfo(dt)
+    lo = info.min if lo is None else lo
+    hi = info.max if hi is None else hi
+    return rng.integers(lo, hi, shape, dtype=dt, endpoint=True)
+
+
+def assert_same(got, want, rtol=None, atol=0.0):
+    """Exact equality for ints/bools (and dtype), tight tolerance for floats."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if got.dtype.kind == "f":
+        if rtol is None:
+            rtol = 1e-6 if got.dtype == np.float32 else 1e-13
+        assert not np.isnan(got).any() or np.array_equal(np.isnan(got), np.isnan(want)), "unwritten (NaN) outputs"
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cpu_target():
+    assert gpu.current_target() in ("cpu", "cuda")
+    yield
