@@ -103,6 +103,7 @@ bool is_int(const Type *t);        /* signed or unsigned integer, not bool */
 bool is_signed(const Type *t);
 bool is_float(const Type *t);
 bool is_numeric(const Type *t);    /* bool, ints, floats */
+bool is_index(const Type *t);      /* usable as an index: ints and bool */
 int type_bits(const Type *t);      /* scalar width; bool = 8 in memory */
 const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
 Type *type_from_name(const char *name);       /* "float32", "int64", "bool"... or NULL */
@@ -251,6 +252,7 @@ typedef struct Intrinsic {
     const char *name;   /* math: the C function */
 } Intrinsic;
 int infer_types(Ctx *c);
+static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN; }
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
 
@@ -280,10 +282,33 @@ struct Target {
 extern const Target target_nvptx, target_host;
 
 //
-// lower.c: typed IR -> LLVM IR
+// intrinsics.c
+//
+const Intrinsic *intrinsic_lookup(const char *path);
+bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpujit.shared") */
+const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
+Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
+LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
+
+//
+// lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
 //
 int lower(Ctx *c);
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
+LLVMTypeRef mem_type(Ctx *c, Type *t);        /* in memory: bool is a byte */
+LLVMValueRef val(Ctx *c, Instr *v);           /* an IR value's LLVM value */
+LLVMValueRef val_as(Ctx *c, Instr *v, Type *to);
+LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to);
+LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from);
+LLVMValueRef ci64(Ctx *c, int64_t v);
+LLVMValueRef fp(Ctx *c, LLVMValueRef v);      /* add the fast-math flags in force */
+LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs);
+LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
+LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
+LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
+LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
+LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
+LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
 
 //
 // emit.c: optimise, then PTX text or host machine code

@@ -45,7 +45,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
 }
 
 /* Type of elements as stored in memory (bool is a byte). */
-static LLVMTypeRef mem_type(Ctx *c, Type *t) { return t->kind == TY_BOOL ? c->i8 : llvm_type(c, t); }
+LLVMTypeRef mem_type(Ctx *c, Type *t) { return t->kind == TY_BOOL ? c->i8 : llvm_type(c, t); }
 
 static LLVMTypeRef array_struct(Ctx *c, Type *t) {
     LLVMTypeRef dims = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
@@ -53,17 +53,17 @@ static LLVMTypeRef array_struct(Ctx *c, Type *t) {
     return LLVMStructTypeInContext(c->llctx, f, 3, 0);
 }
 
-static LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
+LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
 
 /* ---- conversions ---- */
 
-static LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
+LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     if (from->kind == TY_BOOL) return v;
     if (is_float(from)) return LLVMBuildFCmp(c->b, LLVMRealUNE, v, LLVMConstReal(llvm_type(c, from), 0.0), "");
     return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(llvm_type(c, from), 0, 0), "");
 }
 
-static LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args,
+LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args,
                                    int nargs) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, over, (size_t)nover);
@@ -71,7 +71,7 @@ static LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, 
     return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)nargs, "");
 }
 
-static LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
+LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
     if (type_eq(from, to) || !is_scalar(from) || !is_scalar(to)) return v;
     LLVMTypeRef tt = llvm_type(c, to);
     if (to->kind == TY_BOOL) return to_bool(c, v, from);
@@ -92,9 +92,8 @@ static LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
     return type_bits(from) > type_bits(to) ? LLVMBuildFPTrunc(c->b, v, tt, "") : LLVMBuildFPExt(c->b, v, tt, "");
 }
 
-static LLVMValueRef val(Ctx *c, Instr *v);
 
-static LLVMValueRef val_as(Ctx *c, Instr *v, Type *to) { return convert(c, val(c, v), v->type, to); }
+LLVMValueRef val_as(Ctx *c, Instr *v, Type *to) { return convert(c, val(c, v), v->type, to); }
 
 static LLVMValueRef const_value(Ctx *c, Instr *k) {
     Type *t = k->type;
@@ -115,7 +114,7 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
     }
 }
 
-static LLVMValueRef val(Ctx *c, Instr *v) {
+LLVMValueRef val(Ctx *c, Instr *v) {
     if (v->op == IR_CONST) {
         if (!v->llv) v->llv = const_value(c, v);
         return v->llv;
@@ -125,7 +124,7 @@ static LLVMValueRef val(Ctx *c, Instr *v) {
 
 /* ---- fast-math ---- */
 
-static LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
+LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
     if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
         LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll : LLVMFastMathAllowContract);
     return v;
@@ -164,12 +163,12 @@ static LLVMValueRef int_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, Type *t, 
     return LLVMBuildSelect(c->b, bz, zero, res, "");
 }
 
-static LLVMValueRef fcall1(Ctx *c, const char *name, LLVMValueRef x) {
+LLVMValueRef fcall1(Ctx *c, const char *name, LLVMValueRef x) {
     LLVMTypeRef t = LLVMTypeOf(x);
     return fp(c, call_intrinsic(c, name, &t, 1, &x, 1));
 }
 
-static LLVMValueRef fcall2(Ctx *c, const char *name, LLVMValueRef x, LLVMValueRef y) {
+LLVMValueRef fcall2(Ctx *c, const char *name, LLVMValueRef x, LLVMValueRef y) {
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMValueRef a[2] = {x, y};
     return fp(c, call_intrinsic(c, name, &t, 1, a, 2));
@@ -235,7 +234,7 @@ static LLVMValueRef int_pow(Ctx *c, LLVMValueRef base, LLVMValueRef e, Type *t) 
     return res;
 }
 
-static LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs) {
+LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs) {
     char fname[64];
     snprintf(fname, sizeof fname, "%s%s", name, t->kind == TY_FLOAT32 ? "f" : "");
     LLVMTypeRef ft = llvm_type(c, t);
@@ -305,7 +304,7 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
 /* ---- arrays ---- */
 
 /* Element pointer for a[idx...]; negative indices count from the end. */
-static LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
+LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
     LLVMValueRef a = val(c, arr);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
@@ -368,7 +367,7 @@ static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
 }
 
 /* Build the struct value of an array whose shape is constant. */
-static LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape) {
+LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape) {
     LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
     a = LLVMBuildInsertValue(c->b, a, data, 0, "");
     int64_t dims[32];
@@ -387,7 +386,7 @@ static LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr 
     return a;
 }
 
-static LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
+LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
     LLVMValueRef first = LLVMGetFirstInstruction(c->entry);
     if (first) LLVMPositionBuilderBefore(c->b, first);
@@ -399,128 +398,11 @@ static LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
 
 /* ---- calls ---- */
 
-static LLVMValueRef special(Ctx *c, Special s, int dim) { return c->target->special(c, s, dim); }
-
-static LLVMValueRef grid_value(Ctx *c, bool size, int dim) {
-    if (size)
-        return LLVMBuildMul(c->b, LLVMBuildSExt(c->b, special(c, SP_NTID, dim), c->i64, ""),
-                            LLVMBuildSExt(c->b, special(c, SP_NCTAID, dim), c->i64, ""), "");
-    LLVMValueRef blk = LLVMBuildMul(c->b, LLVMBuildZExt(c->b, special(c, SP_CTAID, dim), c->i64, ""),
-                                    LLVMBuildZExt(c->b, special(c, SP_NTID, dim), c->i64, ""), "");
-    return LLVMBuildAdd(c->b, blk, LLVMBuildZExt(c->b, special(c, SP_TID, dim), c->i64, ""), "");
-}
-
-static LLVMValueRef lower_call(Ctx *c, Instr *in) {
-    const Intrinsic *k = in->intr;
-    Instr **a = in->args + 1;
-    int nargs = in->nargs - 1;
-    Type *rt = in->type;
-    switch (k->kind) {
-    case IK_GRID: case IK_GRIDSIZE: {
-        int n = (int)a[0]->ival;
-        if (n == 1) return grid_value(c, k->kind == IK_GRIDSIZE, 0);
-        LLVMValueRef t = LLVMGetUndef(llvm_type(c, rt));
-        for (int d = 0; d < n; d++) t = LLVMBuildInsertValue(c->b, t, grid_value(c, k->kind == IK_GRIDSIZE, d), (unsigned)d, "");
-        return t;
-    }
-    case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
-    case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
-        Instr *shape = in->nkw && !strcmp(in->kwnames[0], "shape") ? a[nargs - in->nkw] : a[0];
-        int64_t n = 1;
-        if (shape->ckind == 5) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
-        else n = shape->ival;
-        LLVMTypeRef arrty = LLVMArrayType2(mem_type(c, rt->elem), (uint64_t)n);
-        LLVMValueRef data;
-        if (k->kind == IK_SHARED_ARRAY) {
-            data = c->target->shared_array(c, arrty, in->shared_off);
-            if (!data) return NULL;
-        } else {
-            data = entry_alloca(c, arrty, "local");
-            LLVMSetAlignment(data, 16);
-        }
-        return const_shape_array(c, rt, data, shape);
-    }
-    case IK_ATOMIC_ADD: {
-        LLVMValueRef p = elem_ptr(c, a[0], a[1]);
-        Type *et = rt;
-        LLVMValueRef v = val_as(c, a[2], et);
-        LLVMValueRef r = LLVMBuildAtomicRMW(c->b, is_float(et) ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v,
-                                            LLVMAtomicOrderingMonotonic, 0);
-        return r;
-    }
-    case IK_RANGE: {
-        LLVMValueRef start = ci64(c, 0), stop, step = ci64(c, 1);
-        if (nargs == 1) {
-            stop = val_as(c, a[0], &ty_int64);
-        } else {
-            start = val_as(c, a[0], &ty_int64);
-            stop = val_as(c, a[1], &ty_int64);
-            if (nargs == 3) step = val_as(c, a[2], &ty_int64);
-        }
-        LLVMValueRef r = LLVMGetUndef(llvm_type(c, &ty_range));
-        r = LLVMBuildInsertValue(c->b, r, start, 0, "");
-        r = LLVMBuildInsertValue(c->b, r, stop, 1, "");
-        return LLVMBuildInsertValue(c->b, r, step, 2, "");
-    }
-    case IK_LEN:
-        if (a[0]->type->kind == TY_TUPLE) return ci64(c, a[0]->type->n);
-        return LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, val(c, a[0]), 1, ""), 0, "");
-    case IK_ABS: {
-        LLVMValueRef x = val_as(c, a[0], rt);
-        if (is_float(rt)) return fcall1(c, "llvm.fabs", x);
-        if (!is_signed(rt)) return x;
-        LLVMValueRef args[2] = {x, LLVMConstInt(c->i1, 0, 0)};
-        LLVMTypeRef t = llvm_type(c, rt);
-        return call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
-    }
-    case IK_MIN: case IK_MAX: {
-        bool mx = k->kind == IK_MAX;
-        LLVMValueRef r = val_as(c, a[0], rt);
-        for (int i = 1; i < nargs; i++) {
-            LLVMValueRef x = val_as(c, a[i], rt);
-            LLVMValueRef better;
-            /* Python's min/max keep the first of equals and compare with <, > */
-            if (is_float(rt)) better = LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, r, "");
-            else if (rt->kind == TY_BOOL) better = mx ? LLVMBuildAnd(c->b, x, LLVMBuildNot(c->b, r, ""), "") : LLVMBuildAnd(c->b, r, LLVMBuildNot(c->b, x, ""), "");
-            else better = LLVMBuildICmp(c->b, mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT), x, r, "");
-            r = LLVMBuildSelect(c->b, better, x, r, "");
-        }
-        return r;
-    }
-    case IK_CAST:
-        if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));
-        return val_as(c, a[0], rt);
-    case IK_MATH1: {
-        LLVMValueRef x = val_as(c, a[0], rt);
-        if (!strcmp(k->name, "sqrt")) return fcall1(c, "llvm.sqrt", x);
-        if (!strcmp(k->name, "fabs")) return fcall1(c, "llvm.fabs", x);
-        return math_call(c, k->name, rt, &x, 1);
-    }
-    case IK_MATH_TOINT: {
-        Type *ft = a[0]->type;
-        if (!is_float(ft)) return val_as(c, a[0], rt);
-        LLVMValueRef x = fcall1(c, !strcmp(k->name, "floor") ? "llvm.floor" : "llvm.ceil", val(c, a[0]));
-        return convert(c, x, ft, rt);
-    }
-    case IK_MATH2: {
-        LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt);
-        if (!strcmp(k->name, "copysign")) return fcall2(c, "llvm.copysign", x, y);
-        LLVMValueRef args[2] = {x, y};
-        return math_call(c, k->name, rt, args, 2);
-    }
-    default:
-        internal_error(c, in->loc, "lower: intrinsic %s", k->path);
-        return NULL;
-    }
-}
-
-/* ---- instructions ---- */
-
 static int lower_instr(Ctx *c, Instr *in) {
     LLVMValueRef r = NULL;
     switch (in->op) {
     case IR_CONST: case IR_OBJ:
-        if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = special(c, in->intr->id, in->intr->dim);
+        if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
         break;
     case IR_ARG: r = c->params ? c->params[in->ival] : NULL; break;
     case IR_LOAD_VAR: {
@@ -581,7 +463,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_CMP: r = lower_cmp(c, in); break;
     case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
-    case IR_CALL: r = lower_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
+    case IR_CALL: r = lower_intrinsic_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
     case IR_GETITEM: {
         Type *ot = in->args[0]->type;
         if (ot->kind == TY_ARRAY) {

@@ -80,6 +80,7 @@ bool is_int(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_UIN
 bool is_signed(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_INT64; }
 bool is_float(const Type *t) { return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64); }
 bool is_numeric(const Type *t) { return is_scalar(t); }
+bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 
 int type_bits(const Type *t) {
     switch (t->kind) {
