@@ -203,6 +203,24 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
             error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: a tuple holding values other than numbers", what);
         return k;
     }
+    /* a Python function, or a gpujit device function: compiled where it is called */
+    PyObject *func = PyFunction_Check(o) ? o : NULL;
+    if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) func = PyObject_GetAttrString(o, "py_func");
+    else if (func) Py_INCREF(func);
+    if (func && PyFunction_Check(func)) {
+        Instr *v = emit(bd, IR_OBJ, 0);
+        if (!v) return Py_DECREF(func), NULL;
+        PyObject *qn = PyObject_GetAttrString(func, "__qualname__");
+        v->name = arena_printf(&c->arena, "%s", qn && PyUnicode_Check(qn) ? PyUnicode_AsUTF8(qn) : "function");
+        Py_XDECREF(qn);
+        PyErr_Clear();
+        v->pyobj = o;
+        v->func = func; /* borrowed below: `o` (a global or a cell) keeps its py_func alive */
+        Py_DECREF(func);
+        return v;
+    }
+    Py_XDECREF(func);
+    PyErr_Clear();
     char *path = object_path(c, o);
     if (!path) {
         if (!PyErr_Occurred())

@@ -7,6 +7,16 @@
 
 #include "gj.h"
 
+Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
+
+/* A symbol for LLVM: the name with anything but [A-Za-z0-9_] replaced. */
+static char *sanitise(Arena *a, const char *name) {
+    char *sym = arena_strdup(a, name);
+    for (char *p = sym; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
+    return sym;
+}
+
 static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, const GjOptions *opt) {
     if (!PyCode_Check(code)) {
         PyErr_SetString(PyExc_TypeError, "gj_compile: expected a code object");
@@ -29,11 +39,10 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     if (opt->debug)
         return PyErr_SetString(PyExc_NotImplementedError, "debug=True (bounds checks) is not implemented yet"), -1;
     if (opt->device)
-        return PyErr_SetString(PyExc_NotImplementedError, "device functions are not implemented yet"), -1;
+        return PyErr_SetString(PyExc_NotImplementedError,
+                               "compiling a device function on its own is not supported: call it from a kernel"), -1;
     /* a symbol PTX and ORC accept: the name, sanitised; host symbols unique per process */
-    char *sym = arena_strdup(&c->arena, opt->name ? opt->name : name);
-    for (char *p = sym; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
+    char *sym = sanitise(&c->arena, opt->name ? opt->name : name);
     if (opt->target == GJ_TARGET_HOST) {
         static long counter; /* atomic: compilations may run on several threads */
         long id = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
@@ -114,7 +123,73 @@ static int compile(Ctx *c, const char *sig) {
     return 0;
 }
 
+int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out) {
+    Ctx *root = ctx_root(caller);
+    PyCodeObject *code = (PyCodeObject *)PyFunction_GET_CODE(func);
+    char *key = "";
+    for (int i = 0; i < nargs; i++) key = arena_printf(&root->arena, "%s%s;", key, type_name(root, argtypes[i]));
+    for (int i = 0; i < root->funcs.n; i++) {
+        Func *f = root->funcs.v[i];
+        if (f->code == (PyObject *)code && strcmp(f->argkey, key) == 0) {
+            *out = f; /* typed already, or being typed (recursion) */
+            return 0;
+        }
+    }
+    const char *name = PyUnicode_AsUTF8(code->co_name);
+    if (!name) return -1;
+    if (code->co_argcount != nargs)
+        return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d arguments (%d given)", name, code->co_argcount,
+                        nargs);
+    Func *f = arena_alloc(&root->arena, sizeof *f);
+    Ctx *s = calloc(1, sizeof *s);
+    if (!f || !s) return PyErr_NoMemory(), -1;
+    f->code = (PyObject *)code;
+    f->argkey = key;
+    f->sub = s;
+    vec_push(&root->arena, &root->funcs, f);
+    s->root = root;
+    s->self = f;
+    s->opt = root->opt;
+    s->opt.device = 1;
+    s->target = root->target;
+    s->code = (PyObject *)code;
+    s->globals = PyFunction_GET_GLOBALS(func);
+    s->closure = PyFunction_GET_CLOSURE(func);
+    const char *fn = PyUnicode_AsUTF8(code->co_filename);
+    if (!fn) return -1;
+    s->filename = arena_strdup(&s->arena, fn);
+    s->funcname = arena_strdup(&s->arena, name);
+    s->firstlineno = code->co_firstlineno;
+    s->symbol = arena_printf(&root->arena, "%s__%s_%d", root->symbol, sanitise(&root->arena, name), root->funcs.n);
+    s->nargs = nargs;
+    s->argtypes = arena_alloc(&s->arena, sizeof(Type *) * (size_t)(nargs ? nargs : 1));
+    if (!s->argtypes) return -1;
+    memcpy(s->argtypes, argtypes, sizeof(Type *) * (size_t)nargs);
+    s->restype = &ty_unknown;
+    /* shared arrays are laid out in the kernel's one block of shared memory */
+    s->shared_bytes = caller->shared_bytes;
+    f->typing = true;
+    RETURN_IF_ERROR(decode_bytecode(s));
+    RETURN_IF_ERROR(build_cfg(s));
+    RETURN_IF_ERROR(build_ir(s));
+    RETURN_IF_ERROR(infer_types(s));
+    f->typing = false;
+    caller->shared_bytes = s->shared_bytes;
+    caller->uses_barrier |= s->uses_barrier;
+    if (!type_known(s->restype))
+        return error_at(s, ERR_TYPING, (Loc){s->firstlineno, 0},
+                        "cannot infer the return type of %s() (a recursion without a base case?)", name);
+    *out = f;
+    return 0;
+}
+
 static void teardown(Ctx *c) {
+    for (int i = 0; i < c->funcs.n; i++) {
+        Ctx *s = ((Func *)c->funcs.v[i])->sub;
+        if (s->b) LLVMDisposeBuilder(s->b);
+        arena_free(&s->arena);
+        free(s);
+    }
     if (c->b) LLVMDisposeBuilder(c->b);
     if (c->mod) LLVMDisposeModule(c->mod);
     if (c->tm) release_target_machine(c->tm, c->tm_key);

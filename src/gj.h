@@ -18,6 +18,7 @@ typedef struct Type Type;
 typedef struct Instr Instr;
 typedef struct Block Block;
 typedef struct Target Target;
+typedef struct Func Func;
 
 #define RETURN_IF_ERROR(x) do { if ((x) < 0) return -1; } while (0)
 
@@ -87,6 +88,7 @@ struct Type {
     Type **items;
     /* TY_OBJ */
     const char *path;
+    PyObject *obj;     /* a Python function called as a device function, else NULL */
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
@@ -97,6 +99,7 @@ Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
 Type *type_tuple(Ctx *c, int n, Type **items);
 Type *type_obj(Ctx *c, const char *path);
+Type *type_func(Ctx *c, const char *path, PyObject *func); /* a device function */
 bool type_eq(const Type *a, const Type *b);
 bool is_scalar(const Type *t);
 bool is_int(const Type *t);        /* signed or unsigned integer, not bool */
@@ -213,8 +216,10 @@ struct Instr {
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
     Block *target, *target2;
     PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
+    PyObject *func;     /* IR_OBJ: the Python function of a device function, borrowed */
     LLVMValueRef llv, llv2; /* lower.c */
     const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
+    Func *callee;       /* typeinfer.c: the device function an IR_CALL calls */
     Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
     bool alloc_done;
     size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */         /* typeinfer.c: the resolved intrinsic of an IR_CALL */
@@ -278,6 +283,12 @@ struct Target {
     LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
     /* After lowering: entry points, module flags. */
     int (*finish)(Ctx *c);
+    /* Device functions take hidden parameters first (the CPU's block context
+     * and thread index): their types into `types`, or, at a call site, the
+     * caller's values into `vals`; returns how many. */
+    int (*hidden_params)(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals);
+    /* c->fn of a device function exists: pick up the hidden parameters. */
+    void (*begin_device_fn)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
 
@@ -324,6 +335,19 @@ void host_jit_release(void *jit);
 //
 // compile.c: the pipeline
 //
+/* One specialisation of a device function (a Python function called from a
+ * kernel), compiled into the kernel's module. */
+struct Func {
+    PyObject *code;       /* which Python function */
+    const char *argkey;   /* its argument types, spelled */
+    Ctx *sub;             /* its compilation: frontend state, return type */
+    bool typing;          /* being typed now: a call from inside is recursion */
+    LLVMValueRef fn;      /* lower.c */
+};
+/* Type (and find or create) the specialisation of `func` for these argument
+ * types; *out is NULL with no error when arg types are not known yet. */
+int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out);
+Ctx *ctx_root(Ctx *c);
 struct GjOutput {
     GjTargetKind target;
     char *ptx, *llvm, *types, *symbol, *restype;
@@ -376,6 +400,10 @@ struct Ctx {
     LLVMValueRef host_tid[3];
     bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */
     LLVMOrcThreadSafeContextRef tsc; /* host target: ORC owns the context */
+    /* device functions: the kernel's context owns every Func (root only) */
+    Ctx *root;                 /* the kernel's context; itself for the kernel */
+    PtrVec funcs;
+    Func *self;                /* the Func this context compiles (device functions) */
     /* results */
     GjOutput *out;
 };

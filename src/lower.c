@@ -398,6 +398,8 @@ LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
 
 /* ---- calls ---- */
 
+static LLVMValueRef lower_user_call(Ctx *c, Instr *in);
+
 static int lower_instr(Ctx *c, Instr *in) {
     LLVMValueRef r = NULL;
     switch (in->op) {
@@ -463,7 +465,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_CMP: r = lower_cmp(c, in); break;
     case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
-    case IR_CALL: r = lower_intrinsic_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
+    case IR_CALL: r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
     case IR_GETITEM: {
         Type *ot = in->args[0]->type;
         if (ot->kind == TY_ARRAY) {
@@ -527,11 +529,16 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_BR: LLVMBuildBr(c->b, in->target->bb); break;
     case IR_CONDBR: LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb); break;
     case IR_RET: LLVMBuildRetVoid(c->b); break;
-    case IR_RET_VALUE: return error_at(c, ERR_UNSUPPORTED, in->loc, "device functions come with a later version of gpujit");
+    case IR_RET_VALUE:
+        if (c->restype->kind == TY_NONE) LLVMBuildRetVoid(c->b);
+        else LLVMBuildRet(c->b, val_as(c, in->args[0], c->restype));
+        break;
     }
     in->llv = r;
     return 0;
 }
+
+static int lower_body(Ctx *c, LLVMValueRef *args);
 
 int lower(Ctx *c) {
     c->llctx = LLVMContextCreate();
@@ -595,6 +602,25 @@ int lower(Ctx *c) {
             p++;
         }
     }
+    RETURN_IF_ERROR(lower_body(c, args));
+    RETURN_IF_ERROR(c->target->finish(c));
+    if (debug_enabled("llvm")) {
+        char *s = LLVMPrintModuleToString(c->mod);
+        fprintf(stderr, "== LLVM IR of %s (before optimisation)\n%s", c->funcname, s);
+        LLVMDisposeMessage(s);
+    }
+    char *msg = NULL;
+    if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg)) {
+        internal_error(c, NO_LOCATION, "lower: the LLVM module does not verify:\n%s", msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return -1;
+    }
+    LLVMDisposeMessage(msg);
+    return 0;
+}
+
+/* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */
+static int lower_body(Ctx *c, LLVMValueRef *args) {
     c->params = args;
     /* a slot per variable with a runtime value */
     for (int i = 0; i < c->vars.n; i++) {
@@ -612,18 +638,47 @@ int lower(Ctx *c) {
         LLVMPositionBuilderAtEnd(c->b, b->bb);
         for (int k = 0; k < b->instrs.n; k++) RETURN_IF_ERROR(lower_instr(c, b->instrs.v[k]));
     }
-    RETURN_IF_ERROR(c->target->finish(c));
-    if (debug_enabled("llvm")) {
-        char *s = LLVMPrintModuleToString(c->mod);
-        fprintf(stderr, "== LLVM IR of %s (before optimisation)\n%s", c->funcname, s);
-        LLVMDisposeMessage(s);
-    }
-    char *msg = NULL;
-    if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg)) {
-        internal_error(c, NO_LOCATION, "lower: the LLVM module does not verify:\n%s", msg ? msg : "");
-        LLVMDisposeMessage(msg);
-        return -1;
-    }
-    LLVMDisposeMessage(msg);
     return 0;
+}
+
+/* The LLVM function of a device function, lowered on first call into the
+ * kernel's module: internal, arguments by value (arrays as their structs),
+ * after the target's hidden parameters (the CPU's block context and thread
+ * index). O3 inlines it where that pays. */
+static LLVMValueRef device_fn(Ctx *caller, Func *f) {
+    if (f->fn) return f->fn;
+    Ctx *s = f->sub, *root = ctx_root(caller);
+    s->llctx = root->llctx;
+    s->mod = root->mod;
+    s->tm = root->tm;
+    s->triple = root->triple;
+    s->i1 = root->i1, s->i8 = root->i8, s->i16 = root->i16, s->i32 = root->i32, s->i64 = root->i64;
+    s->f32 = root->f32, s->f64 = root->f64, s->ptr = root->ptr, s->voidt = root->voidt;
+    s->b = LLVMCreateBuilderInContext(s->llctx);
+    LLVMTypeRef pt[260];
+    int nh = s->target->hidden_params(s, pt, NULL);
+    for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
+    LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
+    s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + s->nargs), 0));
+    LLVMSetLinkage(s->fn, LLVMInternalLinkage);
+    s->target->begin_device_fn(s);
+    s->entry = LLVMAppendBasicBlockInContext(s->llctx, s->fn, "entry");
+    LLVMPositionBuilderAtEnd(s->b, s->entry);
+    LLVMValueRef *args = arena_alloc(&s->arena, sizeof(LLVMValueRef) * (size_t)(s->nargs + 1));
+    if (!args) return NULL;
+    for (int i = 0; i < s->nargs; i++) args[i] = LLVMGetParam(s->fn, (unsigned)(nh + i));
+    if (lower_body(s, args) < 0) return NULL;
+    root->needs_libdevice |= s->needs_libdevice;
+    return f->fn;
+}
+
+static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
+    Func *f = in->callee;
+    LLVMValueRef fn = device_fn(c, f);
+    if (!fn) return NULL;
+    LLVMValueRef args[260];
+    int nh = c->target->hidden_params(c, NULL, args);
+    for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
+    LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");
+    return f->sub->restype->kind == TY_NONE ? NULL : r;
 }

@@ -145,6 +145,25 @@ static int finish(Ctx *c) {
     return 0;
 }
 
+/* Device functions see the block context and thread index of their caller. */
+static int hidden_params(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals) {
+    if (types) {
+        types[0] = c->ptr;
+        types[1] = types[2] = types[3] = c->i32;
+    }
+    if (vals) {
+        vals[0] = c->host_blk;
+        for (int d = 0; d < 3; d++) vals[1 + d] = c->host_tid[d];
+    }
+    return 4;
+}
+
+static void begin_device_fn(Ctx *c) {
+    c->host_blk = LLVMGetParam(c->fn, 0);
+    for (int d = 0; d < 3; d++) c->host_tid[d] = LLVMGetParam(c->fn, (unsigned)(1 + d));
+    probe_stack(c, c->fn);
+}
+
 const Target target_host = {
     .name = "host",
     .triple = "",
@@ -156,4 +175,6 @@ const Target target_host = {
     .shared_array = shared_array,
     .math_fn = math_fn,
     .finish = finish,
+    .hidden_params = hidden_params,
+    .begin_device_fn = begin_device_fn,
 };

@@ -66,6 +66,10 @@ static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
 
 static int finish(Ctx *c) { return 0; }
 
+/* A GPU thread knows its geometry from special registers: nothing hidden. */
+static int hidden_params(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals) { return 0; }
+static void begin_device_fn(Ctx *c) {}
+
 const Target target_nvptx = {
     .name = "nvptx",
     .triple = "nvptx64-nvidia-cuda",
@@ -77,4 +81,6 @@ const Target target_nvptx = {
     .shared_array = shared_array,
     .math_fn = math_fn,
     .finish = finish,
+    .hidden_params = hidden_params,
+    .begin_device_fn = begin_device_fn,
 };

@@ -106,6 +106,26 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     TERR("%s is not subscriptable", type_name(c, o));
 }
 
+/* A call of a Python function: type its specialisation for these arguments
+ * (compile.c runs the frontend on it); the call's type is its return type. */
+static Type *type_user_call(Ctx *c, Instr *in) {
+    Type *at[256];
+    int n = in->nargs - 1;
+    if (in->nkw) TERR("keyword arguments to device functions are not supported");
+    if (n > 256) TERR("too many arguments");
+    for (int i = 0; i < n; i++) {
+        at[i] = in->args[1 + i]->type;
+        if (!type_known(at[i])) return &ty_unknown;
+        if (at[i]->kind == TY_OBJ || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER || at[i]->kind == TY_STR)
+            TERR("argument %d of %s() is %s; device functions take numbers, arrays and tuples", i + 1,
+                 in->args[0]->type->path, type_name(c, at[i]));
+    }
+    Func *f = NULL;
+    if (compile_device_function(c, in, in->args[0]->type->obj, at, n, &f) < 0) return NULL;
+    in->callee = f;
+    return f->sub->restype;
+}
+
 static Type *type_of(TI *ti, Instr *in) {
     Ctx *c = ti->c;
     Type *a = in->nargs > 0 ? in->args[0]->type : NULL;
@@ -137,6 +157,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_none;
     }
     case IR_OBJ: {
+        if (in->func) return type_func(c, in->name, in->func);
         const Intrinsic *k = intrinsic_lookup(in->name);
         if (k && k->kind == IK_SPECIAL) {
             in->intr = k;
@@ -180,7 +201,7 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a)) return &ty_unknown;
         if (!is_scalar(a)) TERR("truth value of %s", type_name(c, a));
         return &ty_bool;
-    case IR_CALL: return type_intrinsic_call(c, in);
+    case IR_CALL: return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
     case IR_GETITEM:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
         return type_getitem(c, in, a, b);
@@ -213,7 +234,17 @@ static Type *type_of(TI *ti, Instr *in) {
     case IR_ITER_VALID: return &ty_bool;
     case IR_BR: case IR_RET: return &ty_none;
     case IR_CONDBR: return &ty_none;
-    case IR_RET_VALUE: return &ty_none;
+    case IR_RET_VALUE: {
+        /* a device function's return type unifies what every return gives */
+        if (!type_known(a)) return &ty_none;
+        Type *u = unify(c, c->restype, a);
+        if (!u) TERR("%s returns %s here but %s elsewhere", c->funcname, type_name(c, a), type_name(c, c->restype));
+        if (!type_eq(u, c->restype)) {
+            c->restype = u;
+            ti->changed = true;
+        }
+        return &ty_none;
+    }
     }
     return &ty_unknown;
 }
@@ -252,6 +283,9 @@ int infer_types(Ctx *c) {
                 Var *v = ctx_var(c, in->var);
                 return error_at(c, ERR_TYPING, in->loc, "variable '%s' is used before it is assigned", v->name);
             }
+            if (in->op == IR_CALL && in->callee)
+                return error_at(c, ERR_TYPING, in->loc, "cannot infer the return type of %s() (a recursion "
+                                "without a base case?)", in->callee->sub->funcname);
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }
     }

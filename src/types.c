@@ -58,6 +58,12 @@ Type *type_obj(Ctx *c, const char *path) {
     return t;
 }
 
+Type *type_func(Ctx *c, const char *path, PyObject *func) {
+    Type *t = type_obj(c, path);
+    if (t) t->obj = func;
+    return t;
+}
+
 bool type_eq(const Type *a, const Type *b) {
     if (a == b) return true;
     if (!a || !b || a->kind != b->kind) return false;
@@ -70,7 +76,7 @@ bool type_eq(const Type *a, const Type *b) {
         for (int i = 0; i < a->n; i++)
             if (!type_eq(a->items[i], b->items[i])) return false;
         return true;
-    case TY_OBJ: return strcmp(a->path, b->path) == 0;
+    case TY_OBJ: return a->obj == b->obj && strcmp(a->path, b->path) == 0;
     default: return true;
     }
 }

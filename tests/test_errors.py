@@ -254,10 +254,6 @@ def k_print(out, n):
     print(n)  # <-
 
 
-def k_python_function(out, n):
-    out[0] = marked_line(n)  # <-
-
-
 def k_bad_intrinsic_args(out, n):
     i = gpu.grid(4)  # <-
     out[0] = i
@@ -281,7 +277,7 @@ def k_unknown_math(out, n):
 
 
 @pytest.mark.parametrize("fn", [k_undefined, k_global_list, k_global_object, k_class_attr,
-                                k_unsupported_function, k_print, k_python_function, k_bad_intrinsic_args,
+                                k_unsupported_function, k_print, k_bad_intrinsic_args,
                                 k_grid_nonconst, k_method_call, k_unknown_attr, k_unknown_math],
                          ids=lambda f: f.__name__)
 def test_names_and_calls(fn):

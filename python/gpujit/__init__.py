@@ -19,7 +19,7 @@ from .errors import (CompileError, TypingError, UnsupportedError, InternalCompil
 from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize,
                          syncthreads, shared, local, atomic)
 from . import intrinsics as _intrinsics
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, DeviceFunction
 
 _core.register_paths(_intrinsics.registry())
 
@@ -36,14 +36,18 @@ __version__ = "0.1.0"
 def jit(func_or_sig=None, device=False, **options):
     """Compile a Python function as a kernel: @jit, @jit(options), @jit("void(float32[::1])", ...)
     or @jit(["sig1", "sig2"]). Options: fastmath, lineinfo, debug."""
+    make = DeviceFunction if device else Dispatcher
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
-        return Dispatcher(func_or_sig, None, device=device, **options)
+        return make(func_or_sig, None, **options)
     sigs = func_or_sig
     if isinstance(sigs, str):
         sigs = [sigs]
+    elif sigs is not None and not isinstance(sigs, (list, tuple)):
+        raise TypeError("jit() takes a function, a signature string or a list of them, not %s"
+                        % type(sigs).__name__)
 
     def wrap(func):
-        return Dispatcher(func, sigs, device=device, **options)
+        return make(func, sigs, **options)
     return wrap
 
 

@@ -45,7 +45,7 @@ class Dispatcher(_core.DispatcherBase):
         if debug:
             raise NotImplementedError("debug=True (bounds-checked indexing) is not implemented yet")
         if device:
-            raise NotImplementedError("device functions (@jit(device=True)) are not implemented yet")
+            raise TypeError("use gpujit.jit(device=True), which makes a DeviceFunction")
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit decorates a Python function, not %s" % type(pyfunc).__name__)
         self.py_func = pyfunc
@@ -168,6 +168,39 @@ class Dispatcher(_core.DispatcherBase):
 
     def get_local_mem_per_thread(self, sig=None):
         return _core.kernel_attributes(self._one(sig))["local_bytes"]
+
+
+class DeviceFunction:
+    """@jit(device=True): a function kernels call. It is compiled into each
+    kernel that calls it, specialised on the argument types at the call, and
+    may return a number, a tuple or nothing. Called from Python it runs as
+    plain Python. (A plain undecorated Python function called from a kernel
+    is compiled the same way.)"""
+
+    __gpujit_device__ = True
+
+    def __init__(self, pyfunc, sigs=None, **options):
+        if not inspect.isfunction(pyfunc):
+            raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
+        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug"}
+        if unknown:
+            raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
+        self.py_func = pyfunc
+        self.signatures = list(sigs or [])
+        self.__name__ = pyfunc.__name__
+        self.__qualname__ = pyfunc.__qualname__
+        self.__doc__ = pyfunc.__doc__
+        self.__wrapped__ = pyfunc
+
+    def __repr__(self):
+        return "<gpujit device function %s>" % self.__qualname__
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+    def __getitem__(self, config):
+        raise TypeError("%s is a device function: call it from a kernel; only kernels are launched "
+                        "with [griddim, blockdim]" % self.__name__)
 
 
 class _ForAll:
