@@ -1,0 +1,447 @@
+"""CPU-backend benchmarks, side by side in one run:
+
+1. gpujit's CPU backend vs numba-cuda's CUDA simulator (NUMBA_ENABLE_CUDASIM=1,
+   run in a subprocess so that the env var is set before numba.cuda is
+   imported) on the shared kernels of benchmarks/kernels.py: saxpy over
+   100,003 elements, the 128-thread block_sum (shared memory + atomic.add)
+   over 70,001 elements, the 16x16 tiled matmul at 96x96.
+2. saxpy over 2**24 float32 on gpujit's CPU backend (one thread per element,
+   and a grid-stride loop under several launches) vs a plain C loop compiled
+   here with gcc -O2 -march=native (and NumPy's a*x+y, for reference).
+
+    PYTHONPATH=python python3 benchmarks/cpu_bench.py [--json OUT.json]
+        [--repeat N] [--sim-full] [--no-sim]
+
+Method. Every result is checked against NumPy before it is timed. Times are
+wall clock (time.perf_counter; clock_gettime(CLOCK_MONOTONIC) in the C
+program) of one whole launch (CPU launches are synchronous), best of N after
+a warm-up launch (so compilation is not counted).
+
+The simulator runs each CUDA thread as a Python thread and takes minutes on
+the full problems, so it is timed on a *reduced* problem: the same arrays and
+sizes, but only the first k blocks of the grid are launched (each thread does
+exactly the work it does in the full launch), and the time is scaled linearly
+by the number of threads (full grid / launched). Linearity is checked by
+timing two block counts, k and 2k: their seconds-per-thread are printed and
+should agree. --sim-full also runs the full problems on the simulator (about
+3 minutes) to compare the estimate with the real thing.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kernels  # noqa: E402
+
+# The problems: kernel -> (size, threads per block)
+SAXPY_N, SAXPY_TPB = 100_003, 256
+BSUM_N, BSUM_TPB = 70_001, 128
+MM_N, MM_TPB = 96, 16
+# Simulator: launched block counts (k, 2k) per kernel
+SIM_BLOCKS = {"saxpy": (16, 32), "block_sum": (8, 16), "matmul": (3, 6)}
+BIG_N = 1 << 24
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def grids():
+    """The full launch of each kernel: (grid, block, threads)."""
+    g = cdiv(MM_N, MM_TPB)
+    return {
+        "saxpy": ((cdiv(SAXPY_N, SAXPY_TPB),), (SAXPY_TPB,), cdiv(SAXPY_N, SAXPY_TPB) * SAXPY_TPB),
+        "block_sum": ((cdiv(BSUM_N, BSUM_TPB),), (BSUM_TPB,), cdiv(BSUM_N, BSUM_TPB) * BSUM_TPB),
+        "matmul": ((g, g), (MM_TPB, MM_TPB), g * g * MM_TPB * MM_TPB),
+    }
+
+
+def inputs(seed=1):
+    r = np.random.default_rng(seed)
+    return {
+        "x": r.random(SAXPY_N, dtype=np.float32), "y": r.random(SAXPY_N, dtype=np.float32),
+        "bx": r.random(BSUM_N, dtype=np.float32),
+        "A": r.random((MM_N, MM_N), dtype=np.float32), "B": r.random((MM_N, MM_N), dtype=np.float32),
+    }
+
+
+A_SCALAR = np.float32(2.5)
+
+
+def check(name, ok, detail=""):
+    if not ok:
+        raise SystemExit("RESULT CHECK FAILED: %s %s" % (name, detail))
+
+
+def check_saxpy(out, x, y, upto=None):
+    upto = len(x) if upto is None else upto
+    ref = A_SCALAR.astype(np.float64) * x[:upto] + y[:upto]
+    # a*x+y may be contracted into one FMA: allow an ulp or two against NumPy's
+    err = np.max(np.abs(out[:upto] - ref) / np.maximum(np.abs(ref), 1e-30))
+    check("saxpy", err < 4e-7, "max rel err %g" % err)
+
+
+def check_bsum(total, x, upto=None):
+    upto = len(x) if upto is None else upto
+    ref = x[:upto].astype(np.float64).sum()
+    check("block_sum", abs(total - ref) <= 1e-5 * ref, "%r vs %r" % (total, ref))
+
+
+def check_mm(C, A, B, rows=None, cols=None):
+    rows = C.shape[0] if rows is None else rows
+    cols = C.shape[1] if cols is None else cols
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    ok = np.allclose(C[:rows, :cols], ref[:rows, :cols], rtol=1e-5, atol=1e-5)
+    check("matmul", ok, "max abs err %g" % np.max(np.abs(C[:rows, :cols] - ref[:rows, :cols])))
+
+
+def best_of(fn, n, setup=None):
+    """Best wall-clock seconds of n calls of fn (after one warm-up call)."""
+    if setup:
+        setup()
+    fn()
+    best = float("inf")
+    for _ in range(n):
+        if setup:
+            setup()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+# ---- the simulator, in a subprocess -------------------------------------------------------------
+
+def sim_worker(args):
+    """Runs in the child with NUMBA_ENABLE_CUDASIM=1; prints one JSON object."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    import numba
+    from numba import cuda
+    if "simulator" not in cuda.jit.__module__:
+        raise SystemExit("numba.cuda is not the simulator (NUMBA_ENABLE_CUDASIM unset?)")
+    try:
+        import numba_cuda
+        ncv = getattr(numba_cuda, "__version__", "?")
+    except ImportError:
+        ncv = None
+    k = {name: cuda.jit(f) for name, f in kernels.load(cuda, numba.float32).items()}
+    d = inputs()
+    full = grids()
+    res = {"numba": numba.__version__, "numba_cuda": ncv, "kernels": {}}
+
+    def run(name, nblocks):
+        """One launch of the first nblocks blocks; checks the part computed. -> threads."""
+        grid, block, _ = full[name]
+        if name == "saxpy":
+            out = np.zeros(SAXPY_N, np.float32)
+            k["saxpy"][nblocks, block](out, A_SCALAR, d["x"], d["y"])
+            check_saxpy(out, d["x"], d["y"], min(SAXPY_N, nblocks * SAXPY_TPB))
+            return nblocks * SAXPY_TPB
+        if name == "block_sum":
+            total = np.zeros(1, np.float32)
+            k["block_sum"][nblocks, block](d["bx"], total)
+            check_bsum(float(total[0]), d["bx"], min(BSUM_N, nblocks * BSUM_TPB))
+            return nblocks * BSUM_TPB
+        # matmul: the first nblocks blocks of the grid's first row (x fastest)
+        gx = grid[0]
+        g = (min(nblocks, gx), cdiv(nblocks, gx))
+        check("sim matmul grid", g[0] * g[1] == nblocks)
+        C = np.zeros((MM_N, MM_N), np.float32)
+        k["matmul"][g, block](d["A"], d["B"], C)
+        check_mm(C, d["A"], d["B"], rows=min(MM_N, g[1] * MM_TPB), cols=min(MM_N, g[0] * MM_TPB))
+        return nblocks * MM_TPB * MM_TPB
+
+    for name in ("saxpy", "block_sum", "matmul"):
+        run(name, 1)  # warm-up: the simulator's first launch of a kernel costs more
+        r = {"full_threads": full[name][2], "points": []}
+        for nb in SIM_BLOCKS[name]:
+            best, threads = float("inf"), 0
+            for _ in range(args.sim_repeat):
+                t0 = time.perf_counter()
+                threads = run(name, nb)
+                best = min(best, time.perf_counter() - t0)
+            r["points"].append({"blocks": nb, "threads": threads, "seconds": best})
+        if args.sim_full:
+            t0 = time.perf_counter()
+            run(name, int(np.prod(full[name][0])))
+            r["full_measured_s"] = time.perf_counter() - t0
+        res["kernels"][name] = r
+        print("sim %s done" % name, file=sys.stderr, flush=True)
+    print(json.dumps(res))
+
+
+def run_simulator(args):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    cmd = [sys.executable, os.path.abspath(__file__), "--sim-worker", "--sim-repeat", str(args.sim_repeat)]
+    if args.sim_full:
+        cmd.append("--sim-full")
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SystemExit("simulator subprocess failed (rc %d)" % p.returncode)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ---- gpujit ------------------------------------------------------------------------------------
+
+def gpujit_shared_kernels(gpu, args):
+    k = {name: gpu.jit(f) for name, f in kernels.load(gpu).items()}
+    d = inputs()
+    full = grids()
+    out = {}
+
+    # saxpy
+    o = np.zeros(SAXPY_N, np.float32)
+    g, b, _ = full["saxpy"]
+    launch = lambda: k["saxpy"][g, b](o, A_SCALAR, d["x"], d["y"])  # noqa: E731
+    launch()
+    check_saxpy(o, d["x"], d["y"])
+    out["saxpy"] = best_of(launch, args.repeat)
+
+    # block_sum: total is zeroed before every launch, outside the timed region
+    total = np.zeros(1, np.float32)
+    g, b, _ = full["block_sum"]
+    zero = lambda: total.fill(0)  # noqa: E731
+    launch = lambda: k["block_sum"][g, b](d["bx"], total)  # noqa: E731
+    zero()
+    launch()
+    check_bsum(float(total[0]), d["bx"])
+    out["block_sum"] = best_of(launch, args.repeat, setup=zero)
+
+    # matmul
+    C = np.zeros((MM_N, MM_N), np.float32)
+    g, b, _ = full["matmul"]
+    launch = lambda: k["matmul"][g, b](d["A"], d["B"], C)  # noqa: E731
+    launch()
+    check_mm(C, d["A"], d["B"])
+    out["matmul"] = best_of(launch, args.repeat)
+    return out
+
+
+C_SAXPY = r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+__attribute__((noinline)) static void saxpy(float *restrict out, float a, const float *restrict x,
+                                            const float *restrict y, long n) {
+    for (long i = 0; i < n; i++) out[i] = a * x[i] + y[i];
+}
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int reps = atoi(argv[2]);
+    float a = 2.5f;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *out = malloc(n * sizeof *out);
+    for (long i = 0; i < n; i++) { x[i] = (float)(i % 1000) * 1e-3f; y[i] = (float)(i % 777) * 1e-2f; out[i] = 0; }
+    saxpy(out, a, x, y, n); /* warm-up, and the pages of out are touched */
+    double best = 1e9;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        saxpy(out, a, x, y, n);
+        double t = now() - t0;
+        if (t < best) best = t;
+    }
+    for (long i = 0; i < n; i++) {
+        float ref = a * x[i] + y[i];
+        float d = out[i] - ref;
+        if (d > 1e-5f * ref || -d > 1e-5f * ref) { printf("BAD %ld\n", i); return 1; }
+    }
+    printf("%.9f\n", best);
+    return 0;
+}
+'''
+
+C_FLAGS = ["-O2", "-march=native"]
+
+
+def c_saxpy(n, reps):
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise SystemExit("no C compiler for the C baseline")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "saxpy.c"), os.path.join(tmp, "saxpy")
+        with open(src, "w") as f:
+            f.write(C_SAXPY)
+        subprocess.run([cc, *C_FLAGS, "-o", exe, src], check=True)
+        p = subprocess.run([exe, str(n), str(reps)], stdout=subprocess.PIPE, text=True, check=True)
+    version = subprocess.run([cc, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0]
+    return float(p.stdout.strip()), version
+
+
+def gpujit_big_saxpy(gpu, args, ncores):
+    @gpu.jit
+    def saxpy_gridstride(out, a, x, y):
+        i = gpu.grid(1)
+        s = gpu.gridsize(1)
+        n = out.size
+        while i < n:
+            out[i] = a * x[i] + y[i]
+            i += s
+
+    saxpy = gpu.jit(kernels.load(gpu)["saxpy"])
+    r = np.random.default_rng(2)
+    x = r.random(BIG_N, dtype=np.float32)
+    y = r.random(BIG_N, dtype=np.float32)
+    o = np.zeros(BIG_N, np.float32)
+    rows = []
+
+    def one(label, kern, grid, block, reps):
+        o.fill(0)
+        kern[grid, block](o, A_SCALAR, x, y)
+        check_saxpy(o, x, y)
+        t = best_of(lambda: kern[grid, block](o, A_SCALAR, x, y), reps)
+        rows.append({"kernel": label, "grid": grid, "block": block, "seconds": t})
+
+    one("one thread per element", saxpy, cdiv(BIG_N, 256), 256, args.repeat)
+    one("grid-stride", saxpy_gridstride, 4 * ncores, 256, max(3, args.repeat // 3))
+    one("grid-stride", saxpy_gridstride, 4 * ncores, 1, args.repeat)
+    one("grid-stride", saxpy_gridstride, ncores, 1, args.repeat)
+    return rows
+
+
+def numpy_saxpy(reps):
+    r = np.random.default_rng(3)
+    x = r.random(BIG_N, dtype=np.float32)
+    y = r.random(BIG_N, dtype=np.float32)
+    o = np.empty_like(x)
+
+    def f():
+        np.multiply(A_SCALAR, x, out=o)
+        np.add(o, y, out=o)
+    return best_of(f, reps)
+
+
+def machine():
+    model = platform.processor() or "?"
+    try:
+        for line in subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "loadavg_at_start": os.getloadavg()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--repeat", type=int, default=20, help="best of N for gpujit and C (default 20)")
+    ap.add_argument("--sim-repeat", type=int, default=2, help="best of N for the simulator (default 2)")
+    ap.add_argument("--sim-full", action="store_true", help="also run the full problems on the simulator")
+    ap.add_argument("--no-sim", action="store_true", help="skip the simulator")
+    ap.add_argument("--sim-worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.sim_worker:
+        return sim_worker(args)
+
+    os.environ.setdefault("GPUJIT_TARGET", "cpu")
+    import gpujit as gpu
+    check("target", gpu.current_target() == "cpu", "gpujit target is %r" % gpu.current_target())
+    ncores = len(os.sched_getaffinity(0))
+    info = machine()
+    stamp = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+    print("gpujit CPU backend benchmarks, %s" % stamp)
+    print("machine: %s, %d cores (affinity %d), load average at start %.2f %.2f %.2f"
+          % (info["cpu"], info["cores"], info["affinity"], *info["loadavg_at_start"]))
+    print("method: best of %d (simulator: best of %d), results checked against NumPy first\n"
+          % (args.repeat, args.sim_repeat), flush=True)
+
+    results = {"date": stamp, "machine": info, "repeat": args.repeat, "sim_repeat": args.sim_repeat}
+
+    # 1. vs the simulator
+    gj = gpujit_shared_kernels(gpu, args)
+    results["gpujit_cpu_s"] = gj
+    sim = None if args.no_sim else run_simulator(args)
+    full = grids()
+    labels = {"saxpy": "saxpy n=%d" % SAXPY_N, "block_sum": "block_sum n=%d" % BSUM_N,
+              "matmul": "matmul %dx%d" % (MM_N, MM_N)}
+    rows1 = []
+    if sim:
+        results["simulator"] = sim
+        print("1. gpujit CPU backend vs numba-cuda %s CUDA simulator (numba %s)"
+              % (sim["numba_cuda"], sim["numba"]))
+        print("   simulator timed on the first k and 2k blocks, scaled linearly to the full grid")
+        hdr = "%-20s %8s %10s %16s %14s %12s %11s" % (
+            "kernel", "threads", "gpujit", "sim s/thread", "sim full (est)", "sim full", "speed-up")
+        print(hdr)
+        print("-" * len(hdr))
+    else:
+        print("1. gpujit CPU backend (simulator skipped)")
+    for name in ("saxpy", "block_sum", "matmul"):
+        row = {"kernel": name, "threads": full[name][2], "gpujit_s": gj[name]}
+        if sim:
+            s = sim["kernels"][name]
+            p1, p2 = s["points"]
+            per1, per2 = p1["seconds"] / p1["threads"], p2["seconds"] / p2["threads"]
+            est = per2 * s["full_threads"]
+            row.update(sim_per_thread_s=[per1, per2], sim_threads=[p1["threads"], p2["threads"]],
+                       sim_full_est_s=est, linearity=per2 / per1, speedup=est / gj[name])
+            if "full_measured_s" in s:
+                row["sim_full_measured_s"] = s["full_measured_s"]
+                row["speedup_vs_measured"] = s["full_measured_s"] / gj[name]
+            meas = "%10.1f s" % s["full_measured_s"] if "full_measured_s" in s else "%12s" % "-"
+            print("%-20s %8d %7.3f ms %7.1f/%-5.1f us %12.1f s %s %10.0fx" % (
+                labels[name], row["threads"], gj[name] * 1e3, per1 * 1e6, per2 * 1e6, est, meas,
+                row["speedup"]))
+        else:
+            print("%-20s %8d %7.3f ms" % (labels[name], row["threads"], gj[name] * 1e3))
+        rows1.append(row)
+    results["vs_simulator"] = rows1
+    if sim:
+        worst = min(r["speedup"] for r in rows1)
+        print("   (sim s/thread: at k / 2k blocks; linearity = ratio of the two, %s)"
+              % ", ".join("%s %.2f" % (r["kernel"], r["linearity"]) for r in rows1))
+        print("   target gpujit >= 1000x the simulator: %s (smallest speed-up %.0fx)\n"
+              % ("MET" if worst >= 1000 else "NOT MET", worst))
+        results["target_vs_simulator_met"] = worst >= 1000
+
+    # 2. vs C
+    c_s, cc_version = c_saxpy(BIG_N, args.repeat)
+    np_s = numpy_saxpy(args.repeat)
+    big = gpujit_big_saxpy(gpu, args, ncores)
+    gbytes = 3 * 4 * BIG_N / 1e9
+    print("2. saxpy over 2^24 float32: gpujit CPU backend (%d cores) vs a C loop (%s %s, one thread)"
+          % (ncores, cc_version, " ".join(C_FLAGS)))
+    hdr = "%-34s %14s %10s %8s %9s" % ("", "launch", "time", "GB/s", "vs C")
+    print(hdr)
+    print("-" * len(hdr))
+    print("%-34s %14s %7.2f ms %8.1f %8.2fx" % ("C loop", "-", c_s * 1e3, gbytes / c_s, 1.0))
+    print("%-34s %14s %7.2f ms %8.1f %8.2fx" % ("NumPy a*x+y", "-", np_s * 1e3, gbytes / np_s, np_s / c_s))
+    for r in big:
+        r["vs_c"] = r["seconds"] / c_s
+        print("%-34s %14s %7.2f ms %8.1f %8.2fx" % (
+            "gpujit " + r["kernel"], "[%d, %d]" % (r["grid"], r["block"]), r["seconds"] * 1e3,
+            gbytes / r["seconds"], r["vs_c"]))
+    gs = [r for r in big if r["kernel"] == "grid-stride"]
+    best_gs = min(gs, key=lambda r: r["seconds"])
+    suggested = gs[0]
+    print("   target grid-stride within 3x of C: launch [%d, %d] %s (%.2fx); best launch [%d, %d] %s (%.2fx)"
+          % (suggested["grid"], suggested["block"], "MET" if suggested["vs_c"] <= 3 else "NOT MET",
+             suggested["vs_c"], best_gs["grid"], best_gs["block"],
+             "MET" if best_gs["vs_c"] <= 3 else "NOT MET", best_gs["vs_c"]))
+    results["vs_c"] = {"n": BIG_N, "c_s": c_s, "c_compiler": cc_version, "c_flags": C_FLAGS,
+                       "numpy_s": np_s, "gpujit": big,
+                       "target_met_suggested_launch": suggested["vs_c"] <= 3,
+                       "target_met_best_launch": best_gs["vs_c"] <= 3}
+    results["loadavg_at_end"] = os.getloadavg()
+    print("load average at end %.2f %.2f %.2f" % results["loadavg_at_end"])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+        print("wrote", args.json)
+
+
+if __name__ == "__main__":
+    main()
