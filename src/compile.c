@@ -34,8 +34,6 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     c->filename = arena_strdup(&c->arena, fn);
     c->funcname = arena_strdup(&c->arena, name);
     c->firstlineno = co->co_firstlineno;
-    if (opt->lineinfo)
-        return PyErr_SetString(PyExc_NotImplementedError, "lineinfo=True is not implemented yet"), -1;
     if (opt->debug)
         return PyErr_SetString(PyExc_NotImplementedError, "debug=True (bounds checks) is not implemented yet"), -1;
     if (opt->device)

@@ -400,6 +400,8 @@ struct Ctx {
     LLVMValueRef host_tid[3];
     bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */
     LLVMOrcThreadSafeContextRef tsc; /* host target: ORC owns the context */
+    void *dib;                 /* lower.c, lineinfo: the LLVMDIBuilderRef (root's) */
+    LLVMMetadataRef disp;      /* lower.c, lineinfo: this function's DISubprogram */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root;                 /* the kernel's context; itself for the kernel */
     PtrVec funcs;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "gj.h"
 
@@ -538,6 +539,48 @@ static int lower_instr(Ctx *c, Instr *in) {
     return 0;
 }
 
+/* lineinfo: a DISubprogram for c->fn, so that every instruction can carry its
+ * Python line and NVPTX emits .file/.loc. The compile unit's emission kind 3
+ * (DebugDirectivesOnly, not in the C enum) gives the directives alone, without
+ * `.target sm_XX, debug`, which would cost registers. */
+static void debug_subprogram(Ctx *c) {
+    Ctx *root = ctx_root(c);
+    LLVMDIBuilderRef dib = root->dib;
+    if (!dib) return;
+    const char *slash = strrchr(c->filename, '/');
+    const char *base = slash ? slash + 1 : c->filename;
+    size_t dirlen = slash ? (size_t)(slash - c->filename) : 0;
+    LLVMMetadataRef file = LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename, dirlen);
+    LLVMMetadataRef fty = LLVMDIBuilderCreateSubroutineType(dib, file, NULL, 0, LLVMDIFlagZero);
+    c->disp = LLVMDIBuilderCreateFunction(dib, file, c->funcname, strlen(c->funcname), c->symbol,
+                                          strlen(c->symbol), file, (unsigned)c->firstlineno, fty, c != root, 1,
+                                          (unsigned)c->firstlineno, LLVMDIFlagZero, 1);
+    LLVMSetSubprogram(c->fn, c->disp);
+}
+
+static void debug_begin(Ctx *c) {
+    if (!c->opt.lineinfo) return;
+    LLVMDIBuilderRef dib = LLVMCreateDIBuilder(c->mod);
+    c->dib = dib;
+    const char *slash = strrchr(c->filename, '/');
+    const char *base = slash ? slash + 1 : c->filename;
+    LLVMMetadataRef file = LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename,
+                                                   slash ? (size_t)(slash - c->filename) : 0);
+    LLVMDIBuilderCreateCompileUnit(dib, LLVMDWARFSourceLanguagePython, file, "gpujit", 6, 1, "", 0, 0, "", 0,
+                                   (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
+    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
+                      LLVMValueAsMetadata(LLVMConstInt(c->i32, LLVMDebugMetadataVersion(), 0)));
+    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
+                      LLVMValueAsMetadata(LLVMConstInt(c->i32, 2, 0)));
+}
+
+static void debug_finish(Ctx *c) {
+    if (!c->dib) return;
+    LLVMDIBuilderFinalize(c->dib);
+    LLVMDisposeDIBuilder(c->dib);
+    c->dib = NULL;
+}
+
 static int lower_body(Ctx *c, LLVMValueRef *args);
 
 int lower(Ctx *c) {
@@ -577,6 +620,8 @@ int lower(Ctx *c) {
         }
     }
     RETURN_IF_ERROR(c->target->begin_kernel(c, pt, np));
+    debug_begin(c);
+    debug_subprogram(c);
     c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
     LLVMPositionBuilderAtEnd(c->b, c->entry);
     /* reassemble the Python-level arguments */
@@ -603,7 +648,9 @@ int lower(Ctx *c) {
         }
     }
     RETURN_IF_ERROR(lower_body(c, args));
+    LLVMSetCurrentDebugLocation2(c->b, NULL);
     RETURN_IF_ERROR(c->target->finish(c));
+    debug_finish(c);
     if (debug_enabled("llvm")) {
         char *s = LLVMPrintModuleToString(c->mod);
         fprintf(stderr, "== LLVM IR of %s (before optimisation)\n%s", c->funcname, s);
@@ -636,7 +683,14 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
         Block *b = c->blocks[i];
         if (!b->built) continue;
         LLVMPositionBuilderAtEnd(c->b, b->bb);
-        for (int k = 0; k < b->instrs.n; k++) RETURN_IF_ERROR(lower_instr(c, b->instrs.v[k]));
+        for (int k = 0; k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            if (c->disp && in->loc.line > 0)
+                LLVMSetCurrentDebugLocation2(c->b, LLVMDIBuilderCreateDebugLocation(
+                                                       c->llctx, (unsigned)in->loc.line, (unsigned)in->loc.col + 1,
+                                                       c->disp, NULL));
+            RETURN_IF_ERROR(lower_instr(c, in));
+        }
     }
     return 0;
 }
@@ -662,6 +716,7 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + s->nargs), 0));
     LLVMSetLinkage(s->fn, LLVMInternalLinkage);
     s->target->begin_device_fn(s);
+    debug_subprogram(s);
     s->entry = LLVMAppendBasicBlockInContext(s->llctx, s->fn, "entry");
     LLVMPositionBuilderAtEnd(s->b, s->entry);
     LLVMValueRef *args = arena_alloc(&s->arena, sizeof(LLVMValueRef) * (size_t)(s->nargs + 1));

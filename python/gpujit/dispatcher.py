@@ -40,8 +40,6 @@ class Dispatcher(_core.DispatcherBase):
         super().__init__()
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
-        if lineinfo:
-            raise NotImplementedError("lineinfo=True is not implemented yet")
         if debug:
             raise NotImplementedError("debug=True (bounds-checked indexing) is not implemented yet")
         if device:
@@ -54,6 +52,7 @@ class Dispatcher(_core.DispatcherBase):
         self.__doc__ = pyfunc.__doc__
         self.__wrapped__ = pyfunc
         self.fastmath = bool(fastmath)
+        self.lineinfo = bool(lineinfo)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = [_normalise_sig(s) for s in sigs] if sigs else None
         if self._eager:
@@ -73,7 +72,7 @@ class Dispatcher(_core.DispatcherBase):
         if k is None:
             f = self.py_func
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath)
+                              fastmath=self.fastmath, lineinfo=self.lineinfo)
             self._compiled[key] = k
         return k
 
@@ -126,7 +125,7 @@ class Dispatcher(_core.DispatcherBase):
         def ir(key):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, keep_llvm=True).llvm
+                                 fastmath=self.fastmath, lineinfo=self.lineinfo, keep_llvm=True).llvm
         if sig is not None:
             target = _current_target()
             return ir((_normalise_sig(sig), target, _target_cc(target)))
