@@ -6,10 +6,12 @@
  * thread joining in; workers take block indices from an atomic counter. A
  * block runs either as one call of the compiled block function (kernels
  * without barriers: the compiled code loops over the threads itself) or, for
- * kernels that call syncthreads(), as one fiber per CUDA thread: each thread
- * runs on a small private stack, a barrier switches back to a scheduler on the
- * worker's own stack, and the scheduler resumes the threads round-robin once
- * every live one waits at the barrier.
+ * kernels that call syncthreads() or warp-level operations, as one fiber per
+ * CUDA thread: each thread runs on a small private stack, a barrier or warp
+ * operation switches back to a scheduler on the worker's own stack, and the
+ * scheduler resumes the threads warp by warp: a warp's lanes waiting at a
+ * warp operation are released together once every lane their mask names has
+ * arrived (or exited), the block once every live thread waits at the barrier.
  *
  * Launches are serialised by one lock: a launch already spreads over every
  * core, so two at once would only interleave, and the lock keeps each
@@ -88,6 +90,9 @@
 static const char MSG_DEADLOCK[] =
     "syncthreads(): not every thread of a block reached the same barrier "
     "(a barrier inside a branch that some threads skipped?)";
+static const char MSG_WARP_DEADLOCK[] =
+    "warp-level operation: a lane named in the mask never reached it "
+    "(it waits at syncthreads(), or at a different warp operation)";
 static const char MSG_NOMEM[] =
     "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
 static const char MSG_NOFN[] =
@@ -106,6 +111,11 @@ typedef struct Fiber {
     Sched *sched;
     int32_t tx, ty, tz;
     int done;          /* returned from the kernel */
+    int wait;          /* WAIT_*: why it is switched out */
+    /* a warp operation: the operands the lane deposits, the result it reads */
+    int32_t op, arg;
+    uint32_t mask;
+    uint64_t value, result;
     void *asan_fake;   /* ASan's fake stack while switched out */
     void *tsan;        /* TSan's context for this fiber */
     unsigned vg_id;    /* valgrind's stack registration */
@@ -138,22 +148,24 @@ typedef struct Job {
     _Atomic(const char *) err;     /* first error; set once */
 } Job;
 
+enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP };
+
 /* The block scheduler's state while a block's fibers run; blk->sched.
  *
- * Warp-level operations (shuffle, vote) will be a second kind of wait: the
- * lane stores its operand here, records that it waits on group "warp w"
- * (threads 32w..32w+31 in linear order, tx fastest, which is also the order
- * fibers are resumed in) and switches out. The round-robin loop of
- * run_fibers() then generalises to "wait until every live member of group G
- * is here": per-group counters of waiting and finished members, a warp
- * released (its lanes resumed, results read from here) when its live lanes
- * all wait on it, the block when every live fiber waits on the barrier, and
- * the deadlock test becomes "a round in which nothing could be released". */
+ * Two kinds of wait: at the block's barrier, and at a warp operation. A lane
+ * of warp w (threads 32w..32w+31 in linear order, tx fastest, which is also
+ * the order of w->fibers) stores its operands in its Fiber and switches out;
+ * run_fibers() releases it, results written back into the Fiber, once every
+ * lane its mask names has arrived at a warp operation or exited. */
 struct Sched {
     const Job *job;
     GjBlockCtx *blk;
     Fiber *cur;                /* the fiber running now */
-    uint32_t nwait, ndone;     /* fibers at the barrier this round; finished */
+    uint32_t nwait, ndone;     /* fibers at the barrier; finished */
+    /* syncthreads_count/and/or: true predicates so far at this barrier, and
+     * (npred, narrived) of the barrier last released, which the released
+     * threads read before any can arrive at the next one */
+    uint32_t npred, last_npred, last_narrived;
     int use_uc;
     void *main_sp;             /* the scheduler's own context */
     ucontext_t *main_uc;
@@ -358,6 +370,7 @@ static void fiber_main(Fiber *f)
     const Job *j = s->job;
     j->thread_fn(j->params, s->blk, f->tx, f->ty, f->tz);
     f->done = 1;
+    f->wait = WAIT_NONE;
     s->ndone++;
     to_sched(s, f);
     __builtin_unreachable();
@@ -370,12 +383,137 @@ static void fiber_barrier(GjBlockCtx *blk)
 {
     Sched *s = blk->sched;
     s->nwait++;
+    s->cur->wait = WAIT_BARRIER;
     to_sched(s, s->cur);
 }
 
-/* blk->syncthreads for block functions: the compiler only emits those for
- * kernels without barriers, and a no-op is the one thing that cannot hang. */
+/* blk->sync_reduce for fibers. */
+static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred)
+{
+    Sched *s = blk->sched;
+    s->npred += pred != 0;
+    fiber_barrier(blk);
+    switch (op) {
+    case GJ_SYNC_COUNT: return (int32_t)s->last_npred;
+    case GJ_SYNC_AND: return s->last_npred == s->last_narrived;
+    default: return s->last_npred != 0;
+    }
+}
+
+/* The lanes of the warp holding fiber i: *n fibers from the one returned. */
+static Fiber *warp_of(Worker *w, uint32_t nthreads, uint32_t i, uint32_t *n)
+{
+    uint32_t first = i & ~31u;
+    *n = nthreads - first < 32 ? nthreads - first : 32;
+    return &w->fibers[first];
+}
+
+/* blk->warp for fibers. activemask is a rendezvous too (with a full mask):
+ * lanes run one after another here, so "not exited yet" would miss the
+ * lanes that ran ahead to the end; it answers the lanes that meet at it. */
+static uint64_t fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg)
+{
+    Sched *s = blk->sched;
+    Fiber *f = s->cur;
+    f->op = op, f->mask = mask, f->value = value, f->arg = arg;
+    f->wait = WAIT_WARP;
+    to_sched(s, f);
+    return f->result;
+}
+
+/* Computes the results of a warp operation for the lanes in `go`, reading
+ * the operands of the lanes in `here` (those waiting at a warp operation). */
+static void warp_results(Fiber *lanes, uint32_t go, uint32_t here)
+{
+    for (uint32_t l = 0; l < 32; l++) {
+        if (!(go >> l & 1))
+            continue;
+        Fiber *f = &lanes[l];
+        uint32_t in = f->mask & here, b = (uint32_t)f->arg & 31, src = l;
+        int ok = 1;
+        uint64_t r = 0;
+        switch (f->op) {
+        case GJ_WARP_SHFL_IDX: src = b; break;
+        case GJ_WARP_SHFL_UP: ok = l >= b, src = l - b; break;
+        case GJ_WARP_SHFL_DOWN: ok = l + b < 32, src = l + b; break;
+        case GJ_WARP_SHFL_BFLY: src = l ^ b; break;
+        default: break;
+        }
+        switch (f->op) {
+        case GJ_WARP_SHFL_IDX: case GJ_WARP_SHFL_UP: case GJ_WARP_SHFL_DOWN: case GJ_WARP_SHFL_BFLY:
+            /* out of range, or a source lane that is not here (undefined in
+             * CUDA): the lane's own value, as PTX's clamp gives */
+            r = ok && (here >> src & 1) ? lanes[src].value : f->value;
+            break;
+        case GJ_WARP_ALL: case GJ_WARP_ANY: case GJ_WARP_EQ: case GJ_WARP_BALLOT: {
+            uint32_t ballot = 0;
+            for (uint32_t j = 0; j < 32; j++)
+                if (in >> j & 1 && lanes[j].value)
+                    ballot |= 1u << j;
+            r = f->op == GJ_WARP_BALLOT ? ballot
+                : f->op == GJ_WARP_ALL  ? ballot == in
+                : f->op == GJ_WARP_ANY  ? ballot != 0
+                                        : ballot == 0 || ballot == in;
+            break;
+        }
+        case GJ_WARP_MATCH_ANY: case GJ_WARP_MATCH_ALL: {
+            uint32_t same = 0;
+            for (uint32_t j = 0; j < 32; j++)
+                if (in >> j & 1 && lanes[j].value == f->value)
+                    same |= 1u << j;
+            r = f->op == GJ_WARP_MATCH_ANY ? same : same == in ? in : 0;
+            break;
+        }
+        case GJ_WARP_ACTIVEMASK:
+            for (uint32_t j = 0; j < 32; j++)
+                if (here >> j & 1 && lanes[j].op == GJ_WARP_ACTIVEMASK)
+                    r |= 1u << j;
+            break;
+        default: break; /* syncwarp */
+        }
+        f->result = r;
+    }
+}
+
+/* Releases the lanes of one warp (n of them) waiting at a warp operation
+ * whose mask names only lanes that are here too or have exited (lanes past
+ * the end of a partial warp count as exited). Returns whether any was. */
+static int release_warp(Fiber *lanes, uint32_t n)
+{
+    uint32_t here = 0, gone = n < 32 ? ~0u << n : 0;
+    for (uint32_t l = 0; l < n; l++) {
+        if (lanes[l].done)
+            gone |= 1u << l;
+        else if (lanes[l].wait == WAIT_WARP)
+            here |= 1u << l;
+    }
+    uint32_t go = 0;
+    for (uint32_t l = 0; l < n; l++)
+        if (here >> l & 1 && (lanes[l].mask & ~(here | gone)) == 0)
+            go |= 1u << l;
+    if (!go)
+        return 0;
+    warp_results(lanes, go, here);
+    for (uint32_t l = 0; l < n; l++)
+        if (go >> l & 1)
+            lanes[l].wait = WAIT_NONE;
+    return 1;
+}
+
+/* blk->syncthreads, sync_reduce and warp for block functions: the compiler
+ * only emits those for kernels without barriers or warp operations, and
+ * these are the one thing that cannot hang. */
 static void barrier_noop(GjBlockCtx *blk) { (void)blk; }
+static int32_t sync_reduce_noop(GjBlockCtx *blk, int32_t op, int32_t pred)
+{
+    (void)blk, (void)op;
+    return pred != 0;
+}
+static uint64_t warp_noop(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg)
+{
+    (void)blk, (void)op, (void)mask, (void)arg;
+    return value;
+}
 
 /* Fibers stopped at a barrier of a block that cannot finish are never
  * resumed; their stacks are reused as they are, but the sanitizers must
@@ -409,6 +547,8 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
 #endif
     blk->sched = &s;
     blk->syncthreads = fiber_barrier;
+    blk->sync_reduce = fiber_sync_reduce;
+    blk->warp = fiber_warp;
 
     uint32_t n = j->nthreads;
     uint64_t fpctl = 0;
@@ -421,6 +561,7 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
         f->sched = &s;
         f->tx = tx, f->ty = ty, f->tz = tz;
         f->done = 0;
+        f->wait = WAIT_NONE;
         ctx_init(&s, f, fpctl);
         if (++tx == blk->ntid[0]) {
             tx = 0;
@@ -429,17 +570,34 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
         }
     }
     for (;;) {
-        s.nwait = 0;
-        for (uint32_t i = 0; i < n; i++)
-            if (!w->fibers[i].done)
-                to_fiber(&s, &w->fibers[i]);
-        if (s.nwait == 0)
+        /* Run each warp until every lane has finished or waits at the barrier
+         * or at a warp operation that cannot be released yet. */
+        for (uint32_t first = 0; first < n; first += 32) {
+            uint32_t nl;
+            Fiber *lanes = warp_of(w, n, first, &nl);
+            do {
+                for (uint32_t l = 0; l < nl; l++)
+                    if (!lanes[l].done && lanes[l].wait == WAIT_NONE)
+                        to_fiber(&s, &lanes[l]);
+            } while (release_warp(lanes, nl));
+        }
+        if (s.ndone == n)
             return NULL; /* every thread returned */
+        if (s.nwait + s.ndone < n) {
+            /* some wait at a warp operation that nobody else will reach */
+            abandon(w, n);
+            return MSG_WARP_DEADLOCK;
+        }
         if (s.ndone > 0) {
             /* Finished threads will never arrive: the others would wait forever. */
             abandon(w, n);
             return MSG_DEADLOCK;
         }
+        /* release the barrier */
+        s.last_npred = s.npred, s.last_narrived = s.nwait;
+        s.npred = s.nwait = 0;
+        for (uint32_t i = 0; i < n; i++)
+            w->fibers[i].wait = WAIT_NONE;
     }
 }
 
@@ -558,8 +716,11 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b)
     blk.nctaid[2] = (int32_t)j->grid.z;
     blk.pad = 0;
     blk.shared = w->shared;
+    blk.shared_bytes = j->shared_bytes;
     if (!j->uses_barrier) {
         blk.syncthreads = barrier_noop;
+        blk.sync_reduce = sync_reduce_noop;
+        blk.warp = warp_noop;
         blk.sched = NULL;
         j->block_fn(j->params, &blk);
         return NULL;

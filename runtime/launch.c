@@ -625,6 +625,8 @@ static int check_kernel(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs
     /* The flattened ABI must be what we pack: a mismatch is a compiler bug. */
     const GjParam *p = gj_output_params(o);
     int np = gj_output_nparams(o), k = 0;
+    if (gj_output_debug(o))
+        expect_params += 1; /* the error buffer */
     int bad = np != expect_params;
     for (int i = 0; !bad && i < n; i++) {
         if (ai[i].kind == GJ_ARG_ARRAY) {
@@ -971,6 +973,25 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
     return e;
 }
 
+/* ---- debug=True kernels: the error buffer ---- */
+
+/* A debug kernel's last parameter points at 8 int64 (gpujit.h): zero before
+ * the launch; after it, [0] != 0 means some thread indexed out of bounds.
+ * One buffer per device (launches hold the GIL), one per thread on the CPU. */
+static CUdeviceptr debug_dev_buf[GJ_MAX_DEVICES];
+static _Thread_local int64_t debug_host_buf[8];
+
+static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
+{
+    PyObject *name = kernel_name((PyObject *)c->disp, o);
+    PyErr_Format(PyExc_IndexError,
+                 "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
+                 (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
+                 gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+    Py_XDECREF(name);
+    return -1;
+}
+
 static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, int dev,
                        const GjDeviceLimits *l, void **kp, uint64_t *slots)
 {
@@ -1018,6 +1039,17 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
             staged = 1;
         }
     pack(gj_output_args(e->out), d, nargs, slots, kp);
+    int debug = gj_output_debug(e->out);
+    if (debug) {
+        static const int64_t zero[8];
+        if (!debug_dev_buf[dev] && gj_device_malloc(dev, sizeof zero, &debug_dev_buf[dev]) < 0)
+            return -1;
+        if (gj_cuda_check(gj_cu.MemcpyHtoD(debug_dev_buf[dev], zero, sizeof zero), "cuMemcpyHtoD") < 0)
+            return -1;
+        int np = gj_output_nparams(e->out);
+        slots[np - 1] = (uint64_t)debug_dev_buf[dev];
+        kp[np - 1] = &slots[np - 1];
+    }
     CUresult r = gj_cu.LaunchKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
                                     c->block.z, (unsigned)c->dyn_smem, c->stream, kp, NULL);
     if (r != CUDA_SUCCESS) {
@@ -1028,12 +1060,19 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         PyErr_Clear();
         return gj_cuda_check(r, what);
     }
-    if (staged) {
+    if (staged || debug) {
         if (gj_stream_sync(dev, c->stream) < 0)
             return -1;
         for (int i = 0; i < nargs; i++)
             if (d[i].kind == A_HOST && stage_out(&d[i], dev) < 0)
                 return -1;
+    }
+    if (debug) {
+        int64_t rec[8];
+        if (gj_cuda_check(gj_cu.MemcpyDtoH(rec, debug_dev_buf[dev], sizeof rec), "cuMemcpyDtoH") < 0)
+            return -1;
+        if (rec[0])
+            return debug_raise(c, e->out, rec);
     }
     return 0;
 }
@@ -1043,6 +1082,13 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
 {
     GjOutput *o = e->out;
     pack(gj_output_args(o), d, nargs, slots, kp);
+    int debug = gj_output_debug(o);
+    if (debug) {
+        int np = gj_output_nparams(o);
+        memset(debug_host_buf, 0, sizeof debug_host_buf);
+        slots[np - 1] = (uint64_t)(uintptr_t)debug_host_buf;
+        kp[np - 1] = &slots[np - 1];
+    }
     const char *err = NULL;
     int rc;
     GjHostBlockFn bf = (GjHostBlockFn)gj_output_host_block_fn(o);
@@ -1058,6 +1104,8 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         Py_XDECREF(name);
         return -1;
     }
+    if (debug && debug_host_buf[0])
+        return debug_raise(c, o, debug_host_buf);
     return 0;
 }
 

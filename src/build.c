@@ -222,6 +222,8 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Py_XDECREF(func);
     PyErr_Clear();
     char *path = object_path(c, o);
+    if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
+        path = "numpy.ndarray"; /* for gpu.const.array_like: its contents become constant memory */
     if (!path) {
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,

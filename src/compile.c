@@ -34,8 +34,6 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     c->filename = arena_strdup(&c->arena, fn);
     c->funcname = arena_strdup(&c->arena, name);
     c->firstlineno = co->co_firstlineno;
-    if (opt->debug)
-        return PyErr_SetString(PyExc_NotImplementedError, "debug=True (bounds checks) is not implemented yet"), -1;
     if (opt->device)
         return PyErr_SetString(PyExc_NotImplementedError,
                                "compiling a device function on its own is not supported: call it from a kernel"), -1;
@@ -67,7 +65,7 @@ static int describe(Ctx *c) {
     o->args = calloc((size_t)c->nargs + 1, sizeof *o->args);
     int np = 0;
     for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
-    o->params = calloc((size_t)np + 1, sizeof *o->params);
+    o->params = calloc((size_t)np + 2, sizeof *o->params);
     if (!o->args || !o->params) return PyErr_NoMemory(), -1;
     np = 0;
     for (int i = 0; i < c->nargs; i++) {
@@ -81,7 +79,12 @@ static int describe(Ctx *c) {
             o->params[np++].size = (uint8_t)(type_bits(t) / 8);
         }
     }
+    if (c->opt.debug) o->params[np++].size = 8; /* the error buffer */
     o->nparams = np;
+    o->debug = c->opt.debug;
+    o->nfiles = c->files.n;
+    o->files = calloc((size_t)c->files.n + 1, sizeof(char *));
+    for (int i = 0; o->files && i < c->files.n; i++) o->files[i] = strdup(c->files.v[i]);
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
     o->symbol = strdup(c->symbol);
@@ -231,6 +234,8 @@ int gj_output_nparams(const GjOutput *o) { return o->nparams; }
 const GjParam *gj_output_params(const GjOutput *o) { return o->params; }
 size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
 int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
+int gj_output_debug(const GjOutput *o) { return o->debug; }
+const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
 void *gj_output_host_block_fn(const GjOutput *o) { return o->host_block_fn; }
 void *gj_output_host_thread_fn(const GjOutput *o) { return o->host_thread_fn; }
 
@@ -244,5 +249,7 @@ void gj_output_free(GjOutput *o) {
     free(o->restype);
     free(o->args);
     free(o->params);
+    for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);
+    free(o->files);
     free(o);
 }

@@ -243,11 +243,21 @@ bool ir_is_const(const Instr *v);
 //
 typedef enum {
     IK_SPECIAL,     /* a value: threadIdx.x (id = Special, dim) */
-    IK_GRID, IK_GRIDSIZE, IK_SYNCTHREADS, IK_SHARED_ARRAY, IK_LOCAL_ARRAY, IK_ATOMIC_ADD,
+    IK_GRID, IK_GRIDSIZE, IK_SYNCTHREADS, IK_SHARED_ARRAY, IK_LOCAL_ARRAY,
+    IK_ATOMIC,      /* id = AtomicOp */
     IK_RANGE, IK_LEN, IK_ABS, IK_MIN, IK_MAX, IK_CAST, /* cast: id = TypeKind */
     IK_MATH1,       /* float -> float (libm name in `name`) */
     IK_MATH2,       /* (float, float) -> float */
-    IK_MATH_TOINT,  /* floor/ceil: float -> int64 */
+    IK_MATH_TOINT,  /* floor/ceil/trunc: float -> int64 */
+    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id 0, 1, 2) */
+    IK_MATH_SCALE,  /* radians/degrees: float * constant (id 0, 1) */
+    IK_FMA,         /* gpu.fma(a, b, c) */
+    IK_BITS,        /* gpu.popc/clz/ffs/brev (id 0..3) */
+    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = 0, 1, 2) */
+    IK_FENCE,       /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
+    IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
+    IK_LANEMASK_LT,
+    IK_CONST_ARRAY, /* gpu.const.array_like(global ndarray) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -265,6 +275,14 @@ void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types
 // target_nvptx.c, target_host.c: what differs between a GPU and the CPU
 //
 typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
+typedef enum { FENCE_BLOCK, FENCE_DEVICE, FENCE_SYSTEM } FenceScope;
+/* Warp-level operations; numbered as runtime/cpu.h's GJ_WARP_* (the CPU
+ * backend passes them to the runtime): change both together. */
+typedef enum {
+    WARP_SHFL_IDX, WARP_SHFL_UP, WARP_SHFL_DOWN, WARP_SHFL_BFLY,
+    WARP_ALL, WARP_ANY, WARP_EQ, WARP_BALLOT, WARP_MATCH_ANY, WARP_MATCH_ALL,
+    WARP_SYNC, WARP_ACTIVEMASK,
+} WarpOp;
 
 struct Target {
     const char *name;
@@ -281,6 +299,19 @@ struct Target {
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
     /* A libm/libdevice function by its C name ("sqrt", "powf"...). */
     LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
+    /* syncthreads_count/and/or (op 0, 1, 2): a barrier that reduces an i32
+     * predicate over the block; returns the i32 result. */
+    LLVMValueRef (*barrier_reduce)(Ctx *c, int op, LLVMValueRef pred);
+    void (*fence)(Ctx *c, FenceScope scope);
+    /* A warp-level operation on an i32 or i64 value `v` (votes: 0/1 in an
+     * i32) with an i32 `mask` and i32 `arg` (lane, delta); returns an int of
+     * v's width for shuffles, an i32 otherwise, NULL for WARP_SYNC. */
+    LLVMValueRef (*warp)(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef arg);
+    /* Dynamic shared memory (sized at launch): its base, and its size in
+     * bytes as an i64 into *nbytes. */
+    LLVMValueRef (*dynamic_shared)(Ctx *c, LLVMValueRef *nbytes);
+    /* A read-only array holding these bytes; returns a generic pointer. */
+    LLVMValueRef (*const_array)(Ctx *c, const char *bytes, size_t n);
     /* After lowering: entry points, module flags. */
     int (*finish)(Ctx *c);
     /* Device functions take hidden parameters first (the CPU's block context
@@ -355,6 +386,8 @@ struct GjOutput {
     int nparams; GjParam *params;
     size_t shared_bytes;
     int uses_barrier;
+    int debug;          /* takes an error buffer as its last parameter (runtime.md) */
+    int nfiles; char **files;
     void *host_block_fn, *host_thread_fn;
     void *jit;          /* LLVMOrcLLJITRef owning the host code */
 };
@@ -402,6 +435,9 @@ struct Ctx {
     LLVMOrcThreadSafeContextRef tsc; /* host target: ORC owns the context */
     void *dib;                 /* lower.c, lineinfo: the LLVMDIBuilderRef (root's) */
     LLVMMetadataRef disp;      /* lower.c, lineinfo: this function's DISubprogram */
+    LLVMValueRef errbuf;       /* lower.c, debug: where an out-of-bounds index is reported */
+    Loc cur_loc;               /* lower.c: the location of the instruction being lowered */
+    PtrVec files;              /* root: file names, indexed by debug error records */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root;                 /* the kernel's context; itself for the kernel */
     PtrVec funcs;

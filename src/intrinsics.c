@@ -3,6 +3,7 @@
  * NumPy's casts: its typing rule (used by typeinfer.c) and its lowering (used
  * by lower.c). A name is known by its dotted path (build.c resolves objects
  * to paths), so aliases of modules and functions work. */
+#include <math.h>
 #include <string.h>
 
 #include "gj.h"
@@ -11,6 +12,20 @@
 #define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
 
 /* ---- the table ---- */
+
+/* gpu.atomic.*: the op (an Intrinsic's id), the element types it takes. */
+typedef enum { AT_ADD, AT_SUB, AT_AND, AT_OR, AT_XOR, AT_EXCH, AT_MAX, AT_MIN, AT_NANMAX, AT_NANMIN,
+               AT_INC, AT_DEC, AT_CAS, AT_COMPARE_AND_SWAP } AtomicOp;
+enum { AT_INTS = 1, AT_UINTS = 2, AT_FLOATS = 4 }; /* 32 and 64 bits only */
+static const int atomic_types[] = {
+    [AT_ADD] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_SUB] = AT_INTS | AT_UINTS | AT_FLOATS,
+    [AT_AND] = AT_INTS | AT_UINTS, [AT_OR] = AT_INTS | AT_UINTS, [AT_XOR] = AT_INTS | AT_UINTS,
+    [AT_EXCH] = AT_INTS | AT_UINTS | AT_FLOATS, /* numba: ints only; CUDA has float atomicExch */
+    [AT_MAX] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_MIN] = AT_INTS | AT_UINTS | AT_FLOATS,
+    [AT_NANMAX] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_NANMIN] = AT_INTS | AT_UINTS | AT_FLOATS,
+    [AT_INC] = AT_UINTS, [AT_DEC] = AT_UINTS,
+    [AT_CAS] = AT_INTS | AT_UINTS, [AT_COMPARE_AND_SWAP] = AT_INTS | AT_UINTS,
+};
 
 static const Intrinsic intrinsics[] = {
     {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0}, {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
@@ -23,7 +38,29 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.grid", IK_GRID}, {"gpujit.gridsize", IK_GRIDSIZE},
     {"gpujit.syncthreads", IK_SYNCTHREADS},
     {"gpujit.shared.array", IK_SHARED_ARRAY}, {"gpujit.local.array", IK_LOCAL_ARRAY},
-    {"gpujit.atomic.add", IK_ATOMIC_ADD},
+    {"gpujit.atomic.add", IK_ATOMIC, AT_ADD}, {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
+    {"gpujit.atomic.and_", IK_ATOMIC, AT_AND}, {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
+    {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR}, {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
+    {"gpujit.atomic.max", IK_ATOMIC, AT_MAX}, {"gpujit.atomic.min", IK_ATOMIC, AT_MIN},
+    {"gpujit.atomic.nanmax", IK_ATOMIC, AT_NANMAX}, {"gpujit.atomic.nanmin", IK_ATOMIC, AT_NANMIN},
+    {"gpujit.atomic.inc", IK_ATOMIC, AT_INC}, {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
+    {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
+    {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
+    {"gpujit.syncthreads_count", IK_SYNC_REDUCE, 0}, {"gpujit.syncthreads_and", IK_SYNC_REDUCE, 1},
+    {"gpujit.syncthreads_or", IK_SYNC_REDUCE, 2},
+    {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK}, {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
+    {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
+    {"gpujit.syncwarp", IK_WARP, WARP_SYNC}, {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
+    {"gpujit.shfl_sync", IK_WARP, WARP_SHFL_IDX}, {"gpujit.shfl_up_sync", IK_WARP, WARP_SHFL_UP},
+    {"gpujit.shfl_down_sync", IK_WARP, WARP_SHFL_DOWN}, {"gpujit.shfl_xor_sync", IK_WARP, WARP_SHFL_BFLY},
+    {"gpujit.all_sync", IK_WARP, WARP_ALL}, {"gpujit.any_sync", IK_WARP, WARP_ANY},
+    {"gpujit.eq_sync", IK_WARP, WARP_EQ}, {"gpujit.ballot_sync", IK_WARP, WARP_BALLOT},
+    {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY}, {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
+    {"gpujit.lanemask_lt", IK_LANEMASK_LT},
+    {"gpujit.const.array_like", IK_CONST_ARRAY},
+    {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"gpujit.popc", IK_BITS, 0}, {"gpujit.clz", IK_BITS, 1}, {"gpujit.ffs", IK_BITS, 2},
+    {"gpujit.brev", IK_BITS, 3},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -34,9 +71,27 @@ static const Intrinsic intrinsics[] = {
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
+    /* math: `name` is the C function (float32 calls its "f" variant) */
     {"math.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"math.fabs", IK_MATH1, 0, 0, "fabs"},
-    {"math.floor", IK_MATH_TOINT, 0, 0, "floor"}, {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
+    {"math.sin", IK_MATH1, 0, 0, "sin"}, {"math.cos", IK_MATH1, 0, 0, "cos"},
+    {"math.tan", IK_MATH1, 0, 0, "tan"}, {"math.asin", IK_MATH1, 0, 0, "asin"},
+    {"math.acos", IK_MATH1, 0, 0, "acos"}, {"math.atan", IK_MATH1, 0, 0, "atan"},
+    {"math.sinh", IK_MATH1, 0, 0, "sinh"}, {"math.cosh", IK_MATH1, 0, 0, "cosh"},
+    {"math.tanh", IK_MATH1, 0, 0, "tanh"}, {"math.asinh", IK_MATH1, 0, 0, "asinh"},
+    {"math.acosh", IK_MATH1, 0, 0, "acosh"}, {"math.atanh", IK_MATH1, 0, 0, "atanh"},
+    {"math.exp", IK_MATH1, 0, 0, "exp"}, {"math.exp2", IK_MATH1, 0, 0, "exp2"},
+    {"math.expm1", IK_MATH1, 0, 0, "expm1"}, {"math.log", IK_MATH1, 0, 0, "log"},
+    {"math.log2", IK_MATH1, 0, 0, "log2"}, {"math.log10", IK_MATH1, 0, 0, "log10"},
+    {"math.log1p", IK_MATH1, 0, 0, "log1p"}, {"math.erf", IK_MATH1, 0, 0, "erf"},
+    {"math.erfc", IK_MATH1, 0, 0, "erfc"}, {"math.gamma", IK_MATH1, 0, 0, "tgamma"},
+    {"math.lgamma", IK_MATH1, 0, 0, "lgamma"}, {"math.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"math.pow", IK_MATH2, 0, 0, "pow"}, {"math.atan2", IK_MATH2, 0, 0, "atan2"},
+    {"math.hypot", IK_MATH2, 0, 0, "hypot"}, {"math.fmod", IK_MATH2, 0, 0, "fmod"},
     {"math.copysign", IK_MATH2, 0, 0, "copysign"},
+    {"math.floor", IK_MATH_TOINT, 0, 0, "floor"}, {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
+    {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
+    {"math.isnan", IK_MATH_CLASS, 0}, {"math.isinf", IK_MATH_CLASS, 1}, {"math.isfinite", IK_MATH_CLASS, 2},
+    {"math.radians", IK_MATH_SCALE, 0}, {"math.degrees", IK_MATH_SCALE, 1},
 };
 
 const Intrinsic *intrinsic_lookup(const char *path) {
@@ -105,6 +160,12 @@ static int64_t const_int(Instr *v, bool *ok) {
     return v->ival;
 }
 
+/* shared.array(0, dtype) or shared.array((0,), dtype): dynamic shared memory. */
+static bool shape_is_dynamic(Instr *shape) {
+    if (shape->op == IR_CONST && shape->ckind == 5 && shape->nargs == 1) shape = shape->args[0];
+    return shape->op == IR_CONST && shape->ckind == 0 && shape->ival == 0;
+}
+
 static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     static const char *const params[] = {"shape", "dtype"};
     Instr *a[2];
@@ -114,6 +175,8 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     Instr *shape = a[0];
     int ndim;
     int64_t n = 1;
+    if (shared && shape_is_dynamic(shape)) /* sized by the launch; all alias one buffer */
+        return type_array(c, elem, 1, 'C', AS_SHARED);
     if (shape->op == IR_CONST && shape->ckind == 5) {
         ndim = shape->nargs;
         for (int i = 0; i < ndim; i++) {
@@ -130,10 +193,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         if (!ok)
             TERR("%s.array: the shape must be a compile-time constant (an int literal, a global, or a "
                  "tuple of them)", shared ? "shared" : "local");
-        if (n <= 0) {
-            if (shared && n == 0) UNSUP("dynamic shared memory (shape 0) comes with a later version of gpujit");
-            TERR("array size must be positive");
-        }
+        if (n <= 0) TERR("array size must be positive");
         ndim = 1;
     }
     size_t bytes = (size_t)n * (size_t)(type_bits(elem) / 8);
@@ -142,7 +202,8 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         c->shared_bytes = (c->shared_bytes + align - 1) & ~(align - 1);
         in->shared_off = c->shared_bytes;
         in->alloc_done = true;
-        c->shared_bytes += bytes;
+        /* keep the total a multiple of 16: dynamic shared memory starts right after it */
+        c->shared_bytes = (c->shared_bytes + bytes + align - 1) & ~(align - 1);
         /* ptxas rejects more static .shared than this; say so here, at the line that asks */
         if (c->shared_bytes > 48 * 1024)
             TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block",
@@ -151,6 +212,126 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }
 
+/* One index, or a tuple of one per dimension, all integers. */
+static bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx) {
+    int nidx = idx->kind == TY_TUPLE ? idx->n : 1;
+    if (nidx != arr->ndim)
+        return error_at(c, ERR_TYPING, in->loc, "%s: %d indices for a %d-dimensional array", what, nidx, arr->ndim), false;
+    for (int i = 0; i < nidx; i++)
+        if (!is_index(idx->kind == TY_TUPLE ? idx->items[i] : idx))
+            return error_at(c, ERR_TYPING, in->loc, "%s: indices must be integers, not %s", what,
+                            type_name(c, idx->kind == TY_TUPLE ? idx->items[i] : idx)), false;
+    return true;
+}
+
+/* atomic.OP(array, index, value), cas(array, index, old, value),
+ * compare_and_swap(array, old, value): each returns the old element. */
+static Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
+    const char *name = path_pretty(k->path);
+    int want = k->id == AT_CAS ? 4 : 3, first_value = k->id == AT_COMPARE_AND_SWAP ? 1 : 2;
+    if (nargs != want)
+        TERR("%s(%s) takes %d arguments", name,
+             k->id == AT_CAS ? "array, index, old, value" : k->id == AT_COMPARE_AND_SWAP ? "array, old, value"
+                                                          : "array, index, value", want);
+    Type *a = at[0];
+    if (a->kind != TY_ARRAY) TERR("%s: the first argument must be an array, not %s", name, type_name(c, a));
+    if (a->space == AS_CONST) TERR("%s: constant arrays are read-only", name);
+    Type *e = a->elem;
+    int cls = is_float(e) ? AT_FLOATS : is_signed(e) ? AT_INTS : AT_UINTS;
+    int ok = atomic_types[k->id];
+    if (!(is_float(e) || is_int(e)) || type_bits(e) < 32 || !(ok & cls))
+        TERR("%s on %s arrays is not supported (%s%s%s are)", name, type_name(c, e),
+             ok & AT_INTS ? "int32, int64, " : "", ok & AT_UINTS ? "uint32, uint64" : "",
+             ok & AT_FLOATS ? ", float32, float64" : "");
+    if (k->id == AT_COMPARE_AND_SWAP) {
+        if (a->ndim != 1) TERR("%s needs a 1-dimensional array (it works on element 0)", name);
+    } else if (!check_index(c, in, name, a, at[1])) {
+        return NULL;
+    }
+    for (int i = first_value; i < nargs; i++)
+        if (!is_scalar(at[i])) TERR("%s: the value must be a number, not %s", name, type_name(c, at[i]));
+    return e;
+}
+
+/* A value a warp can shuffle or match: 32- or 64-bit ints and floats. */
+static bool warp_value(Type *t) { return (is_int(t) || is_float(t)) && type_bits(t) >= 32; }
+
+static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
+    static const int nparams[] = {[WARP_SHFL_IDX] = 3, [WARP_SHFL_UP] = 3, [WARP_SHFL_DOWN] = 3,
+                                  [WARP_SHFL_BFLY] = 3, [WARP_ALL] = 2, [WARP_ANY] = 2, [WARP_EQ] = 2,
+                                  [WARP_BALLOT] = 2, [WARP_MATCH_ANY] = 2, [WARP_MATCH_ALL] = 2,
+                                  [WARP_SYNC] = 1, [WARP_ACTIVEMASK] = 0};
+    static const char *const spelling[] = {
+        [WARP_SHFL_IDX] = "mask, value, src_lane", [WARP_SHFL_UP] = "mask, value, delta",
+        [WARP_SHFL_DOWN] = "mask, value, delta", [WARP_SHFL_BFLY] = "mask, value, lane_mask",
+        [WARP_ALL] = "mask, predicate", [WARP_ANY] = "mask, predicate", [WARP_EQ] = "mask, predicate",
+        [WARP_BALLOT] = "mask, predicate", [WARP_MATCH_ANY] = "mask, value", [WARP_MATCH_ALL] = "mask, value",
+        [WARP_SYNC] = "mask=0xFFFFFFFF", [WARP_ACTIVEMASK] = ""};
+    WarpOp op = (WarpOp)k->id;
+    const char *name = path_pretty(k->path);
+    /* on the CPU, lanes meet in the runtime: each thread runs on a fiber */
+    c->uses_barrier = true;
+    if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
+        TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
+    if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
+    switch (op) {
+    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY:
+        if (!warp_value(at[1]))
+            TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
+        if (!is_index(at[2])) TERR("%s: the lane must be an integer, not %s", name, type_name(c, at[2]));
+        return at[1];
+    case WARP_ALL: case WARP_ANY: case WARP_EQ: case WARP_BALLOT:
+        if (!is_scalar(at[1])) TERR("%s: the predicate must be a number or bool, not %s", name, type_name(c, at[1]));
+        return op == WARP_BALLOT ? &ty_uint32 : &ty_bool;
+    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+        if (!warp_value(at[1]))
+            TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
+        if (op == WARP_MATCH_ANY) return &ty_uint32;
+        Type *items[2] = {&ty_uint32, &ty_bool};
+        return type_tuple(c, 2, items);
+    }
+    case WARP_SYNC: return &ty_none;
+    case WARP_ACTIVEMASK: return &ty_uint32;
+    }
+    TERR("%s", name);
+}
+
+/* The element type and shape of a host array, through the buffer protocol
+ * (no NumPy C API). Returns the element type or NULL with the buffer released. */
+static Type *buffer_elem(Py_buffer *v) {
+    const char *f = v->format ? v->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+    if (!f[0] || f[1]) return NULL;
+    if (*f == '?') return &ty_bool;
+    if (*f == 'f' && v->itemsize == 4) return &ty_float32;
+    if (*f == 'd' && v->itemsize == 8) return &ty_float64;
+    static const TypeKind sgn[] = {TY_INT8, TY_INT16, 0, TY_INT32, 0, 0, 0, TY_INT64};
+    static const TypeKind uns[] = {TY_UINT8, TY_UINT16, 0, TY_UINT32, 0, 0, 0, TY_UINT64};
+    if (v->itemsize < 1 || v->itemsize > 8) return NULL;
+    if (strchr("bhilq", *f)) return sgn[v->itemsize - 1] ? type_scalar(sgn[v->itemsize - 1]) : NULL;
+    if (strchr("BHILQ", *f)) return uns[v->itemsize - 1] ? type_scalar(uns[v->itemsize - 1]) : NULL;
+    return NULL;
+}
+
+/* const.array_like(a): `a` a global or closure NumPy array, whose contents
+ * are frozen into the kernel at compile time (numba's semantics). */
+static Type *type_const_array(Ctx *c, Instr *in) {
+    if (in->nargs != 2) TERR("const.array_like(array) takes one argument");
+    Instr *o = in->args[1];
+    if (o->op != IR_OBJ || !o->pyobj || !PyObject_CheckBuffer(o->pyobj))
+        TERR("const.array_like: the argument must be a NumPy array held by a global or closure variable");
+    Py_buffer v;
+    if (PyObject_GetBuffer(o->pyobj, &v, PyBUF_FULL_RO) < 0) {
+        PyErr_Clear();
+        TERR("const.array_like: cannot read the array's memory");
+    }
+    Type *e = buffer_elem(&v);
+    int ndim = v.ndim;
+    PyBuffer_Release(&v);
+    if (!e) TERR("const.array_like: unsupported dtype (bool, ints, float32 and float64 in native byte order are)");
+    if (ndim < 1 || ndim > 32) TERR("const.array_like: the array must have 1 to 32 dimensions");
+    return type_array(c, e, ndim, 'C', AS_CONST);
+}
 
 Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type *ft = in->args[0]->type;
@@ -186,26 +367,36 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_none;
     case IK_SHARED_ARRAY: return array_alloc_type(c, in, true);
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
-    case IK_ATOMIC_ADD: {
-        if (nargs != 3) TERR("atomic.add(array, index, value) takes 3 arguments");
-        Type *a = at[0];
-        if (a->kind != TY_ARRAY) TERR("atomic.add: the first argument must be an array, not %s", type_name(c, a));
-        TypeKind ek = a->elem->kind;
-        if (ek != TY_INT32 && ek != TY_INT64 && ek != TY_UINT32 && ek != TY_UINT64 && ek != TY_FLOAT32 &&
-            ek != TY_FLOAT64)
-            TERR("atomic.add on %s arrays is not supported (int32, int64, uint32, uint64, float32, float64 are)",
-                 type_name(c, a->elem));
-        int nidx = at[1]->kind == TY_TUPLE ? at[1]->n : 1;
-        if (nidx != a->ndim) TERR("atomic.add: %d indices for a %d-dimensional array", nidx, a->ndim);
-        if (at[1]->kind == TY_TUPLE) {
-            for (int i = 0; i < at[1]->n; i++)
-                if (!is_index(at[1]->items[i])) TERR("atomic.add: indices must be integers");
-        } else if (!is_index(at[1])) {
-            TERR("atomic.add: the index must be an integer, not %s", type_name(c, at[1]));
-        }
-        if (!is_scalar(at[2])) TERR("atomic.add: the value must be a number, not %s", type_name(c, at[2]));
-        return a->elem;
+    case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
+    case IK_SYNC_REDUCE:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s(predicate) takes one number", path_pretty(k->path));
+        c->uses_barrier = true;
+        return &ty_int32;
+    case IK_FENCE:
+        if (nargs) TERR("%s() takes no arguments", path_pretty(k->path));
+        return &ty_none;
+    case IK_WARP: return type_warp(c, in, k, at, nargs);
+    case IK_LANEMASK_LT:
+        if (nargs) TERR("lanemask_lt() takes no arguments");
+        return &ty_uint32;
+    case IK_CONST_ARRAY: return type_const_array(c, in);
+    case IK_FMA: {
+        if (nargs != 3 || !is_scalar(at[0]) || !is_scalar(at[1]) || !is_scalar(at[2]))
+            TERR("fma(a, b, c) takes three numbers");
+        Type *r = promote_arith(promote_arith(at[0], at[1]), at[2]);
+        return r->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     }
+    case IK_BITS:
+        if (nargs != 1 || !is_int(at[0])) TERR("%s() takes one integer", path_pretty(k->path));
+        if (k->id == 2) return &ty_uint32;                                /* ffs: a bit position */
+        if (k->id == 3) return type_bits(at[0]) == 64 ? &ty_uint64 : &ty_uint32; /* brev: numba's u4/u8 */
+        return at[0];                                                    /* popc, clz */
+    case IK_MATH_CLASS:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        return &ty_bool;
+    case IK_MATH_SCALE:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     case IK_RANGE:
         if (nargs < 1 || nargs > 3) TERR("range expected 1 to 3 arguments, got %d", nargs);
         for (int i = 0; i < nargs; i++)
@@ -259,6 +450,147 @@ static LLVMValueRef grid_value(Ctx *c, bool size, int dim) {
     return LLVMBuildAdd(c->b, blk, LLVMBuildZExt(c->b, special(c, SP_TID, dim), c->i64, ""), "");
 }
 
+/* The struct of a C-contiguous array at `data` with these dims (i64). */
+static LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims) {
+    LLVMTypeRef dt = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
+    LLVMValueRef shape = LLVMGetUndef(dt), strides = LLVMGetUndef(dt);
+    LLVMValueRef stride = ci64(c, type_bits(t->elem) / 8);
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        shape = LLVMBuildInsertValue(c->b, shape, dims[k], (unsigned)k, "");
+        strides = LLVMBuildInsertValue(c->b, strides, stride, (unsigned)k, "");
+        stride = LLVMBuildMul(c->b, stride, dims[k], "");
+    }
+    LLVMValueRef a = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), data, 0, "");
+    a = LLVMBuildInsertValue(c->b, a, shape, 1, "");
+    return LLVMBuildInsertValue(c->b, a, strides, 2, "");
+}
+
+static LLVMBasicBlockRef new_block(Ctx *c, const char *name) {
+    return LLVMAppendBasicBlockInContext(c->llctx, LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b)), name);
+}
+
+/* numba's float atomic max/min as a compare-and-swap loop (LLVM's
+ * atomicrmw fmax would follow maxnum and replace a NaN element):
+ *   max, min:       store only when old < val (old > val); a NaN on either
+ *                   side leaves the element alone;
+ *   nanmax, nanmin: a NaN val is ignored, a NaN element is replaced. */
+static LLVMValueRef float_minmax(Ctx *c, AtomicOp op, LLVMValueRef p, LLVMValueRef v) {
+    LLVMTypeRef ft = LLVMTypeOf(v), it = LLVMIntTypeInContext(c->llctx, LLVMGetTypeKind(ft) == LLVMFloatTypeKind ? 32 : 64);
+    bool mx = op == AT_MAX || op == AT_NANMAX, nan = op == AT_NANMAX || op == AT_NANMIN;
+    LLVMValueRef vbits = LLVMBuildBitCast(c->b, v, it, "");
+    LLVMValueRef old0 = LLVMBuildLoad2(c->b, it, p, "");
+    LLVMSetOrdering(old0, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(old0, (unsigned)LLVMGetIntTypeWidth(it) / 8);
+    LLVMBasicBlockRef entry = LLVMGetInsertBlock(c->b), loop = new_block(c, "minmax"),
+                      try_ = new_block(c, "minmax.cas"), done = new_block(c, "minmax.done");
+    LLVMBuildBr(c->b, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef old = LLVMBuildPhi(c->b, it, "old");
+    LLVMValueRef f = LLVMBuildBitCast(c->b, old, ft, "");
+    LLVMValueRef want;
+    if (nan)
+        want = LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealORD, v, v, ""),
+                            LLVMBuildFCmp(c->b, mx ? LLVMRealULT : LLVMRealUGT, f, v, ""), "");
+    else
+        want = LLVMBuildFCmp(c->b, mx ? LLVMRealOLT : LLVMRealOGT, f, v, "");
+    LLVMBuildCondBr(c->b, want, try_, done);
+    LLVMPositionBuilderAtEnd(c->b, try_);
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(c->b, p, old, vbits, LLVMAtomicOrderingMonotonic,
+                                               LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef seen = LLVMBuildExtractValue(c->b, pair, 0, "");
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, pair, 1, ""), done, loop);
+    LLVMValueRef in[2] = {old0, seen};
+    LLVMBasicBlockRef from[2] = {entry, try_};
+    LLVMAddIncoming(old, in, from, 2);
+    LLVMPositionBuilderAtEnd(c->b, done);
+    return f;
+}
+
+/* Returns the element's old value, as numba's atomics do. */
+static LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
+    LLVMValueRef p;
+    int vi = 2;
+    if (op == AT_COMPARE_AND_SWAP) {
+        p = LLVMBuildExtractValue(c->b, val(c, a[0]), 0, ""); /* element 0 */
+        vi = 1;
+    } else {
+        p = elem_ptr(c, a[0], a[1]);
+    }
+    LLVMValueRef v = val_as(c, a[vi], et);
+    LLVMAtomicOrdering mo = LLVMAtomicOrderingMonotonic;
+    bool fl = is_float(et), sg = is_signed(et);
+    LLVMAtomicRMWBinOp rmw;
+    switch (op) {
+    case AT_CAS: case AT_COMPARE_AND_SWAP:
+        return LLVMBuildExtractValue(c->b, LLVMBuildAtomicCmpXchg(c->b, p, v, val_as(c, a[vi + 1], et), mo, mo, 0), 0, "");
+    case AT_MAX: case AT_MIN: case AT_NANMAX: case AT_NANMIN: {
+        if (fl) return float_minmax(c, op, p, v);
+        bool mx = op == AT_MAX || op == AT_NANMAX;
+        rmw = mx ? (sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax) : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
+        break;
+    }
+    case AT_ADD: rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case AT_SUB:
+        /* a float's x - v is x + (-v) exactly, and the GPU has atom.add.f32/f64 */
+        if (fl) v = LLVMBuildFNeg(c->b, v, "");
+        rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpSub;
+        break;
+    case AT_AND: rmw = LLVMAtomicRMWBinOpAnd; break;
+    case AT_OR: rmw = LLVMAtomicRMWBinOpOr; break;
+    case AT_XOR: rmw = LLVMAtomicRMWBinOpXor; break;
+    case AT_EXCH: rmw = LLVMAtomicRMWBinOpXchg; break;
+    case AT_INC: rmw = LLVMAtomicRMWBinOpUIncWrap; break; /* old >= v ? 0 : old + 1 */
+    default: rmw = LLVMAtomicRMWBinOpUDecWrap; break;     /* old == 0 || old > v ? v : old - 1 */
+    }
+    return LLVMBuildAtomicRMW(c->b, rmw, p, v, mo, 0);
+}
+
+/* The bits of a 32/64-bit int or float, as an int of its width. */
+static LLVMValueRef as_bits(Ctx *c, LLVMValueRef v, Type *t) {
+    return is_float(t) ? LLVMBuildBitCast(c->b, v, LLVMIntTypeInContext(c->llctx, (unsigned)type_bits(t)), "") : v;
+}
+
+static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt) {
+    LLVMValueRef mask = nargs ? val_as(c, a[0], &ty_uint32) : LLVMConstInt(c->i32, 0xFFFFFFFFu, 0);
+    switch (op) {
+    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY: {
+        LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), rt), val_as(c, a[2], &ty_int32));
+        return is_float(rt) ? LLVMBuildBitCast(c->b, r, llvm_type(c, rt), "") : r;
+    }
+    case WARP_ALL: case WARP_ANY: case WARP_EQ: case WARP_BALLOT: {
+        LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[1]), a[1]->type), c->i32, "");
+        LLVMValueRef r = c->target->warp(c, op, mask, p, NULL);
+        return op == WARP_BALLOT ? r : LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), "");
+    }
+    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+        LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), a[1]->type), NULL);
+        if (op == WARP_MATCH_ANY) return r;
+        /* (mask, pred): the mask is 0 unless every lane holds the same value */
+        LLVMValueRef t = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, rt)), r, 0, "");
+        return LLVMBuildInsertValue(c->b, t, LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), ""), 1, "");
+    }
+    case WARP_SYNC: c->target->warp(c, op, mask, NULL, NULL); return NULL;
+    case WARP_ACTIVEMASK: return c->target->warp(c, op, mask, NULL, NULL);
+    }
+    return NULL;
+}
+
+/* The array's bytes become a constant of the module (typing checked it). */
+static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(in->args[1]->pyobj, &v, PyBUF_FULL_RO) < 0) return NULL;
+    char *bytes = arena_alloc(&c->arena, (size_t)v.len + 1);
+    LLVMValueRef dims[32];
+    if (!bytes || PyBuffer_ToContiguous(bytes, &v, v.len, 'C') < 0) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    for (int k = 0; k < v.ndim; k++) dims[k] = ci64(c, v.shape[k]);
+    LLVMValueRef data = c->target->const_array(c, bytes, (size_t)v.len);
+    PyBuffer_Release(&v);
+    return array_value(c, in->type, data, dims);
+}
+
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     const Intrinsic *k = in->intr;
     Instr **a = in->args + 1;
@@ -278,6 +610,11 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         int64_t n = 1;
         if (shape->ckind == 5) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
         else n = shape->ival;
+        if (k->kind == IK_SHARED_ARRAY && shape_is_dynamic(shape)) {
+            LLVMValueRef nbytes, data = c->target->dynamic_shared(c, &nbytes);
+            LLVMValueRef len = LLVMBuildUDiv(c->b, nbytes, ci64(c, type_bits(rt->elem) / 8), "");
+            return array_value(c, rt, data, &len);
+        }
         LLVMTypeRef arrty = LLVMArrayType2(mem_type(c, rt->elem), (uint64_t)n);
         LLVMValueRef data;
         if (k->kind == IK_SHARED_ARRAY) {
@@ -289,13 +626,56 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         }
         return const_shape_array(c, rt, data, shape);
     }
-    case IK_ATOMIC_ADD: {
-        LLVMValueRef p = elem_ptr(c, a[0], a[1]);
-        Type *et = rt;
-        LLVMValueRef v = val_as(c, a[2], et);
-        LLVMValueRef r = LLVMBuildAtomicRMW(c->b, is_float(et) ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v,
-                                            LLVMAtomicOrderingMonotonic, 0);
-        return r;
+    case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
+    case IK_SYNC_REDUCE: {
+        LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[0]), a[0]->type), c->i32, "");
+        return c->target->barrier_reduce(c, k->id, p);
+    }
+    case IK_FENCE: c->target->fence(c, (FenceScope)k->id); return NULL;
+    case IK_WARP: return lower_warp(c, (WarpOp)k->id, a, nargs, rt);
+    case IK_LANEMASK_LT: {
+        LLVMValueRef one = LLVMConstInt(c->i32, 1, 0);
+        return LLVMBuildSub(c->b, LLVMBuildShl(c->b, one, special(c, SP_LANEID, 0), ""), one, "");
+    }
+    case IK_CONST_ARRAY: return lower_const_array(c, in);
+    case IK_FMA: {
+        LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt), z = val_as(c, a[2], rt);
+        LLVMTypeRef t = llvm_type(c, rt);
+        LLVMValueRef args[3] = {x, y, z};
+        return fp(c, call_intrinsic(c, "llvm.fma", &t, 1, args, 3));
+    }
+    case IK_BITS: {
+        Type *xt = k->id == 3 ? rt : a[0]->type; /* brev works on numba's u4/u8 */
+        LLVMValueRef x = val_as(c, a[0], xt);
+        LLVMTypeRef t = llvm_type(c, xt);
+        LLVMValueRef no = LLVMConstInt(c->i1, 0, 0), args[2] = {x, no};
+        switch (k->id) {
+        case 0: return call_intrinsic(c, "llvm.ctpop", &t, 1, &x, 1);
+        case 1: return call_intrinsic(c, "llvm.ctlz", &t, 1, args, 2);
+        case 2: { /* CUDA's __ffs: 1 + the lowest set bit's position, 0 for 0 */
+            LLVMValueRef tz = call_intrinsic(c, "llvm.cttz", &t, 1, args, 2);
+            LLVMValueRef pos = LLVMBuildAdd(c->b, tz, LLVMConstInt(t, 1, 0), "");
+            LLVMValueRef zero = LLVMBuildICmp(c->b, LLVMIntEQ, x, LLVMConstInt(t, 0, 0), "");
+            pos = LLVMBuildSelect(c->b, zero, LLVMConstInt(t, 0, 0), pos, "");
+            return LLVMBuildZExtOrBitCast(c->b, type_bits(xt) > 32 ? LLVMBuildTrunc(c->b, pos, c->i32, "") : pos, c->i32, "");
+        }
+        default: return call_intrinsic(c, "llvm.bitreverse", &t, 1, &x, 1);
+        }
+    }
+    case IK_MATH_CLASS: {
+        Type *xt = a[0]->type;
+        if (!is_float(xt)) return LLVMConstInt(c->i1, k->id == 2, 0); /* ints are finite */
+        LLVMValueRef x = val(c, a[0]);
+        if (k->id == 0) return LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, "");
+        /* no fast-math flags here: they would let LLVM assume the answer */
+        LLVMTypeRef t = LLVMTypeOf(x);
+        LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1), inf = LLVMConstReal(t, INFINITY);
+        return LLVMBuildFCmp(c->b, k->id == 1 ? LLVMRealOEQ : LLVMRealOLT, ax, inf, "");
+    }
+    case IK_MATH_SCALE: {
+        static const double factor[] = {M_PI / 180.0, 180.0 / M_PI}; /* numba's: x * constant */
+        LLVMValueRef x = val_as(c, a[0], rt);
+        return fp(c, LLVMBuildFMul(c->b, x, LLVMConstReal(LLVMTypeOf(x), factor[k->id]), ""));
     }
     case IK_RANGE: {
         LLVMValueRef start = ci64(c, 0), stop, step = ci64(c, 1);
@@ -348,7 +728,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MATH_TOINT: {
         Type *ft = a[0]->type;
         if (!is_float(ft)) return val_as(c, a[0], rt);
-        LLVMValueRef x = fcall1(c, !strcmp(k->name, "floor") ? "llvm.floor" : "llvm.ceil", val(c, a[0]));
+        LLVMValueRef x = fcall1(c, arena_printf(&c->arena, "llvm.%s", k->name), val(c, a[0]));
         return convert(c, x, ft, rt);
     }
     case IK_MATH2: {

@@ -305,11 +305,71 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
 /* ---- arrays ---- */
 
 /* Element pointer for a[idx...]; negative indices count from the end. */
+/* debug: where a bad access goes instead (its value is junk; the launch
+ * raises): the error buffer's spare words, or a shared scratch word for
+ * shared arrays, which live in an address space of their own. */
+static LLVMValueRef scratch_ptr(Ctx *c, unsigned as) {
+    unsigned gas = llvm_as(c, AS_GLOBAL);
+    if (as != gas && as != 0) {
+        LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "__gpujit_scratch");
+        if (!g) {
+            LLVMTypeRef t = LLVMArrayType2(c->i64, 2);
+            g = LLVMAddGlobalInAddressSpace(c->mod, t, "__gpujit_scratch", as);
+            LLVMSetLinkage(g, LLVMInternalLinkage);
+            LLVMSetInitializer(g, LLVMGetUndef(t));
+            LLVMSetAlignment(g, 16);
+        }
+        return g;
+    }
+    LLVMValueRef six = ci64(c, 6); /* words 6 and 7: past the record */
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &six, 1, "");
+    return as == gas ? p : LLVMBuildAddrSpaceCast(c->b, p, LLVMPointerTypeInContext(c->llctx, as), "");
+}
+
+static int file_id(Ctx *c) {
+    Ctx *root = ctx_root(c);
+    for (int i = 0; i < root->files.n; i++)
+        if (strcmp(root->files.v[i], c->filename) == 0) return i;
+    vec_push(&root->arena, &root->files, arena_strdup(&root->arena, c->filename));
+    return root->files.n - 1;
+}
+
+/* debug: is every index in range? If not, the first thread to notice
+ * records (line, axis, index, size, file) in the error buffer. */
+static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n) {
+    LLVMValueRef ok = LLVMConstInt(c->i1, 1, 0), axis = ci64(c, 0), index = ci64(c, 0), size = ci64(c, 0);
+    for (int k = n - 1; k >= 0; k--) {
+        LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, arr, 1, ""), (unsigned)k, "");
+        LLVMValueRef okk = LLVMBuildICmp(c->b, LLVMIntULT, ix[k], dim, "inbounds");
+        axis = LLVMBuildSelect(c->b, okk, axis, ci64(c, k), "");
+        index = LLVMBuildSelect(c->b, okk, index, given[k], "");
+        size = LLVMBuildSelect(c->b, okk, size, dim, "");
+        ok = LLVMBuildAnd(c->b, ok, okk, "");
+    }
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob");
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.first");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
+    LLVMBuildCondBr(c->b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(c->b, bad);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, 1), LLVMAtomicOrderingMonotonic,
+                                            LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
+    LLVMPositionBuilderAtEnd(c->b, first);
+    LLVMValueRef rec[5] = {ci64(c, c->cur_loc.line), axis, index, size, ci64(c, file_id(c))};
+    for (int i = 0; i < 5; i++) {
+        LLVMValueRef at = ci64(c, 1 + i);
+        LLVMBuildStore(c->b, rec[i], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &at, 1, ""));
+    }
+    LLVMBuildBr(c->b, cont);
+    LLVMPositionBuilderAtEnd(c->b, cont);
+    return ok;
+}
+
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
     LLVMValueRef a = val(c, arr);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
-    LLVMValueRef ix[32];
+    LLVMValueRef ix[32], given[32];
     int n = at->ndim;
     for (int k = 0; k < n; k++) {
         Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
@@ -327,6 +387,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
             v = LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
         }
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
+        given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
         if (!nonneg) {
             LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
@@ -335,7 +396,9 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         }
         ix[k] = v;
     }
+    LLVMValueRef ok = c->opt.debug ? check_bounds(c, a, ix, given, n) : NULL;
     LLVMTypeRef et = mem_type(c, at->elem);
+    LLVMValueRef p;
     if (at->layout == 'C') {
         /* row-major: the strides follow from the shape, the last is the item */
         LLVMValueRef lin = ix[0];
@@ -343,15 +406,18 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
             LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
             lin = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lin, dim, ""), ix[k], "");
         }
-        return LLVMBuildInBoundsGEP2(c->b, et, data, &lin, 1, "");
+        p = LLVMBuildInBoundsGEP2(c->b, et, data, &lin, 1, "");
+    } else {
+        LLVMValueRef off = NULL;
+        for (int k = 0; k < n; k++) {
+            LLVMValueRef st = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 2, ""), (unsigned)k, "");
+            LLVMValueRef term = LLVMBuildMul(c->b, ix[k], st, "");
+            off = off ? LLVMBuildAdd(c->b, off, term, "") : term;
+        }
+        p = LLVMBuildInBoundsGEP2(c->b, c->i8, data, &off, 1, "");
     }
-    LLVMValueRef off = NULL;
-    for (int k = 0; k < n; k++) {
-        LLVMValueRef st = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 2, ""), (unsigned)k, "");
-        LLVMValueRef term = LLVMBuildMul(c->b, ix[k], st, "");
-        off = off ? LLVMBuildAdd(c->b, off, term, "") : term;
-    }
-    return LLVMBuildInBoundsGEP2(c->b, c->i8, data, &off, 1, "");
+    if (ok) p = LLVMBuildSelect(c->b, ok, p, scratch_ptr(c, llvm_as(c, at->space)), "");
+    return p;
 }
 
 static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
@@ -607,7 +673,7 @@ int lower(Ctx *c) {
     /* flattened parameters: arrays as (data, shape..., strides...) */
     int np = 0;
     for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
-    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 1));
+    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 2));
     if (!pt) return -1;
     np = 0;
     for (int i = 0; i < c->nargs; i++) {
@@ -619,7 +685,9 @@ int lower(Ctx *c) {
             pt[np++] = t->kind == TY_BOOL ? c->i8 : llvm_type(c, t);
         }
     }
+    if (c->opt.debug) pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
     RETURN_IF_ERROR(c->target->begin_kernel(c, pt, np));
+    if (c->opt.debug) c->errbuf = LLVMGetParam(c->fn, LLVMCountParams(c->fn) - 1);
     debug_begin(c);
     debug_subprogram(c);
     c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
@@ -689,6 +757,7 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
                 LLVMSetCurrentDebugLocation2(c->b, LLVMDIBuilderCreateDebugLocation(
                                                        c->llctx, (unsigned)in->loc.line, (unsigned)in->loc.col + 1,
                                                        c->disp, NULL));
+            c->cur_loc = in->loc;
             RETURN_IF_ERROR(lower_instr(c, in));
         }
     }
@@ -711,9 +780,11 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->b = LLVMCreateBuilderInContext(s->llctx);
     LLVMTypeRef pt[260];
     int nh = s->target->hidden_params(s, pt, NULL);
+    if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
     s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + s->nargs), 0));
+    if (s->opt.debug) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1);
     LLVMSetLinkage(s->fn, LLVMInternalLinkage);
     s->target->begin_device_fn(s);
     debug_subprogram(s);
@@ -733,6 +804,7 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     if (!fn) return NULL;
     LLVMValueRef args[260];
     int nh = c->target->hidden_params(c, NULL, args);
+    if (c->opt.debug) args[nh++] = c->errbuf;
     for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
     LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");
     return f->sub->restype->kind == TY_NONE ? NULL : r;

@@ -8,7 +8,8 @@
 
 #include "gj.h"
 
-enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48 };
+enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48,
+       OFF_SHARED_BYTES = 64, OFF_SYNC_REDUCE = 72, OFF_WARP = 80 };
 
 /* Threads of barrier kernels run on small fiber stacks with a guard page
  * below: frames over a page (big local arrays) must touch each page in turn
@@ -79,6 +80,59 @@ static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
     LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
     if (!fn) fn = LLVMAddFunction(c->mod, name, fnty);
     return fn;
+}
+
+/* Calls the runtime function whose pointer sits at `off` of the block context. */
+static LLVMValueRef call_runtime(Ctx *c, int off, LLVMTypeRef ret, LLVMTypeRef *pt, LLVMValueRef *args, unsigned n) {
+    LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, off), "");
+    return LLVMBuildCall2(c->b, LLVMFunctionType(ret, pt, n, 0), fp, args, n, "");
+}
+
+static LLVMValueRef barrier_reduce(Ctx *c, int op, LLVMValueRef pred) {
+    LLVMTypeRef pt[3] = {c->ptr, c->i32, c->i32};
+    LLVMValueRef args[3] = {c->host_blk, LLVMConstInt(c->i32, (unsigned)op, 0), pred};
+    return call_runtime(c, OFF_SYNC_REDUCE, c->i32, pt, args, 3);
+}
+
+/* Blocks run on different OS threads: a real fence. A block's threads are
+ * fibers of one OS thread, so within a block only the compiler must not
+ * move memory operations across (the runtime call at every switch already
+ * orders them). */
+static void fence(Ctx *c, FenceScope scope) {
+    LLVMBuildFence(c->b, LLVMAtomicOrderingSequentiallyConsistent, scope == FENCE_BLOCK, "");
+}
+
+static LLVMValueRef warp(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef arg) {
+    LLVMTypeRef pt[5] = {c->ptr, c->i32, c->i32, c->i64, c->i32};
+    LLVMTypeRef vt = v ? LLVMTypeOf(v) : c->i64;
+    LLVMValueRef args[5] = {c->host_blk, LLVMConstInt(c->i32, (unsigned)op, 0),
+                            mask ? mask : LLVMConstInt(c->i32, 0xFFFFFFFFu, 0),
+                            v ? LLVMBuildZExt(c->b, v, c->i64, "") : LLVMConstInt(c->i64, 0, 0),
+                            arg ? arg : LLVMConstInt(c->i32, 0, 0)};
+    LLVMValueRef r = call_runtime(c, OFF_WARP, c->i64, pt, args, 5);
+    if (op == WARP_SYNC) return NULL;
+    return LLVMBuildTrunc(c->b, r, op <= WARP_SHFL_BFLY ? vt : c->i32, "");
+}
+
+/* Dynamic shared memory follows the static arrays, whose total typeinfer
+ * keeps a multiple of 16 (so this base is aligned as on a GPU). */
+static LLVMValueRef dynamic_shared(Ctx *c, LLVMValueRef *nbytes) {
+    LLVMValueRef stat = LLVMConstInt(c->i64, ctx_root(c)->shared_bytes, 0);
+    LLVMValueRef total = LLVMBuildLoad2(c->b, c->i64, field_ptr(c, OFF_SHARED_BYTES), "");
+    *nbytes = LLVMBuildSub(c->b, total, stat, "");
+    LLVMValueRef base = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_SHARED), "shared");
+    return LLVMBuildInBoundsGEP2(c->b, c->i8, base, &stat, 1, "dynshared");
+}
+
+static LLVMValueRef const_array(Ctx *c, const char *bytes, size_t n) {
+    LLVMValueRef init = LLVMConstStringInContext(c->llctx, bytes, (unsigned)n, 1);
+    LLVMValueRef g = LLVMAddGlobal(c->mod, LLVMTypeOf(init), "__const");
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(g, 16);
+    return g;
 }
 
 /* Load each flattened parameter from params[i] (pointers to the values). */
@@ -174,6 +228,11 @@ const Target target_host = {
     .barrier = barrier,
     .shared_array = shared_array,
     .math_fn = math_fn,
+    .barrier_reduce = barrier_reduce,
+    .fence = fence,
+    .warp = warp,
+    .dynamic_shared = dynamic_shared,
+    .const_array = const_array,
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,

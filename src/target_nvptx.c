@@ -55,13 +55,116 @@ static LLVMValueRef shared_array(Ctx *c, LLVMTypeRef arrty, size_t offset) {
     return g;
 }
 
+/* libdevice's approximate float functions, for fastmath=True (as nvcc's
+ * -use_fast_math): sin.approx, ex2.approx, lg2.approx based. */
+static bool has_fast_variant(const char *name) {
+    static const char *const fast[] = {"sinf", "cosf", "tanf", "expf", "exp10f", "logf", "log2f", "log10f", "powf"};
+    for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++)
+        if (!strcmp(fast[i], name)) return true;
+    return false;
+}
+
 static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
     char nv[80];
-    snprintf(nv, sizeof nv, "__nv_%s", name);
+    snprintf(nv, sizeof nv, "__nv_%s%s", c->opt.fastmath && has_fast_variant(name) ? "fast_" : "", name);
     LLVMValueRef fn = LLVMGetNamedFunction(c->mod, nv);
     if (!fn) fn = LLVMAddFunction(c->mod, nv, fnty);
     c->needs_libdevice = true;
     return fn;
+}
+
+/* A call of an NVVM intrinsic by name, declared with the given type. */
+static LLVMValueRef nvvm_call(Ctx *c, const char *name, LLVMTypeRef ret, LLVMValueRef *args, unsigned n) {
+    LLVMTypeRef pt[4];
+    for (unsigned i = 0; i < n; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, pt, n, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, name);
+    if (!fn) fn = LLVMAddFunction(c->mod, name, fty);
+    return LLVMBuildCall2(c->b, fty, fn, args, n, "");
+}
+
+static LLVMValueRef barrier_reduce(Ctx *c, int op, LLVMValueRef pred) {
+    static const char *const name[] = {"llvm.nvvm.barrier0.popc", "llvm.nvvm.barrier0.and", "llvm.nvvm.barrier0.or"};
+    return nvvm_call(c, name[op], c->i32, &pred, 1);
+}
+
+/* LLVM 19's NVPTX back end cannot select the IR fence: membar it is. */
+static void fence(Ctx *c, FenceScope scope) {
+    static const char *const name[] = {"llvm.nvvm.membar.cta", "llvm.nvvm.membar.gl", "llvm.nvvm.membar.sys"};
+    nvvm_call(c, name[scope], c->voidt, NULL, 0);
+}
+
+static LLVMValueRef shfl32(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef arg) {
+    static const char *const mode[] = {"idx", "up", "down", "bfly"};
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", mode[op]);
+    /* c = 0x1f (whole warp, clamp at lane 31) except for up, whose clamp is lane 0: numba's */
+    LLVMValueRef args[4] = {mask, v, arg, LLVMConstInt(c->i32, op == WARP_SHFL_UP ? 0 : 0x1f, 0)};
+    return nvvm_call(c, name, c->i32, args, 4);
+}
+
+static LLVMValueRef warp(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef arg) {
+    switch (op) {
+    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY: {
+        if (LLVMTypeOf(v) == c->i32) return shfl32(c, op, mask, v, arg);
+        /* 64 bits: two 32-bit shuffles of the halves */
+        LLVMValueRef lo = shfl32(c, op, mask, LLVMBuildTrunc(c->b, v, c->i32, ""), arg);
+        LLVMValueRef hi = shfl32(c, op, mask, LLVMBuildTrunc(c->b, LLVMBuildLShr(c->b, v, LLVMConstInt(c->i64, 32, 0), ""), c->i32, ""), arg);
+        return LLVMBuildOr(c->b, LLVMBuildZExt(c->b, lo, c->i64, ""),
+                           LLVMBuildShl(c->b, LLVMBuildZExt(c->b, hi, c->i64, ""), LLVMConstInt(c->i64, 32, 0), ""), "");
+    }
+    case WARP_ALL: case WARP_ANY: case WARP_EQ: {
+        static const char *const name[] = {"llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync", "llvm.nvvm.vote.uni.sync"};
+        LLVMValueRef args[2] = {mask, LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i32, 0, 0), "")};
+        return LLVMBuildZExt(c->b, nvvm_call(c, name[op - WARP_ALL], c->i1, args, 2), c->i32, "");
+    }
+    case WARP_BALLOT: {
+        LLVMValueRef args[2] = {mask, LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i32, 0, 0), "")};
+        return nvvm_call(c, "llvm.nvvm.vote.ballot.sync", c->i32, args, 2);
+    }
+    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+        bool w64 = LLVMTypeOf(v) == c->i64;
+        LLVMValueRef args[2] = {mask, v};
+        if (op == WARP_MATCH_ANY)
+            return nvvm_call(c, w64 ? "llvm.nvvm.match.any.sync.i64" : "llvm.nvvm.match.any.sync.i32", c->i32, args, 2);
+        LLVMTypeRef pair[2] = {c->i32, c->i1};
+        LLVMValueRef r = nvvm_call(c, w64 ? "llvm.nvvm.match.all.sync.i64p" : "llvm.nvvm.match.all.sync.i32p",
+                                   LLVMStructTypeInContext(c->llctx, pair, 2, 0), args, 2);
+        return LLVMBuildExtractValue(c->b, r, 0, ""); /* the mask; 0 unless all match */
+    }
+    case WARP_SYNC: nvvm_call(c, "llvm.nvvm.bar.warp.sync", c->voidt, &mask, 1); return NULL;
+    case WARP_ACTIVEMASK: return nvvm_call(c, "llvm.nvvm.activemask", c->i32, NULL, 0);
+    }
+    return NULL;
+}
+
+/* CUDA's `extern __shared__`: every dynamic shared array of a kernel is this
+ * one symbol; its size is the launch's, read from %dynamic_smem_size (LLVM
+ * 19 has no intrinsic for that register). */
+static LLVMValueRef dynamic_shared(Ctx *c, LLVMValueRef *nbytes) {
+    LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "__gj_dynamic_shared");
+    if (!g) {
+        g = LLVMAddGlobalInAddressSpace(c->mod, LLVMArrayType2(c->i8, 0), "__gj_dynamic_shared", 3);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+        LLVMSetAlignment(g, 16);
+    }
+    static const char text[] = "mov.u32 $0, %dynamic_smem_size;";
+    LLVMTypeRef fty = LLVMFunctionType(c->i32, NULL, 0, 0);
+    LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, sizeof text - 1, "=r", 2, 0, 0, LLVMInlineAsmDialectATT, 0);
+    *nbytes = LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, fty, asm_, NULL, 0, ""), c->i64, "");
+    return g;
+}
+
+/* __constant__ memory: cached, read-only, in address space 4. Arrays are
+ * generic pointers in lowering, so hand back the generic address. */
+static LLVMValueRef const_array(Ctx *c, const char *bytes, size_t n) {
+    LLVMValueRef init = LLVMConstStringInContext(c->llctx, bytes, (unsigned)n, 1);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(c->mod, LLVMTypeOf(init), "__const", 4);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 16);
+    return LLVMBuildAddrSpaceCast(c->b, g, c->ptr, "");
 }
 
 static int finish(Ctx *c) { return 0; }
@@ -80,6 +183,11 @@ const Target target_nvptx = {
     .barrier = barrier,
     .shared_array = shared_array,
     .math_fn = math_fn,
+    .barrier_reduce = barrier_reduce,
+    .fence = fence,
+    .warp = warp,
+    .dynamic_shared = dynamic_shared,
+    .const_array = const_array,
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,

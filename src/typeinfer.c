@@ -73,7 +73,12 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     }
 }
 
+static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strcmp(t->path, "numpy.ndarray"); }
+#define GLOBAL_NDARRAY_MSG "a global NumPy array cannot be used in a kernel directly: pass it as an argument, " \
+                           "or make it constant memory with gpu.const.array_like(array)"
+
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
+    if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
     if (o->kind == TY_ARRAY) {
         int n = idx->kind == TY_TUPLE ? idx->n : 1;
         if (idx->kind == TY_TUPLE) {
@@ -163,7 +168,7 @@ static Type *type_of(TI *ti, Instr *in) {
             in->intr = k;
             return &ty_int32;
         }
-        if (!k && !intrinsic_namespace(in->name) && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
@@ -180,6 +185,7 @@ static Type *type_of(TI *ti, Instr *in) {
                 return &ty_int64;
             UNSUP("array attribute '%s'", in->name);
         }
+        if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) return type_obj(c, arena_printf(&c->arena, "%s.%s", a->path, in->name));
         TERR("%s has no attribute '%s'", type_name(c, a), in->name);
     case IR_BINOP:

@@ -17,7 +17,11 @@ from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError)
 from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize,
-                         syncthreads, shared, local, atomic)
+                         syncthreads, shared, local, atomic, const, syncthreads_count, syncthreads_and,
+                         syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,
+                         shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+                         ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
+                         popc, clz, ffs, brev)
 from . import intrinsics as _intrinsics
 from .dispatcher import Dispatcher, DeviceFunction
 

@@ -40,8 +40,6 @@ class Dispatcher(_core.DispatcherBase):
         super().__init__()
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
-        if debug:
-            raise NotImplementedError("debug=True (bounds-checked indexing) is not implemented yet")
         if device:
             raise TypeError("use gpujit.jit(device=True), which makes a DeviceFunction")
         if not inspect.isfunction(pyfunc):
@@ -53,6 +51,7 @@ class Dispatcher(_core.DispatcherBase):
         self.__wrapped__ = pyfunc
         self.fastmath = bool(fastmath)
         self.lineinfo = bool(lineinfo)
+        self.debug = bool(debug)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = [_normalise_sig(s) for s in sigs] if sigs else None
         if self._eager:
@@ -72,7 +71,7 @@ class Dispatcher(_core.DispatcherBase):
         if k is None:
             f = self.py_func
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath, lineinfo=self.lineinfo)
+                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug)
             self._compiled[key] = k
         return k
 
@@ -125,7 +124,8 @@ class Dispatcher(_core.DispatcherBase):
         def ir(key):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, lineinfo=self.lineinfo, keep_llvm=True).llvm
+                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                                 keep_llvm=True).llvm
         if sig is not None:
             target = _current_target()
             return ir((_normalise_sig(sig), target, _target_cc(target)))

@@ -50,8 +50,58 @@ shared = _Namespace("gpujit.shared", "Per-block shared memory.",
                     array="array(shape, dtype): a static shared array.")
 local = _Namespace("gpujit.local", "Per-thread local memory.",
                    array="array(shape, dtype): a per-thread array.")
-atomic = _Namespace("gpujit.atomic", "Atomic operations on array elements.",
-                    add="add(array, index, value): atomically add; returns the old value.")
+atomic = _Namespace(
+    "gpujit.atomic", "Atomic operations on array elements; each returns the element's old value.",
+    add="add(array, index, value): array[index] += value.",
+    sub="sub(array, index, value): array[index] -= value.",
+    and_="and_(array, index, value): array[index] &= value (integers).",
+    or_="or_(array, index, value): array[index] |= value (integers).",
+    xor="xor(array, index, value): array[index] ^= value (integers).",
+    exch="exch(array, index, value): array[index] = value.",
+    max="max(array, index, value): array[index] = max(array[index], value); NaN on either side: no change.",
+    min="min(array, index, value): array[index] = min(array[index], value); NaN on either side: no change.",
+    nanmax="nanmax(array, index, value): as max, but a NaN element is replaced and a NaN value ignored.",
+    nanmin="nanmin(array, index, value): as min, but a NaN element is replaced and a NaN value ignored.",
+    inc="inc(array, index, value): array[index] = 0 if array[index] >= value else array[index] + 1 (unsigned).",
+    dec="dec(array, index, value): array[index] = value if array[index] == 0 or array[index] > value "
+        "else array[index] - 1 (unsigned).",
+    cas="cas(array, index, old, value): array[index] = value if array[index] == old (integers).",
+    compare_and_swap="compare_and_swap(array, old, value): cas on element 0 of a 1-D array.")
+const = _Namespace("gpujit.const", "Constant memory.",
+                   array_like="array_like(ndarray): a read-only copy of a global NumPy array, made at compile time.")
+
+syncthreads_count = _KernelOnly("gpujit.syncthreads_count",
+                                "syncthreads_count(pred): barrier; the number of threads whose pred is true.")
+syncthreads_and = _KernelOnly("gpujit.syncthreads_and", "syncthreads_and(pred): barrier; 1 if pred is true in every thread.")
+syncthreads_or = _KernelOnly("gpujit.syncthreads_or", "syncthreads_or(pred): barrier; 1 if pred is true in any thread.")
+syncwarp = _KernelOnly("gpujit.syncwarp", "syncwarp(mask=0xFFFFFFFF): barrier for the lanes of the warp in mask.")
+threadfence = _KernelOnly("gpujit.threadfence", "Memory fence for the device (membar.gl).")
+threadfence_block = _KernelOnly("gpujit.threadfence_block", "Memory fence for the block (membar.cta).")
+threadfence_system = _KernelOnly("gpujit.threadfence_system", "Memory fence for the system (membar.sys).")
+shfl_sync = _KernelOnly("gpujit.shfl_sync", "shfl_sync(mask, value, src_lane): value of lane src_lane.")
+shfl_up_sync = _KernelOnly("gpujit.shfl_up_sync", "shfl_up_sync(mask, value, delta): value of lane laneid - delta.")
+shfl_down_sync = _KernelOnly("gpujit.shfl_down_sync", "shfl_down_sync(mask, value, delta): value of lane laneid + delta.")
+shfl_xor_sync = _KernelOnly("gpujit.shfl_xor_sync", "shfl_xor_sync(mask, value, lane_mask): value of lane laneid ^ lane_mask.")
+all_sync = _KernelOnly("gpujit.all_sync", "all_sync(mask, pred): pred is true in every lane of mask.")
+any_sync = _KernelOnly("gpujit.any_sync", "any_sync(mask, pred): pred is true in some lane of mask.")
+eq_sync = _KernelOnly("gpujit.eq_sync", "eq_sync(mask, pred): pred is the same in every lane of mask.")
+ballot_sync = _KernelOnly("gpujit.ballot_sync", "ballot_sync(mask, pred): uint32, bit i set if lane i's pred is true.")
+match_any_sync = _KernelOnly("gpujit.match_any_sync", "match_any_sync(mask, value): uint32 mask of lanes holding value.")
+match_all_sync = _KernelOnly("gpujit.match_all_sync",
+                             "match_all_sync(mask, value): (mask, True) if all lanes hold value, else (0, False).")
+activemask = _KernelOnly("gpujit.activemask", "activemask(): uint32 mask of the warp's active lanes.")
+lanemask_lt = _KernelOnly("gpujit.lanemask_lt", "lanemask_lt(): uint32 mask of the lanes below this one.")
+fma = _KernelOnly("gpujit.fma", "fma(a, b, c): a * b + c, rounded once.")
+cbrt = _KernelOnly("gpujit.cbrt", "cbrt(x): cube root.")
+popc = _KernelOnly("gpujit.popc", "popc(x): number of set bits.")
+clz = _KernelOnly("gpujit.clz", "clz(x): number of leading zero bits.")
+ffs = _KernelOnly("gpujit.ffs", "ffs(x): uint32, 1 + the position of the lowest set bit, 0 if x is 0.")
+brev = _KernelOnly("gpujit.brev", "brev(x): the bits reversed (uint32 or uint64).")
+
+_TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
+        const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
+        threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev)
 
 
 def _walk(obj):
@@ -64,8 +114,7 @@ def _walk(obj):
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them)."""
     paths = {}
-    for top in (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads,
-                shared, local, atomic):
+    for top in _TOP:
         for obj in _walk(top):
             paths[id(obj)] = obj._path
     return paths
