@@ -117,8 +117,18 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p)
 
 static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
 {
-    if (PyObject_GetBuffer(o, &d->view, PyBUF_RECORDS_RO) < 0)
+    if (PyObject_GetBuffer(o, &d->view, PyBUF_RECORDS_RO) < 0) {
+        /* NumPy refuses to export some dtypes (datetime64...): that is a bad
+         * argument type, not a ValueError of ours */
+        if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_BufferError)) {
+            PyObject *dt = PyObject_GetAttrString(o, "dtype");
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype %S (kernels take bool, int8-int64, "
+                         "uint8-uint64, float32 and float64)", pos, dt ? dt : Py_None);
+            Py_XDECREF(dt);
+        }
         return -1;
+    }
     d->has_view = 1;
     GjDtype dt = gj_dtype_from_format(d->view.format, d->view.itemsize);
     if (!dt) {
@@ -1150,6 +1160,15 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
     CacheEntry *e = lookup(c->disp, args, d, nargs, target, dev);
     if (!e)
         goto done;
+    const GjArgInfo *ai = gj_output_args(e->out);
+    for (int i = 0; i < nargs; i++)
+        if (d[i].readonly && ai[i].kind == GJ_ARG_ARRAY && ai[i].written) {
+            PyObject *name = kernel_name((PyObject *)c->disp, e->out);
+            PyErr_Format(PyExc_ValueError, "kernel '%U' argument %d: a read-only array, but the kernel writes "
+                         "to it", name, i + 1);
+            Py_XDECREF(name);
+            goto done;
+        }
     int np = gj_output_nparams(e->out);
     if (np > MAX_STACK_PARAMS) {
         slots = malloc(np * sizeof *slots);

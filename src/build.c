@@ -319,6 +319,11 @@ static int pass_stack(Builder *bd, Block *s, int depth) {
         s->slot_vars = arena_alloc(&c->arena, sizeof(int) * (size_t)(depth ? depth : 1));
         if (!s->slot_vars) return -1;
         for (int i = 0; i < depth; i++) {
+            /* CPython's NULL below a callable has no value to keep: mark the slot */
+            if (bd->stack[i] == NULLV) {
+                s->slot_vars[i] = -1;
+                continue;
+            }
             s->slot_vars[i] = add_var(c, arena_printf(&c->arena, "$stack%d.%d", s->id, i), bd->loc);
             if (s->slot_vars[i] < 0) return -1;
         }
@@ -328,8 +333,9 @@ static int pass_stack(Builder *bd, Block *s, int depth) {
                               depth, s->id);
     }
     for (int i = 0; i < depth; i++) {
-        if (bd->stack[i] == NULLV)
-            return error_at(c, ERR_UNSUPPORTED, bd->loc, "this expression (a call across branches)");
+        if ((bd->stack[i] == NULLV) != (s->slot_vars[i] < 0))
+            return internal_error(c, bd->loc, "build: a NULL and a value meet in stack slot %d of block %d", i, s->id);
+        if (bd->stack[i] == NULLV) continue;
         Instr *st = emit(bd, IR_STORE_VAR, 1);
         if (!st) return -1;
         st->var = s->slot_vars[i];
@@ -498,6 +504,10 @@ static int build_block(Builder *bd, Block *b) {
         }
     }
     for (int i = 0; i < b->depth; i++) {
+        if (b->slot_vars[i] < 0) {
+            RETURN_IF_ERROR(push(bd, NULLV));
+            continue;
+        }
         Instr *ld = emit(bd, IR_LOAD_VAR, 0);
         if (!ld) return -1;
         ld->var = b->slot_vars[i];

@@ -71,11 +71,12 @@ static int describe(Ctx *c) {
     for (int i = 0; i < c->nargs; i++) {
         Type *t = c->argtypes[i];
         if (t->kind == TY_ARRAY) {
-            o->args[i] = (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout};
+            o->args[i] = (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout,
+                                     i >= 64 || (c->written >> i & 1)};
             o->params[np++].size = 8;
             for (int k = 0; k < 2 * t->ndim; k++) o->params[np++].size = 8;
         } else {
-            o->args[i] = (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0};
+            o->args[i] = (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0};
             o->params[np++].size = (uint8_t)(type_bits(t) / 8);
         }
     }

@@ -220,6 +220,7 @@ struct Instr {
     LLVMValueRef llv, llv2; /* lower.c */
     const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
     Func *callee;       /* typeinfer.c: the device function an IR_CALL calls */
+    uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
     Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
     bool alloc_done;
     size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */         /* typeinfer.c: the resolved intrinsic of an IR_CALL */
@@ -231,6 +232,7 @@ typedef struct Var {
     Loc loc;            /* first assignment */
     bool is_arg;
     LLVMValueRef slot;  /* lower.c: alloca */
+    uint64_t origin;    /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 
 int build_ir(Ctx *c);
@@ -417,6 +419,7 @@ struct Ctx {
     /* typeinfer.c */
     bool uses_barrier;
     size_t shared_bytes;
+    uint64_t written;    /* the arguments whose arrays the code may store into */
     /* lower.c */
     LLVMContextRef llctx;
     LLVMModuleRef mod;

@@ -113,10 +113,41 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
 
 /* A call of a Python function: type its specialisation for these arguments
  * (compile.c runs the frontend on it); the call's type is its return type. */
+/* Python's default argument values fill the call's missing trailing
+ * arguments (numbers only: they become constants). */
+static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
+    PyObject *defs = PyFunction_GET_DEFAULTS(func);
+    int argc = ((PyCodeObject *)PyFunction_GET_CODE(func))->co_argcount, n = in->nargs - 1;
+    int nd = defs ? (int)PyTuple_GET_SIZE(defs) : 0;
+    if (n >= argc || argc - n > nd) return 0; /* compile_device_function reports the count */
+    Instr **args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(argc + 1));
+    if (!args) return -1;
+    memcpy(args, in->args, sizeof(Instr *) * (size_t)in->nargs);
+    for (int i = n; i < argc; i++) {
+        PyObject *d = PyTuple_GET_ITEM(defs, nd - (argc - i));
+        Instr *k = arena_alloc(&c->arena, sizeof *k);
+        if (!k) return -1;
+        k->op = IR_CONST;
+        k->loc = in->loc;
+        k->id = c->nvalues++;
+        if (PyBool_Check(d)) k->ckind = 2, k->ival = d == Py_True, k->type = &ty_bool;
+        else if (PyLong_Check(d)) k->ckind = 0, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
+        else if (PyFloat_Check(d)) k->ckind = 1, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
+        else return error_at(c, ERR_UNSUPPORTED, in->loc, "default value of type '%s' for argument %d of %s()",
+                             Py_TYPE(d)->tp_name, i + 1, in->args[0]->type->path);
+        if (PyErr_Occurred()) return error_at(c, ERR_TYPING, in->loc, "default value does not fit in 64 bits");
+        args[1 + i] = k;
+    }
+    in->args = args;
+    in->nargs = argc + 1;
+    return 0;
+}
+
 static Type *type_user_call(Ctx *c, Instr *in) {
     Type *at[256];
-    int n = in->nargs - 1;
     if (in->nkw) TERR("keyword arguments to device functions are not supported");
+    if (apply_defaults(c, in, in->args[0]->type->obj) < 0) return NULL;
+    int n = in->nargs - 1;
     if (n > 256) TERR("too many arguments");
     for (int i = 0; i < n; i++) {
         at[i] = in->args[1 + i]->type;
@@ -255,6 +286,44 @@ static Type *type_of(TI *ti, Instr *in) {
     return &ty_unknown;
 }
 
+/* Which arguments can an array value be, and which does the code store
+ * into? Unions grow with the types to the same fixpoint; the launcher
+ * refuses read-only arrays for written arguments, as numba refuses to type
+ * a store into a read-only array. */
+static bool track_origin(Ctx *c, Instr *in) {
+    uint64_t o = 0, w = 0;
+    switch (in->op) {
+    case IR_ARG: o = in->ival < 64 ? 1ULL << in->ival : ~0ULL; break;
+    case IR_LOAD_VAR: o = ctx_var(c, in->var)->origin; break;
+    case IR_STORE_VAR: {
+        Var *v = ctx_var(c, in->var);
+        uint64_t u = v->origin | in->args[0]->origin;
+        if (u == v->origin) return false;
+        v->origin = u;
+        return true;
+    }
+    case IR_TUPLE: case IR_TUPLE_GET: case IR_GETITEM:
+        for (int i = 0; i < in->nargs; i++) o |= in->args[i]->origin;
+        break;
+    case IR_SETITEM: w = in->args[0]->origin; break;
+    case IR_CALL:
+        if (in->callee) {
+            for (int i = 1; i < in->nargs; i++) {
+                o |= in->args[i]->origin;
+                if (i - 1 < 64 && (in->callee->sub->written >> (i - 1) & 1)) w |= in->args[i]->origin;
+            }
+        } else if (in->intr && in->intr->kind == IK_ATOMIC && in->nargs > 1) {
+            w = in->args[1]->origin;
+        }
+        break;
+    default: break;
+    }
+    bool changed = (in->origin | o) != in->origin || (c->written | w) != c->written;
+    in->origin |= o;
+    c->written |= w;
+    return changed;
+}
+
 int infer_types(Ctx *c) {
     TI ti = {c, true};
     for (int iter = 0; ti.changed; iter++) {
@@ -271,6 +340,7 @@ int infer_types(Ctx *c) {
                 }
                 Type *t = type_of(&ti, in);
                 if (!t) return -1;
+                if (track_origin(c, in)) ti.changed = true;
                 if (!type_eq(t, in->type)) {
                     in->type = t;
                     ti.changed = true;

@@ -55,6 +55,7 @@ typedef struct GjArgInfo {
     GjDtype dtype;
     int ndim;        /* arrays */
     char layout;     /* arrays: 'C' contiguous, 'A' any strides */
+    int written;     /* arrays: the kernel may store into it (read-only arrays are refused) */
 } GjArgInfo;
 
 typedef struct GjOutput GjOutput; /* opaque: free with gj_output_free() */
