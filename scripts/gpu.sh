@@ -27,9 +27,9 @@ python3 examples/saxpy.py || exit 1
 python3 -m gpujit ptx examples/saxpy.py > "$OUT/saxpy.ptx" && ptxas -arch=sm_90 "$OUT/saxpy.ptx" -o /dev/null && echo "ptxas: saxpy.ptx OK"
 rc=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
-    python3 -m pytest -q -x --timeout=300 -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log"
+    python3 -m pytest -q -rfE --timeout=300 -p no:cacheprovider ${TESTS:-tests} 2>&1 | tee "$OUT/gpu_tests.log"
     rc=${PIPESTATUS[0]}
-    GPUJIT_TARGET=cpu python3 -m pytest -q -p no:cacheprovider tests 2>&1 | tail -3 | tee -a "$OUT/gpu_tests.log"
+    GPUJIT_TARGET=cpu python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests} 2>&1 | tail -3 | tee -a "$OUT/gpu_tests.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
     python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
