@@ -28,15 +28,15 @@ python3 examples/saxpy.py || exit 1
 python3 -m gpujit ptx examples/saxpy.py > "$OUT/saxpy.ptx" && ptxas -arch=sm_90 "$OUT/saxpy.ptx" -o /dev/null && echo "ptxas: saxpy.ptx OK"
 rc=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
-    timeout 330 python3 -m pytest -q -rfE --timeout=120 -p no:cacheprovider ${TESTS:-tests} > "$OUT/gpu_tests.log" 2>&1
+    timeout 230 python3 -m pytest -q -rfE --timeout=120 -p no:cacheprovider ${TESTS:-tests} > "$OUT/gpu_tests.log" 2>&1
     rc=$?
     tail -25 "$OUT/gpu_tests.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-    timeout 150 python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" > "$OUT/gpu_bench.log" 2>&1
-    timeout 150 python3 benchmarks/lang_bench.py --json "$OUT/lang_bench.json" --plot "$OUT/lang_bench.png" \
+    timeout 120 python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" > "$OUT/gpu_bench.log" 2>&1
+    timeout 120 python3 benchmarks/lang_bench.py --json "$OUT/lang_bench.json" --plot "$OUT/lang_bench.png" \
         > "$OUT/lang_bench.log" 2>&1
-    timeout 60 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
+    timeout 40 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" | grep -v Warning
 fi
 exit $rc
