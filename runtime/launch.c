@@ -39,6 +39,8 @@ typedef struct ArgDesc {
     PyObject *capsule;          /* consumed DLPack capsule: deleter runs after the launch */
     DLManagedTensor *managed;
     CUdeviceptr staged;         /* cuda: device copy of an A_HOST argument */
+    int alias;                  /* staged shares an earlier argument's copy */
+    int written;                /* cuda: copy back after the launch (the kernel may write it) */
 } ArgDesc;
 
 #define MAX_STACK_ARGS 16
@@ -450,7 +452,7 @@ static void release_args(ArgDesc *d, int n, int dev)
                 d[i].managed->deleter(d[i].managed);
             Py_DECREF(d[i].capsule);
         }
-        if (d[i].staged)
+        if (d[i].staged && !d[i].alias)
             gj_device_free(dev, d[i].staged);
         d[i].has_view = 0;
         d[i].capsule = NULL;
@@ -750,6 +752,16 @@ static void c_strides(const ArgDesc *d, int64_t *out)
     }
 }
 
+static int same_host_array(const ArgDesc *a, const ArgDesc *b)
+{
+    if (a->kind != A_HOST || a->alias || a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim)
+        return 0;
+    for (int k = 0; k < a->ndim; k++)
+        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k])
+            return 0;
+    return 1;
+}
+
 static int stage_in(ArgDesc *d, int dev)
 {
     size_t n = array_nbytes(d);
@@ -1042,10 +1054,23 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         }
     }
     int staged = 0;
+    const GjArgInfo *ai = gj_output_args(e->out);
     for (int i = 0; i < nargs; i++)
         if (d[i].kind == A_HOST) {
+            /* the same host array passed twice shares one device copy, so
+             * that what the kernel wrote through one comes back through both */
+            int j = 0;
+            while (j < i && !same_host_array(&d[j], &d[i]))
+                j++;
+            if (j < i) {
+                d[i].staged = d[j].staged;
+                d[i].alias = 1;
+                d[j].written |= ai[i].written;
+                continue;
+            }
             if (stage_in(&d[i], dev) < 0)
                 return -1;
+            d[i].written = ai[i].written;
             staged = 1;
         }
     pack(gj_output_args(e->out), d, nargs, slots, kp);
@@ -1073,8 +1098,9 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     if (staged || debug) {
         if (gj_stream_sync(dev, c->stream) < 0)
             return -1;
+        /* only what the kernel may have written comes back */
         for (int i = 0; i < nargs; i++)
-            if (d[i].kind == A_HOST && stage_out(&d[i], dev) < 0)
+            if (d[i].kind == A_HOST && !d[i].alias && d[i].written && stage_out(&d[i], dev) < 0)
                 return -1;
     }
     if (debug) {
@@ -1150,6 +1176,8 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
         d[i].capsule = NULL;
         d[i].managed = NULL;
         d[i].staged = 0;
+        d[i].alias = 0;
+        d[i].written = 0;
         nclassified = i + 1;
         if (classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync) < 0)
             goto done;

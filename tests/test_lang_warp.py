@@ -157,7 +157,9 @@ def test_votes_match(rng):
     assert_same(out[:, 6], np.repeat(alleq, 32).astype(np.int64))
     assert (out[:, 7] == FULL).all()
     assert_same(out[:, 8], np.tile((1 << np.arange(32)) - 1, 8))
-    assert_same(out[:, 9], np.repeat(ballot & 0xFFFF, 32))
+    # ballot over a half mask: defined for the lanes the mask names (PTX leaves the others undefined)
+    half = out[:, 9].reshape(8, 32)[:, :16]
+    assert_same(half.ravel(), np.repeat(ballot & 0xFFFF, 16))
 
 
 @gpu.jit
@@ -185,8 +187,9 @@ def test_exited_lanes_do_not_hang(rng):
 @gpu.jit
 def k_partial_warp(out, x):
     i = gpu.grid(1)
-    out[i, 0] = gpu.shfl_down_sync(FULL, x[i], 1)
-    out[i, 1] = gpu.activemask()
+    m = gpu.activemask()          # a partial warp names only its lanes, as CUDA requires
+    out[i, 0] = gpu.shfl_down_sync(m, x[i], 1)
+    out[i, 1] = m
 
 
 def test_block_not_multiple_of_32(rng):
@@ -194,7 +197,8 @@ def test_block_not_multiple_of_32(rng):
     out = poisoned((40, 2), np.int64)
     k_partial_warp[1, 40](out, x)
     assert_same(out[:32, 0], np.append(x[1:32], x[31]))
-    assert_same(out[32:, 0], np.append(x[33:40], x[39]))   # lanes 8..31 of warp 1 do not exist
+    # lanes 8..31 of warp 1 do not exist: lane 7's source is undefined on a GPU
+    assert_same(out[32:39, 0], x[33:40])
     assert (out[:32, 1] == FULL).all() and (out[32:, 1] == 0xFF).all()
 
 

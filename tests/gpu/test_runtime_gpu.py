@@ -161,12 +161,26 @@ def test_launch_device_and_numpy_arrays(rng):
     np.testing.assert_array_equal(dout.copy_to_host(), a + b)
 
 
-def test_readonly_numpy_not_copied_back(rng):
+def test_readonly_numpy_refused_when_written(rng):
     x = random_array(rng, (20, 30), np.float64)
     ro = x.copy()
     ro.flags.writeable = False
-    scale2d[(1, 1), (32, 32)](ro, 2.0)  # the kernel writes, but a read-only input stays
+    with pytest.raises(ValueError, match="read-only"):
+        scale2d[(1, 1), (32, 32)](ro, 2.0)  # the kernel writes its argument
     np.testing.assert_array_equal(ro, x)
+
+
+def test_same_host_array_twice_shares_one_copy(rng):
+    @gpu.jit
+    def write_first(a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            a[i] = b[i] + 1.0
+
+    x = random_array(rng, 1000, np.float64)
+    want = x + 1.0
+    write_first[8, 128](x, x)  # one device copy: the result comes back, not b's stale copy
+    np.testing.assert_array_equal(x, want)
 
 
 def test_strided_numpy_and_views(rng):
