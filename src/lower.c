@@ -650,7 +650,7 @@ static void debug_finish(Ctx *c) {
 static int lower_body(Ctx *c, LLVMValueRef *args);
 
 int lower(Ctx *c) {
-    c->llctx = LLVMContextCreate();
+    if (!c->llctx) c->llctx = LLVMContextCreate(); /* the host target builds in ORC's context */
     c->mod = LLVMModuleCreateWithNameInContext(c->funcname, c->llctx);
     c->b = LLVMCreateBuilderInContext(c->llctx);
     c->i1 = LLVMInt1TypeInContext(c->llctx);
