@@ -71,6 +71,7 @@ def stencil(src, dst):
     if 0 < y < h - 1 and 0 < x < w - 1:
         dst[y, x] = float32(0.25) * (src[y - 1, x] + src[y + 1, x] + src[y, x - 1] + src[y, x + 1])
 
+@gpu.jit(device=True)
 def cnd(d):
     return float32(0.5) * (float32(1.0) + math.erf(d * float32(0.7071067811865476)))
 

@@ -467,6 +467,12 @@ LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
 
 static LLVMValueRef lower_user_call(Ctx *c, Instr *in);
 
+/* A range iterator's state: {start, step, trip count, index}. */
+static LLVMTypeRef iter_type(Ctx *c) {
+    LLVMTypeRef f[4] = {c->i64, c->i64, c->i64, c->i64};
+    return LLVMStructTypeInContext(c->llctx, f, 4, 0);
+}
+
 static int lower_instr(Ctx *c, Instr *in) {
     LLVMValueRef r = NULL;
     switch (in->op) {
@@ -571,24 +577,48 @@ static int lower_instr(Ctx *c, Instr *in) {
         if (llvm_type(c, in->type)) r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)in->ival, "");
         break;
     case IR_GET_ITER: {
-        LLVMValueRef slot = entry_alloca(c, llvm_type(c, &ty_range), "range");
-        LLVMBuildStore(c->b, val(c, in->args[0]), slot);
+        /* A range iterates by a trip count fixed up front, as CPython's
+         * range does: no overflow near the int64 limits, and a canonical
+         * loop (index 0..n) that LLVM can unroll and vectorise. State:
+         * {start, step, n, index}. */
+        LLVMTypeRef it = iter_type(c);
+        LLVMValueRef slot = entry_alloca(c, it, "range");
+        LLVMValueRef rg = val(c, in->args[0]);
+        LLVMValueRef start = LLVMBuildExtractValue(c->b, rg, 0, "start");
+        LLVMValueRef stop = LLVMBuildExtractValue(c->b, rg, 1, "stop");
+        LLVMValueRef step = LLVMBuildExtractValue(c->b, rg, 2, "step");
+        LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
+        LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, zero, "");
+        LLVMValueRef down = LLVMBuildICmp(c->b, LLVMIntSLT, step, zero, "");
+        /* unsigned distances: stop - start never overflows as an unsigned number */
+        LLVMValueRef span = LLVMBuildSelect(c->b, up, LLVMBuildSub(c->b, stop, start, ""),
+                                            LLVMBuildSub(c->b, start, stop, ""), "");
+        LLVMValueRef mag = LLVMBuildSelect(c->b, up, step, LLVMBuildNeg(c->b, step, ""), "");
+        LLVMValueRef nonempty = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, start, stop, ""),
+                                                LLVMBuildAnd(c->b, down, LLVMBuildICmp(c->b, LLVMIntSGT, start, stop, ""), ""), "");
+        LLVMValueRef safe = LLVMBuildSelect(c->b, nonempty, mag, one, "");
+        LLVMValueRef n = LLVMBuildAdd(c->b, LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, span, one, ""), safe, ""), one, "");
+        n = LLVMBuildSelect(c->b, nonempty, n, zero, "n");
+        LLVMValueRef st = LLVMGetUndef(it);
+        st = LLVMBuildInsertValue(c->b, st, start, 0, "");
+        st = LLVMBuildInsertValue(c->b, st, step, 1, "");
+        st = LLVMBuildInsertValue(c->b, st, n, 2, "");
+        st = LLVMBuildInsertValue(c->b, st, zero, 3, "");
+        LLVMBuildStore(c->b, st, slot);
         r = slot;
         break;
     }
     case IR_ITER_NEXT: {
-        LLVMTypeRef rt = llvm_type(c, &ty_range);
+        LLVMTypeRef it = iter_type(c);
         LLVMValueRef p = val(c, in->args[0]);
-        LLVMValueRef st = LLVMBuildLoad2(c->b, rt, p, "");
-        LLVMValueRef cur = LLVMBuildExtractValue(c->b, st, 0, "i"), stop = LLVMBuildExtractValue(c->b, st, 1, "");
-        LLVMValueRef step = LLVMBuildExtractValue(c->b, st, 2, "");
-        LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, ci64(c, 0), "");
-        LLVMValueRef ok = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, cur, stop, ""),
-                                          LLVMBuildICmp(c->b, LLVMIntSGT, cur, stop, ""), "");
-        LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), LLVMConstInt(c->i32, 0, 0)};
-        LLVMValueRef cp = LLVMBuildInBoundsGEP2(c->b, rt, p, idx, 2, "");
-        LLVMBuildStore(c->b, LLVMBuildAdd(c->b, cur, step, ""), cp);
-        r = cur;
+        LLVMValueRef st = LLVMBuildLoad2(c->b, it, p, "");
+        LLVMValueRef start = LLVMBuildExtractValue(c->b, st, 0, ""), step = LLVMBuildExtractValue(c->b, st, 1, "");
+        LLVMValueRef n = LLVMBuildExtractValue(c->b, st, 2, ""), k = LLVMBuildExtractValue(c->b, st, 3, "k");
+        LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULT, k, n, "");
+        LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), LLVMConstInt(c->i32, 3, 0)};
+        LLVMValueRef kp = LLVMBuildInBoundsGEP2(c->b, it, p, idx, 2, "");
+        LLVMBuildStore(c->b, LLVMBuildNUWAdd(c->b, k, ci64(c, 1), ""), kp);
+        r = LLVMBuildAdd(c->b, start, LLVMBuildMul(c->b, k, step, ""), "i"); /* in range: no wrap */
         in->llv2 = ok;
         break;
     }

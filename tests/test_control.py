@@ -435,3 +435,25 @@ def k_deep_nest(out, n):
 
 def test_triple_nested_loops(rng):
     run_vs_python(k_deep_nest, rng.integers(0, 20, 64))
+
+
+def test_range_near_int64_limits():
+    """range() runs by a trip count fixed up front, as CPython's does: steps that would
+    overflow int64 past the end still stop (a naive `i += step; i < stop` wraps)."""
+    @gpu.jit
+    def k(out, a, b, s):
+        c = 0
+        last = 0
+        for i in range(a, b, s):
+            c += 1
+            last = i
+        out[0] = c
+        out[1] = last
+
+    big = 2**63 - 1
+    out = np.zeros(2, np.int64)
+    for a, b, s in [(big - 10, big, 4), (-big - 1, -big + 5, 2), (big - 5, -big - 1, -(2**62)),
+                    (0, big, 2**62), (10, 0, -3), (5, 0, 1), (3, 10, 0)]:
+        k[1, 1](out, a, b, s)
+        want = list(range(a, b, s)) if s else []
+        assert out[0] == len(want) and (not want or out[1] == want[-1]), (a, b, s, out)
