@@ -1,0 +1,148 @@
+"""A pure-Python stand-in for `gpujit` so CPython can run a kernel body as one thread.
+
+The fuzzer's reference executes the generated kernel's own code object with `gpu`
+bound to a `Shim` for each simulated thread. Values must behave as the kernel's do:
+
+- Arrays are wrapped (`RefArray`) so loads give Python ints/floats, not NumPy scalars:
+  np.int64 arithmetic wraps silently and np.float32 under NEP 50 would turn
+  `np.float32 + python float` into float32, unlike the kernel's float64.
+- Integer casts wrap to their width two's-complement (as a trunc/zext in the kernel)
+  and return Python ints; gpu.float32 returns np.float32 so that float32 op float32
+  stays float32 (the generator only combines float32 with float32).
+- syncthreads() meets the other threads of the block at a threading.Barrier;
+  shared.array() hands every thread of a block the same array (k-th call -> k-th array).
+"""
+import threading
+
+import numpy as np
+
+_INT_WIDTH = {"int8": (8, True), "int16": (16, True), "int32": (32, True), "int64": (64, True),
+              "uint8": (8, False), "uint16": (16, False), "uint32": (32, False), "uint64": (64, False)}
+
+
+def wrap_int(value, name="int64"):
+    bits, signed = _INT_WIDTH[name]
+    v = int(value) & ((1 << bits) - 1)
+    if signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+class _Cast:
+    """gpu.int32 etc.: callable as a cast, and usable as a dtype argument."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dtype = np.dtype("bool" if name == "bool_" else name)
+
+    def __call__(self, x):
+        if self.name == "float32":
+            return np.float32(x)
+        if self.name == "float64":
+            return float(x)
+        if self.name == "bool_":
+            return bool(x)
+        if isinstance(x, (float, np.floating)):
+            x = int(x)           # truncation toward zero, as fptosi
+        return wrap_int(x, self.name)
+
+
+class RefArray:
+    """A NumPy array seen as kernels see it: Python scalars in and out."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.shape = arr.shape
+        self.size = arr.size
+        self.ndim = arr.ndim
+        self._int = arr.dtype.kind in "iu"
+        self._name = arr.dtype.name
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, idx):
+        return self.arr[idx].item()
+
+    def __setitem__(self, idx, value):
+        if self._int:
+            value = wrap_int(value, self._name)
+        self.arr[idx] = value
+
+
+class _Dim3:
+    def __init__(self, x=0, y=0, z=0):
+        self.x, self.y, self.z = x, y, z
+
+
+class _Namespace:
+    def __init__(self, **members):
+        self.__dict__.update(members)
+
+
+class Block:
+    """What a block's threads share: the barrier and the shared arrays."""
+
+    def __init__(self, nthreads, use_barrier):
+        self.barrier = threading.Barrier(nthreads) if use_barrier else None
+        self.shared = []
+        self.lock = threading.Lock()
+
+
+class Shim:
+    def __init__(self, block, block_dim, grid_dim):
+        self._block = block
+        self.blockDim = _Dim3(block_dim, 1, 1)
+        self.gridDim = _Dim3(grid_dim, 1, 1)
+        self.threadIdx = _Dim3()
+        self.blockIdx = _Dim3()
+        self.warpsize = 32
+        self.laneid = 0
+        self._nshared = 0
+        self.shared = _Namespace(array=self._shared_array)
+        self.local = _Namespace(array=self._local_array)
+        self.atomic = _Namespace(add=self._atomic_add)
+        for name in _INT_WIDTH:
+            setattr(self, name, _Cast(name))
+        self.float32, self.float64, self.bool_ = _Cast("float32"), _Cast("float64"), _Cast("bool_")
+        self.boolean = self.bool_
+
+    def set_thread(self, tid, bid):
+        self.threadIdx.x = tid
+        self.blockIdx.x = bid
+        self.laneid = tid % 32
+        self._nshared = 0
+
+    def grid(self, ndim):
+        assert ndim == 1
+        return self.blockIdx.x * self.blockDim.x + self.threadIdx.x
+
+    def gridsize(self, ndim):
+        assert ndim == 1
+        return self.blockDim.x * self.gridDim.x
+
+    def syncthreads(self):
+        if self._block.barrier is not None:
+            self._block.barrier.wait(timeout=30)
+
+    @staticmethod
+    def _dtype(dtype):
+        return dtype.dtype if isinstance(dtype, _Cast) else np.dtype(dtype)
+
+    def _shared_array(self, shape, dtype):
+        with self._block.lock:
+            k = self._nshared
+            self._nshared += 1
+            if k == len(self._block.shared):
+                # uninitialised memory in the kernel: poison it so a read-before-write shows
+                self._block.shared.append(RefArray(np.full(shape, 0x5A5A, self._dtype(dtype))))
+            return self._block.shared[k]
+
+    def _local_array(self, shape, dtype):
+        return RefArray(np.full(shape, 0x5A5A, self._dtype(dtype)))
+
+    def _atomic_add(self, arr, idx, value):
+        with self._block.lock:
+            old = arr[idx]
+            arr[idx] = old + value
+            return old
