@@ -846,7 +846,8 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
             if (y == -1 && PyErr_Occurred())
                 return -1;
             if (y <= 0 || y > 0xffffffffLL) {
-                PyErr_Format(PyExc_ValueError, "%s must be positive, got %R", what, o);
+                PyErr_Format(PyExc_ValueError, "%s must be between 1 and 2**32 - 1 in each dimension, got %R",
+                             what, o);
                 return -1;
             }
             v[i] = (uint64_t)y;
@@ -863,7 +864,7 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
         if (y == -1 && PyErr_Occurred())
             return -1;
         if (y <= 0 || y > 0xffffffffLL) {
-            PyErr_Format(PyExc_ValueError, "%s must be positive, got %lld", what, y);
+            PyErr_Format(PyExc_ValueError, "%s must be between 1 and 2**32 - 1, got %lld", what, y);
             return -1;
         }
         v[0] = (uint64_t)y;

@@ -3,7 +3,8 @@
 # installs what it needs (apt: llvm-19-dev; pip: numpy, pytest, meson, ninja),
 # builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
 # bytecode), and runs the whole suite with each on the CPU backend (and on
-# the GPU where one exists), plus the CPU executor's C tests.
+# the GPU where one exists), plus the CPU executor's C tests, and finally the
+# suite once more under ASan+UBSan (scripts/sanitize.sh).
 #   GPUJIT_PYTHONS="python3.12 ..."   overrides the interpreters
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +48,8 @@ for py in "${pythons[@]}"; do
     scripts/build.sh "$py"
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done
+
+echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
+bash scripts/sanitize.sh "${pythons[0]}" || status=1
 
 exit $status

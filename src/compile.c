@@ -140,7 +140,8 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     const char *name = PyUnicode_AsUTF8(code->co_name);
     if (!name) return -1;
     if (code->co_argcount != nargs)
-        return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d arguments (%d given)", name, code->co_argcount,
+        return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
+                        code->co_argcount == 1 ? "" : "s",
                         nargs);
     Func *f = arena_alloc(&root->arena, sizeof *f);
     Ctx *s = calloc(1, sizeof *s);

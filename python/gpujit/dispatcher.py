@@ -79,8 +79,8 @@ class Dispatcher(_core.DispatcherBase):
         """Called by the C launcher on a cache miss: the kernel for these args."""
         target = _current_target()
         if len(args) != self.py_func.__code__.co_argcount:
-            raise TypeError("%s() takes %d arguments (%d given)" % (
-                self.__name__, self.py_func.__code__.co_argcount, len(args)))
+            n = self.py_func.__code__.co_argcount
+            raise TypeError("%s() takes %d argument%s (%d given)" % (self.__name__, n, "" if n == 1 else "s", len(args)))
         sig = signature_of(args)
         if self._eager is None:
             return self.compile(sig, target)

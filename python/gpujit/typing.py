@@ -47,7 +47,7 @@ def _is_c_contiguous(shape, strides, itemsize):
 
 def typeof(value, position=None):
     """The kernel type string of one launch argument."""
-    where = "" if position is None else " (argument %d)" % position
+    where = "" if position is None else " (argument %d)" % (position + 1)  # 1-based, as the launcher
     if isinstance(value, (bool, np.bool_)):
         return "bool"
     if isinstance(value, int):
