@@ -88,3 +88,28 @@ def test_same_seed_same_numbers_different_seed_different(rng):
 def test_bad_states():
     with pytest.raises(TypeError):
         gr.init_xoroshiro128p_states(gpu.device_array((4, 3), np.uint64), 1)
+
+
+@gpu.jit
+def normals(states, out32, out64):
+    i = gpu.grid(1)
+    if i < out64.shape[0]:
+        for j in range(out64.shape[1]):
+            out32[i, j] = gr.xoroshiro128p_normal_float32(states, i)
+            out64[i, j] = gr.xoroshiro128p_normal_float64(states, i)
+
+
+def test_normal_draws(rng):
+    seed = int(rng.integers(0, 2**63))
+    n, m = 512, 64
+    states = gr.create_xoroshiro128p_states(n, seed=seed)
+    o32 = np.full((n, m), np.nan, np.float32)
+    o64 = np.full((n, m), np.nan)
+    normals[4, 128](states, o32, o64)
+    for o in (o32, o64):
+        assert np.isfinite(o).all()
+        assert abs(o.mean()) < 0.02 and abs(o.std() - 1.0) < 0.02
+    # the float64 draw of thread 3: Box-Muller of its 2nd and 3rd uniforms (the 1st pair went to float32)
+    u = reference_draws(reference_states(seed, 4)[3], 4)
+    want = np.sqrt(-2.0 * np.log(u[2])) * np.cos(2 * np.pi * u[3])
+    np.testing.assert_allclose(o64[3, 0], want, rtol=1e-12)
