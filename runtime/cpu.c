@@ -24,6 +24,26 @@
  *   GPUJIT_CPU_STACK    bytes of stack per fiber, K/M suffix allowed (default
  *                       64K; 256K under ASan); an overflow hits a guard page
  *
+ * Stack overflow. Every stack a kernel runs on has a PROT_NONE guard page
+ * below it, and the compiler makes frames over a page probe each page in turn
+ * (src/target_host.c), so an overflow faults on the guard page. Fibers run
+ * the threads of barrier kernels; block functions (kernels without barriers)
+ * run on a "block fiber" of each worker, one switch there and back per
+ * launch, whose stack is the larger of GPUJIT_CPU_STACK and 8 MiB. (Under the
+ * ucontext fallback block functions run on the worker's 8 MiB thread stack
+ * instead, where an overflow still kills the process.) A SIGSEGV/SIGBUS
+ * handler, installed by the first launch, runs on an alternate signal stack
+ * (each pool thread gets one; a launching thread gets one at its first launch,
+ * kept until it exits, unless it has its own), recognises a fault on the guard
+ * page of the fiber its thread is running and siglongjmps back to run_job():
+ * the block's fibers are abandoned as after a deadlock (their stacks are
+ * reused) and the launch fails with msg_overflow_*. Any other fault goes to
+ * the handler installed before ours (called directly: Python's faulthandler,
+ * ASan), else to the default action. A handler installed after the first
+ * launch (faulthandler.enable() then) takes precedence over ours: an overflow
+ * then crashes as it did before. A guard-page fault inside a libc call that
+ * holds a lock (malloc, stdio) would leave that lock held.
+ *
  * Requires: x86-64 for the hand-written context switch (elsewhere, or when
  * CET shadow stacks are on, glibc's ucontext takes over); POSIX threads and
  * mmap. Never exits or aborts; every failure becomes -1 and a static message. */
@@ -31,7 +51,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,7 +107,8 @@
 #define MIN_STACK (16 * 1024)
 #define MAX_THREADS 1024          /* cap on GPUJIT_CPU_THREADS */
 #define MAX_FIBERS (1u << 16)     /* CUDA allows 1024 threads a block */
-#define WORKER_STACK (8u << 20)   /* block functions run on the workers' own stacks */
+#define WORKER_STACK (8u << 20)   /* least stack of a block function */
+#define ALT_STACK (256u * 1024)   /* alternate signal stack of a worker */
 
 static const char MSG_DEADLOCK[] =
     "syncthreads(): not every thread of a block reached the same barrier "
@@ -100,6 +123,8 @@ static const char MSG_NOFN[] =
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
 static const char MSG_BIGBLOCK[] =
     "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
+/* Filled in by pool_start with the stack sizes in force. */
+static char msg_overflow_fiber[192], msg_overflow_block[256];
 
 typedef struct Sched Sched;
 
@@ -108,6 +133,7 @@ typedef struct Fiber {
     void *sp;          /* saved stack pointer (hand-written switch) */
     ucontext_t *uc;    /* saved context (ucontext fallback), else NULL */
     char *stack;       /* lowest usable byte, just above the guard page */
+    size_t size;       /* usable bytes from `stack` */
     Sched *sched;
     int32_t tx, ty, tz;
     int done;          /* returned from the kernel */
@@ -131,6 +157,17 @@ typedef struct Worker {
     uint32_t nfibers;
     char *stacks;      /* one mapping: [guard page | stack] per fiber */
     size_t stacks_len;
+    /* block functions run on this fiber: [guard page | pool.block_stack] */
+    Fiber bfiber;
+    char *bstack;
+    size_t bstack_len;
+    char *altstack;    /* pool threads' alternate signal stack (mapping) */
+    size_t altstack_len;
+    /* the fault handler: the scheduler of the block running on this thread
+     * (its cur fiber is the one running), and where to go back to */
+    Sched *volatile active;
+    sigjmp_buf fault_jb;
+    sigset_t fault_mask; /* the signal mask when the fault hit */
 } Worker;
 
 /* One launch. Lives on the launching thread's stack; the pool points at it
@@ -160,6 +197,8 @@ enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP };
 struct Sched {
     const Job *job;
     GjBlockCtx *blk;
+    Worker *worker;            /* a block fiber: runs blocks of this job */
+    Job *run;
     Fiber *cur;                /* the fiber running now */
     uint32_t nwait, ndone;     /* fibers at the barrier; finished */
     /* syncthreads_count/and/or: true predicates so far at this barrier, and
@@ -187,7 +226,10 @@ static struct {
     Worker caller;             /* the launching thread's scratch */
     Worker *helpers;
     size_t page, stack_size;
+    size_t block_stack;        /* stack of a block fiber; 0: block functions run
+                                * on the worker's stack (ucontext fallback) */
     int use_uc;                /* fibers through ucontext, not the asm switch */
+    int sig_set;               /* the fault handler has been installed */
     /* under mu */
     Job *job;
     uint64_t gen;              /* bumped per published job */
@@ -278,6 +320,7 @@ static int shadow_stack_active(void) { return 1; }
 #endif
 
 static void fiber_main(Fiber *f) __attribute__((noreturn));
+static void run_blocks(Worker *w, Job *j);
 
 static void uc_entry(unsigned lo, unsigned hi)
 {
@@ -292,7 +335,7 @@ static void ctx_init(Sched *s, Fiber *f, uint64_t fpctl)
         /* getcontext fills in the parts makecontext does not (signal mask, FP state). */
         getcontext(f->uc);
         f->uc->uc_stack.ss_sp = f->stack;
-        f->uc->uc_stack.ss_size = pool.stack_size;
+        f->uc->uc_stack.ss_size = f->size;
         f->uc->uc_link = NULL;
         uint64_t p = (uintptr_t)f;
         makecontext(f->uc, (void (*)(void))uc_entry, 2, (unsigned)p, (unsigned)(p >> 32));
@@ -301,7 +344,7 @@ static void ctx_init(Sched *s, Fiber *f, uint64_t fpctl)
 #if HAVE_ASM_SWITCH
     /* The frame gj_cpu_switch pops: FP control, r15, r14, r13, r12, rbx, rbp,
      * return address; the top of the stack is page-aligned. */
-    uint64_t *sp = (uint64_t *)(void *)(f->stack + pool.stack_size);
+    uint64_t *sp = (uint64_t *)(void *)(f->stack + f->size);
     *--sp = (uintptr_t)gj_cpu_fiber_start;
     *--sp = 0;                     /* rbp: ends frame-pointer backtraces */
     *--sp = 0;                     /* rbx */
@@ -321,7 +364,7 @@ static void to_fiber(Sched *s, Fiber *f)
 {
     s->cur = f;
 #ifdef GJ_ASAN
-    __sanitizer_start_switch_fiber(&s->asan_fake, f->stack, pool.stack_size);
+    __sanitizer_start_switch_fiber(&s->asan_fake, f->stack, f->size);
 #endif
 #ifdef GJ_TSAN
     __tsan_switch_to_fiber(f->tsan, 0);
@@ -335,6 +378,7 @@ static void to_fiber(Sched *s, Fiber *f)
 #ifdef GJ_ASAN
     __sanitizer_finish_switch_fiber(s->asan_fake, NULL, NULL);
 #endif
+    s->cur = NULL;
 }
 
 /* Fiber f -> scheduler; returns when the scheduler resumes f (never, if
@@ -368,7 +412,10 @@ static void fiber_main(Fiber *f)
     __sanitizer_finish_switch_fiber(NULL, &s->main_stack, &s->main_stack_size);
 #endif
     const Job *j = s->job;
-    j->thread_fn(j->params, s->blk, f->tx, f->ty, f->tz);
+    if (j->uses_barrier)
+        j->thread_fn(j->params, s->blk, f->tx, f->ty, f->tz);
+    else
+        run_blocks(s->worker, s->run);
     f->done = 1;
     f->wait = WAIT_NONE;
     s->ndone++;
@@ -515,24 +562,26 @@ static uint64_t warp_noop(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t v
     return value;
 }
 
-/* Fibers stopped at a barrier of a block that cannot finish are never
- * resumed; their stacks are reused as they are, but the sanitizers must
- * forget the frames left on them. */
-static void abandon(Worker *w, uint32_t n)
+/* Fibers stopped at a barrier of a block that cannot finish (or cut short
+ * by a stack overflow) are never resumed; their stacks are reused as they
+ * are, but the sanitizers must forget the frames left on them. */
+static void abandon_fiber(Fiber *f)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        Fiber *f = &w->fibers[i];
-        if (f->done)
-            continue;
 #ifdef GJ_ASAN
-        __asan_unpoison_memory_region(f->stack, pool.stack_size);
+    __asan_unpoison_memory_region(f->stack, f->size);
 #endif
 #ifdef GJ_TSAN
-        __tsan_destroy_fiber(f->tsan);
-        f->tsan = __tsan_create_fiber(0);
+    __tsan_destroy_fiber(f->tsan);
+    f->tsan = __tsan_create_fiber(0);
 #endif
-        (void)f;
-    }
+    (void)f;
+}
+
+static void abandon(Worker *w, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!w->fibers[i].done)
+            abandon_fiber(&w->fibers[i]);
 }
 
 /* Runs one block of a kernel with barriers: all its threads as fibers,
@@ -546,6 +595,7 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
     s.tsan_main = __tsan_get_current_fiber();
 #endif
     blk->sched = &s;
+    w->active = &s;
     blk->syncthreads = fiber_barrier;
     blk->sync_reduce = fiber_sync_reduce;
     blk->warp = fiber_warp;
@@ -581,15 +631,19 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
                         to_fiber(&s, &lanes[l]);
             } while (release_warp(lanes, nl));
         }
-        if (s.ndone == n)
+        if (s.ndone == n) {
+            w->active = NULL;
             return NULL; /* every thread returned */
+        }
         if (s.nwait + s.ndone < n) {
             /* some wait at a warp operation that nobody else will reach */
+            w->active = NULL;
             abandon(w, n);
             return MSG_WARP_DEADLOCK;
         }
         if (s.ndone > 0) {
             /* Finished threads will never arrive: the others would wait forever. */
+            w->active = NULL;
             abandon(w, n);
             return MSG_DEADLOCK;
         }
@@ -598,6 +652,169 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
         s.npred = s.nwait = 0;
         for (uint32_t i = 0; i < n; i++)
             w->fibers[i].wait = WAIT_NONE;
+    }
+}
+
+/* Runs blocks of a kernel without barriers on w's block fiber (a guarded
+ * stack, so that an overflow is caught): run_blocks() there, one switch to
+ * it and back per job. */
+static void run_block_fiber(Worker *w, Job *j)
+{
+    Sched s = {.job = j, .worker = w, .run = j, .use_uc = 0};
+#ifdef GJ_TSAN
+    s.tsan_main = __tsan_get_current_fiber();
+#endif
+    Fiber *f = &w->bfiber;
+    f->sched = &s;
+    f->done = 0;
+    f->wait = WAIT_NONE;
+    uint64_t fpctl = 0;
+#if HAVE_ASM_SWITCH
+    fpctl = fp_control();
+#endif
+    ctx_init(&s, f, fpctl);
+    w->active = &s;
+    to_fiber(&s, f);
+    w->active = NULL;
+}
+
+/* ---- stack overflow ------------------------------------------------------ */
+
+/* The worker whose run_job() this thread is in: initial-exec, so that the
+ * signal handler reads it without a call that could allocate. */
+static __thread Worker *tls_worker __attribute__((tls_model("initial-exec")));
+static struct sigaction prev_segv, prev_bus; /* what on_fault chains to */
+
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+    Worker *w = tls_worker;
+    Sched *s = w ? w->active : NULL;
+    Fiber *f = s ? s->cur : NULL;
+    if (f && si && si->si_code > 0) {
+        uintptr_t a = (uintptr_t)si->si_addr, lo = (uintptr_t)f->stack;
+        if (a < lo && lo - a <= pool.page) {
+            /* The running fiber's guard page: back to run_job(), which
+             * restores this mask; leaving the alternate stack frees it. */
+            w->fault_mask = ((ucontext_t *)ctx)->uc_sigmask;
+#ifdef GJ_ASAN
+            __sanitizer_start_switch_fiber(NULL, s->main_stack, s->main_stack_size);
+#endif
+#ifdef GJ_TSAN
+            __tsan_switch_to_fiber(s->tsan_main, 0);
+#endif
+            siglongjmp(w->fault_jb, 1);
+        }
+    }
+    /* Not ours: the handler before ours, else the default action. */
+    struct sigaction *prev = sig == SIGBUS ? &prev_bus : &prev_segv;
+    if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {
+        if (prev->sa_flags & SA_RESETHAND) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigaction(sig, &dfl, NULL);
+        }
+        if (prev->sa_flags & SA_SIGINFO)
+            prev->sa_sigaction(sig, si, ctx);
+        else
+            prev->sa_handler(sig);
+        return; /* a fault comes again, unless the handler dealt with it */
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    if (!si || si->si_code <= 0)
+        raise(sig); /* sent, not a fault: it would not come again by itself */
+}
+
+/* Called with launch_mu held by the first launch of the process (a forked
+ * child inherits the handler): installs on_fault for SIGSEGV and SIGBUS,
+ * chaining to the handlers there now. */
+static void fault_handler_install(void)
+{
+    static const int sigs[2] = {SIGSEGV, SIGBUS};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction cur, sa;
+        if (sigaction(sigs[i], NULL, &cur) != 0)
+            continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fault;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        *(sigs[i] == SIGBUS ? &prev_bus : &prev_segv) = cur;
+        sigaction(sigs[i], &sa, NULL);
+    }
+    pool.sig_set = 1;
+}
+
+/* A mapping of n usable bytes above a PROT_NONE guard page; NULL if none. */
+static char *guarded_map(size_t n)
+{
+    char *m = mmap(NULL, pool.page + n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (mprotect(m, pool.page, PROT_NONE) != 0) {
+        munmap(m, pool.page + n);
+        return NULL;
+    }
+    return m;
+}
+
+/* Gives the calling thread an alternate signal stack, for on_fault to run
+ * on when the stack that overflowed is full, unless it has one; returns the
+ * mapping, or NULL. */
+static char *altstack_setup(void)
+{
+    stack_t old;
+    if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
+        return NULL; /* e.g. ASan and faulthandler give threads one */
+    char *m = guarded_map(ALT_STACK);
+    if (!m)
+        return NULL;
+    stack_t ss = {.ss_sp = m + pool.page, .ss_size = ALT_STACK, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(m, pool.page + ALT_STACK);
+        return NULL;
+    }
+    return m;
+}
+
+/* Launching threads are the application's: the one they get from their
+ * first launch stays until the thread exits, when this takes it back. */
+static __thread int tls_alt_done __attribute__((tls_model("initial-exec")));
+static pthread_key_t alt_key;
+static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
+static int alt_key_ok;
+
+static void caller_altstack_free(void *m)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)m + pool.page &&
+        !(cur.ss_flags & SS_DISABLE)) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if (sigaltstack(&off, NULL) != 0)
+            return; /* still in use: leave it */
+    }
+    munmap(m, pool.page + ALT_STACK);
+}
+
+static void alt_key_init(void) { alt_key_ok = pthread_key_create(&alt_key, caller_altstack_free) == 0; }
+
+static void caller_altstack(void)
+{
+    tls_alt_done = 1;
+    pthread_once(&alt_once, alt_key_init);
+    if (!alt_key_ok)
+        return; /* could not be freed at thread exit: go without */
+    char *m = altstack_setup();
+    if (m && pthread_setspecific(alt_key, m) != 0) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+        munmap(m, pool.page + ALT_STACK);
     }
 }
 
@@ -652,6 +869,7 @@ static int fibers_grow(Worker *w, uint32_t n)
          * the stack then works unguarded. */
         (void)mprotect(guard, pool.page, PROT_NONE);
         fs[i].stack = guard + pool.page;
+        fs[i].size = pool.stack_size;
         fs[i].uc = ucs ? &ucs[i] : NULL;
 #ifdef GJ_VALGRIND
         fs[i].vg_id = VALGRIND_STACK_REGISTER(fs[i].stack, fs[i].stack + pool.stack_size);
@@ -668,9 +886,42 @@ static int fibers_grow(Worker *w, uint32_t n)
     return 0;
 }
 
+/* Maps w's block fiber. Without one, block functions run on w's own stack. */
+static void bstack_alloc(Worker *w)
+{
+    char *m = guarded_map(pool.block_stack);
+    if (!m)
+        return;
+    Fiber *f = &w->bfiber;
+    memset(f, 0, sizeof *f);
+    f->stack = m + pool.page;
+    f->size = pool.block_stack;
+#ifdef GJ_VALGRIND
+    f->vg_id = VALGRIND_STACK_REGISTER(f->stack, f->stack + f->size);
+#endif
+#ifdef GJ_TSAN
+    f->tsan = __tsan_create_fiber(0);
+#endif
+    w->bstack = m;
+    w->bstack_len = pool.page + pool.block_stack;
+}
+
 static void worker_free(Worker *w)
 {
     fibers_free(w);
+    if (w->bstack) {
+#ifdef GJ_VALGRIND
+        VALGRIND_STACK_DEREGISTER(w->bfiber.vg_id);
+#endif
+#ifdef GJ_TSAN
+        __tsan_destroy_fiber(w->bfiber.tsan);
+#endif
+        munmap(w->bstack, w->bstack_len);
+        w->bstack = NULL;
+    }
+    if (w->altstack) /* only in a forked child, whose pool threads are gone */
+        munmap(w->altstack, w->altstack_len);
+    w->altstack = NULL;
     free(w->shared);
     w->shared = NULL;
     w->shared_cap = 0;
@@ -696,6 +947,8 @@ static int worker_reserve(Worker *w, const Job *j)
     }
     if (j->uses_barrier && j->nthreads > w->nfibers)
         return fibers_grow(w, (j->nthreads + 31) & ~31u);
+    if (!j->uses_barrier && pool.block_stack && !w->bstack)
+        bstack_alloc(w);
     return 0;
 }
 
@@ -722,7 +975,7 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b)
         blk.sync_reduce = sync_reduce_noop;
         blk.warp = warp_noop;
         blk.sched = NULL;
-        j->block_fn(j->params, &blk);
+        j->block_fn(j->params, &blk); /* on the block fiber if w has one */
         return NULL;
     }
     return run_fibers(w, j, &blk);
@@ -735,14 +988,8 @@ static void set_error(Job *j, const char *msg)
 }
 
 /* Runs blocks of j until none is left or one has failed. */
-static void run_job(Worker *w, Job *j)
+static void run_blocks(Worker *w, Job *j)
 {
-    if (atomic_load_explicit(&j->err, memory_order_relaxed))
-        return;
-    if (worker_reserve(w, j) != 0) {
-        set_error(j, MSG_NOMEM);
-        return;
-    }
     for (;;) {
         uint64_t b = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
         if (b >= j->nblocks)
@@ -760,12 +1007,48 @@ static void run_job(Worker *w, Job *j)
     }
 }
 
+static void run_job(Worker *w, Job *j)
+{
+    if (atomic_load_explicit(&j->err, memory_order_relaxed))
+        return;
+    if (worker_reserve(w, j) != 0) {
+        set_error(j, MSG_NOMEM);
+        return;
+    }
+    w->active = NULL;
+    tls_worker = w;
+    if (sigsetjmp(w->fault_jb, 0)) {
+        /* From on_fault: a fiber of this worker ran into its guard page.
+         * Its block is abandoned like a deadlocked one; the stacks stay. */
+        pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
+#ifdef GJ_ASAN
+        __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+        w->active = NULL;
+        tls_worker = NULL;
+        if (j->uses_barrier)
+            abandon(w, j->nthreads);
+        else
+            abandon_fiber(&w->bfiber);
+        set_error(j, j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
+        return;
+    }
+    if (!j->uses_barrier && w->bstack)
+        run_block_fiber(w, j);
+    else
+        run_blocks(w, j);
+    tls_worker = NULL;
+}
+
 /* ---- the pool ----------------------------------------------------------- */
 
 static void *worker_main(void *arg)
 {
     Worker *w = arg;
     uint64_t seen = 0;
+    w->altstack = altstack_setup();
+    if (w->altstack)
+        w->altstack_len = pool.page + ALT_STACK;
     pthread_mutex_lock(&pool.mu);
     for (;;) {
         while (!pool.job || pool.gen == seen)
@@ -853,6 +1136,14 @@ static void pool_start(void)
     size_t stack = (size_t)env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30);
     pool.stack_size = (stack + pool.page - 1) & ~(pool.page - 1);
     pool.use_uc = !HAVE_ASM_SWITCH || shadow_stack_active();
+    pool.block_stack = pool.use_uc ? 0 : pool.stack_size > WORKER_STACK ? pool.stack_size : WORKER_STACK;
+    snprintf(msg_overflow_fiber, sizeof msg_overflow_fiber,
+             "a thread overflowed its CPU stack (big gpu.local.array or deep recursion?): "
+             "raise GPUJIT_CPU_STACK (now %zu KiB)", pool.stack_size / 1024);
+    snprintf(msg_overflow_block, sizeof msg_overflow_block,
+             "a thread overflowed its CPU stack (big gpu.local.array or deep recursion?): "
+             "raise GPUJIT_CPU_STACK (now %zu KiB; kernels without syncthreads() or warp "
+             "operations get %zu KiB)", pool.stack_size / 1024, pool.block_stack / 1024);
 
     pool.nhelpers = 0;
     pool.helpers = nthreads > 1 ? calloc(nthreads - 1, sizeof *pool.helpers) : NULL;
@@ -946,6 +1237,10 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
                 pthread_cond_signal(&pool.work_cv);
         pthread_mutex_unlock(&pool.mu);
     }
+    if (!pool.sig_set)
+        fault_handler_install();
+    if (!tls_alt_done)
+        caller_altstack();
     run_job(&pool.caller, &j);
     if (helpers > 0) {
         /* Helpers that have not picked the job up yet never will; wait for

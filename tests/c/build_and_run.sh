@@ -9,7 +9,9 @@ root=$(cd "$here/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 CC=${CC:-gcc}
-cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread -I$root/runtime"
+# -fstack-clash-protection: the test kernels probe big frames page by page,
+# as the compiler's do, so that a stack overflow hits the guard page
+cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread -fstack-clash-protection -I$root/runtime"
 srcs="$here/test_cpu.c $root/runtime/cpu.c"
 
 run() { echo "== $*"; "$@"; }

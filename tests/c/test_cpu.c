@@ -10,9 +10,12 @@
 #include <fenv.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -530,6 +533,194 @@ static void bench(void)
     free(yref);
 }
 
+/* ---- 10. stack overflow: a fault on a guard page fails the launch ---------
+ *
+ * Like the compiler's code (src/target_host.c), this file is built with
+ * stack probes (-fstack-clash-protection), so that a big frame touches each
+ * page in turn and an overflow faults on the guard page below the stack. */
+
+/* Recursion with a frame of about 600 bytes that the compiler cannot turn
+ * into a loop. */
+__attribute__((noinline)) static int64_t deep(int64_t n)
+{
+    volatile char buf[512];
+    buf[0] = (char)n;
+    buf[511] = (char)(n >> 8);
+    if (n <= 0)
+        return buf[0];
+    return deep(n - 1) + buf[511];
+}
+
+/* A big local array: `bytes` of stack, probed page by page. */
+__attribute__((noinline)) static int64_t big_frame(size_t bytes)
+{
+    volatile char a[bytes];
+    a[0] = 1;
+    a[bytes - 1] = 2;
+    return a[0] + a[bytes - 1];
+}
+
+/* params: int32_t mode (0: recursion, 1: big array), int64_t amount,
+ * int32_t bad_block, int32_t bad_tx, int64_t *out. Only thread bad_tx of
+ * block bad_block (-1: every block) overflows. */
+static void k_overflow_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int32_t mode = *(int32_t *)params[0];
+    int64_t amount = *(int64_t *)params[1];
+    int32_t bad_block = *(int32_t *)params[2], bad_tx = *(int32_t *)params[3];
+    int64_t *out = *(int64_t **)params[4];
+    int bad = (bad_block < 0 || blk->ctaid[0] == bad_block) && tx == bad_tx;
+    int64_t r = 0;
+    blk->syncthreads(blk);
+    if (bad)
+        r = mode == 0 ? deep(amount) : big_frame((size_t)amount);
+    else
+        r = mode == 0 ? deep(8) : big_frame(1000);
+    blk->syncthreads(blk);
+    out[blk->ctaid[0] * blk->ntid[0] + tx] = r;
+}
+
+static void k_overflow_block(void **params, GjBlockCtx *blk)
+{
+    int32_t mode = *(int32_t *)params[0];
+    int64_t amount = *(int64_t *)params[1];
+    int32_t bad_block = *(int32_t *)params[2], bad_tx = *(int32_t *)params[3];
+    int64_t *out = *(int64_t **)params[4];
+    for (int32_t tx = 0; tx < blk->ntid[0]; tx++) {
+        int bad = (bad_block < 0 || blk->ctaid[0] == bad_block) && tx == bad_tx;
+        int64_t r = bad ? (mode == 0 ? deep(amount) : big_frame((size_t)amount))
+                        : (mode == 0 ? deep(8) : big_frame(1000));
+        out[blk->ctaid[0] * blk->ntid[0] + tx] = r;
+    }
+}
+
+static int run_overflow(int fibers, int32_t mode, int64_t amount, int32_t bad_block, uint32_t grid,
+                        const char **err)
+{
+    enum { B = 64 };
+    int32_t bad_tx = 37;
+    int64_t *out = calloc((size_t)grid * B, sizeof *out);
+    void *params[] = {&mode, &amount, &bad_block, &bad_tx, &out};
+    int rc = fibers ? launch_fibers(k_overflow_thread, dim3(grid, 1, 1), dim3(B, 1, 1), 0, params, err)
+                    : launch_block(k_overflow_block, dim3(grid, 1, 1), dim3(B, 1, 1), 0, params, err);
+    if (rc == 0) {
+        for (uint32_t i = 0; i < grid * B; i++) {
+            int bad = (bad_block < 0 || (int32_t)(i / B) == bad_block) && (int32_t)(i % B) == bad_tx;
+            int64_t want = mode == 1 ? 3 : deep(bad ? amount : 8);
+            if (out[i] != want) {
+                rc = -2;
+                break;
+            }
+        }
+    }
+    free(out);
+    return rc;
+}
+
+static int is_overflow(int rc, const char *err)
+{
+    return rc == -1 && err && strstr(err, "overflowed its CPU stack") &&
+           strstr(err, "GPUJIT_CPU_STACK");
+}
+
+/* A SIGSEGV handler installed before gpujit's, that the runtime must chain
+ * to for faults that are not on its guard pages. */
+static sigjmp_buf chain_jb;
+static volatile sig_atomic_t chain_hits;
+static void *chain_addr;
+
+static void chain_handler(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    if (sig == SIGSEGV && si->si_addr == chain_addr) {
+        chain_hits++;
+        siglongjmp(chain_jb, 1);
+    }
+    signal(sig, SIG_DFL); /* anything else: crash as usual */
+}
+
+static void install_chain_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = chain_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+/* A fault that is not on a guard page reaches the handler installed before.
+ * (Not under valgrind, which reports the deliberate bad write as an error.) */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+static void test_fault_chain(void)
+{
+    if (RUNNING_ON_VALGRIND)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    chain_addr = p;
+    int before = chain_hits;
+    if (sigsetjmp(chain_jb, 1) == 0)
+        *(volatile char *)p = 1;
+    CHECK(chain_hits == before + 1, "the earlier SIGSEGV handler was not called");
+    munmap(p, (size_t)page);
+}
+
+static void test_overflow(void)
+{
+    const char *err;
+    int rc;
+    /* (Under ASan too: it lets the program install a SEGV handler over its
+     * own, allow_user_segv_handler=1 being its default.) */
+    /* fibers: deep recursion, one thread of one block */
+    rc = run_overflow(1, 0, 1 << 24, 0, 1, &err);
+    CHECK(is_overflow(rc, err), "fiber recursion: rc=%d err=%s", rc, err ? err : "(null)");
+    CHECK(!err || strstr(err, "KiB"), "no size in: %s", err);
+    /* again (the signal mask and the alternate stack were restored), then a
+     * big local array, in several blocks at once (pool threads too) */
+    rc = run_overflow(1, 0, 1 << 24, 5, 16, &err);
+    CHECK(is_overflow(rc, err), "fiber recursion, block 5 of 16: rc=%d", rc);
+    rc = run_overflow(1, 1, 64 << 20, -1, 16, &err);
+    CHECK(is_overflow(rc, err), "fiber local array, all 16 blocks: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    /* the same kernel within its stack, and other kernels, still work */
+    rc = run_overflow(1, 0, 20, -1, 16, &err);
+    CHECK(rc == 0 && !err, "fiber recursion within the stack: rc=%d err=%s", rc, err ? err : "(null)");
+    rc = run_overflow(1, 1, 8 << 10, -1, 16, &err);
+    CHECK(rc == 0 && !err, "fiber local array within the stack: rc=%d", rc);
+    int64_t n = 5000, want, got;
+    int64_t *in = make_input(n, 11, &want);
+    rc = reduce(in, n, 64, 1, &got, &err);
+    CHECK(rc == 0 && got == want, "reduction after an overflow: rc=%d", rc);
+
+    /* block functions: on a guarded stack of at least 8 MiB (asm switch
+     * only: under the ucontext fallback they run on the thread's stack) */
+#ifndef GJ_CPU_FORCE_UCONTEXT
+    rc = run_overflow(0, 0, 1 << 24, 3, 8, &err);
+    CHECK(is_overflow(rc, err), "block recursion: rc=%d err=%s", rc, err ? err : "(null)");
+    rc = run_overflow(0, 1, 256 << 20, -1, 8, &err);
+    CHECK(is_overflow(rc, err), "block local array: rc=%d err=%s", rc, err ? err : "(null)");
+#endif
+    rc = run_overflow(0, 1, 1 << 20, -1, 8, &err); /* 1 MiB: more than a fiber has */
+    CHECK(rc == 0 && !err, "block local array within the stack: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    rc = run_overflow(0, 0, 2000, -1, 8, &err);
+    CHECK(rc == 0 && !err, "block recursion within the stack: rc=%d", rc);
+    rc = reduce(in, n, 64, 1, &got, &err);
+    CHECK(rc == 0 && got == want, "reduction after a block overflow: rc=%d", rc);
+    free(in);
+    test_fault_chain();
+}
+
 int main(int argc, char **argv)
 {
     int do_bench = 1;
@@ -544,6 +735,7 @@ int main(int argc, char **argv)
         }
     }
     alarm(300); /* a hang is a failure too */
+    install_chain_handler(); /* before the first launch installs gpujit's */
     test_iota();
     test_reduce();
     test_deadlock();
@@ -551,6 +743,7 @@ int main(int argc, char **argv)
     test_edges();
     test_fpenv();
     test_concurrent();
+    test_overflow();
     if (do_bench)
         bench();
     if (failures) {
