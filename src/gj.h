@@ -260,6 +260,7 @@ typedef enum {
     IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
     IK_LANEMASK_LT,
     IK_CONST_ARRAY, /* gpu.const.array_like(global ndarray) */
+    IK_PRINT,       /* print(...) of constants, numbers and bools */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -312,6 +313,9 @@ struct Target {
     /* Dynamic shared memory (sized at launch): its base, and its size in
      * bytes as an i64 into *nbytes. */
     LLVMValueRef (*dynamic_shared)(Ctx *c, LLVMValueRef *nbytes);
+    /* printf-style output of `fmt` with arguments already widened to i64,
+     * double or a string pointer (vprintf on the GPU, printf on the CPU). */
+    void (*print)(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs);
     /* A read-only array holding these bytes; returns a generic pointer. */
     LLVMValueRef (*const_array)(Ctx *c, const char *bytes, size_t n);
     /* After lowering: entry points, module flags. */

@@ -58,6 +58,7 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY}, {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
     {"gpujit.lanemask_lt", IK_LANEMASK_LT},
     {"gpujit.const.array_like", IK_CONST_ARRAY},
+    {"builtins.print", IK_PRINT},
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
     {"gpujit.popc", IK_BITS, 0}, {"gpujit.clz", IK_BITS, 1}, {"gpujit.ffs", IK_BITS, 2},
     {"gpujit.brev", IK_BITS, 3},
@@ -380,6 +381,13 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("lanemask_lt() takes no arguments");
         return &ty_uint32;
     case IK_CONST_ARRAY: return type_const_array(c, in);
+    case IK_PRINT:
+        for (int i = 0; i < nargs; i++) {
+            Instr *v = in->args[1 + i];
+            if (!is_scalar(at[i]) && !(v->op == IR_CONST && v->ckind == 4))
+                UNSUP("print() of %s (numbers, bools and string constants can be printed)", type_name(c, at[i]));
+        }
+        return &ty_none;
     case IK_FMA: {
         if (nargs != 3 || !is_scalar(at[0]) || !is_scalar(at[1]) || !is_scalar(at[2]))
             TERR("fma(a, b, c) takes three numbers");
@@ -591,6 +599,45 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
     return array_value(c, in->type, data, dims);
 }
 
+/* print(a, b, ...): one printf-style line, Python's spacing; constants go
+ * into the format, numbers are widened as C varargs are (floats print as %f,
+ * as numba.cuda's print does), bools print True/False. */
+static LLVMValueRef lower_print(Ctx *c, Instr *in, Instr **a, int nargs) {
+    char fmt[2048];
+    size_t n = 0;
+    LLVMValueRef args[64];
+    int na = 0;
+    for (int i = 0; i < nargs && n + 64 < sizeof fmt; i++) {
+        if (i) fmt[n++] = ' ';
+        Type *t = a[i]->type;
+        if (a[i]->op == IR_CONST && a[i]->ckind == 4) {
+            for (const char *p = a[i]->name; *p && n + 8 < sizeof fmt; p++) {
+                if (*p == '%') fmt[n++] = '%';
+                fmt[n++] = *p;
+            }
+            continue;
+        }
+        if (na == 64) break;
+        if (t->kind == TY_BOOL) {
+            LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
+            LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
+            args[na++] = LLVMBuildSelect(c->b, val(c, a[i]), yes, no, "");
+            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%s");
+        } else if (is_float(t)) {
+            args[na++] = val_as(c, a[i], &ty_float64);
+            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%f");
+        } else {
+            args[na++] = val_as(c, a[i], is_signed(t) ? &ty_int64 : &ty_uint64);
+            n += (size_t)snprintf(fmt + n, sizeof fmt - n, is_signed(t) ? "%%lld" : "%%llu");
+        }
+    }
+    fmt[n++] = '\n';
+    fmt[n] = 0;
+    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt, "fmt"), args, na);
+    (void)in;
+    return NULL;
+}
+
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     const Intrinsic *k = in->intr;
     Instr **a = in->args + 1;
@@ -638,6 +685,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return LLVMBuildSub(c->b, LLVMBuildShl(c->b, one, special(c, SP_LANEID, 0), ""), one, "");
     }
     case IK_CONST_ARRAY: return lower_const_array(c, in);
+    case IK_PRINT: return lower_print(c, in, a, nargs);
     case IK_FMA: {
         LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt), z = val_as(c, a[2], rt);
         LLVMTypeRef t = llvm_type(c, rt);

@@ -218,6 +218,23 @@ static void begin_device_fn(Ctx *c) {
     probe_stack(c, c->fn);
 }
 
+/* printf from the host C library, then fflush so the line is out before
+ * the launch returns (Python's own output is buffered separately). */
+static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
+    LLVMTypeRef fty = LLVMFunctionType(c->i32, &c->ptr, 1, 1);
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, "printf");
+    if (!fn) fn = LLVMAddFunction(c->mod, "printf", fty);
+    LLVMValueRef *all = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nargs + 1));
+    all[0] = fmt;
+    for (int i = 0; i < nargs; i++) all[1 + i] = args[i];
+    LLVMBuildCall2(c->b, fty, fn, all, (unsigned)(nargs + 1), "");
+    LLVMTypeRef flty = LLVMFunctionType(c->i32, &c->ptr, 1, 0);
+    LLVMValueRef fl = LLVMGetNamedFunction(c->mod, "fflush");
+    if (!fl) fl = LLVMAddFunction(c->mod, "fflush", flty);
+    LLVMValueRef null = LLVMConstPointerNull(c->ptr);
+    LLVMBuildCall2(c->b, flty, fl, &null, 1, "");
+}
+
 const Target target_host = {
     .name = "host",
     .triple = "",
@@ -233,6 +250,7 @@ const Target target_host = {
     .warp = warp,
     .dynamic_shared = dynamic_shared,
     .const_array = const_array,
+    .print = print,
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,

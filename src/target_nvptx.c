@@ -173,6 +173,25 @@ static int finish(Ctx *c) { return 0; }
 static int hidden_params(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals) { return 0; }
 static void begin_device_fn(Ctx *c) {}
 
+/* vprintf(fmt, args): the arguments packed 8 bytes each into a local buffer;
+ * the driver links vprintf and prints the buffer at the next synchronisation. */
+static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
+    LLVMTypeRef pt[2] = {c->ptr, c->ptr};
+    LLVMTypeRef fty = LLVMFunctionType(c->i32, pt, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, "vprintf");
+    if (!fn) fn = LLVMAddFunction(c->mod, "vprintf", fty);
+    LLVMValueRef buf = LLVMConstPointerNull(c->ptr);
+    if (nargs) {
+        LLVMTypeRef *ft = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)nargs);
+        for (int i = 0; i < nargs; i++) ft[i] = LLVMTypeOf(args[i]);
+        LLVMTypeRef st = LLVMStructTypeInContext(c->llctx, ft, (unsigned)nargs, 0);
+        buf = entry_alloca(c, st, "printf_args");
+        for (int i = 0; i < nargs; i++) LLVMBuildStore(c->b, args[i], LLVMBuildStructGEP2(c->b, st, buf, (unsigned)i, ""));
+    }
+    LLVMValueRef cargs[2] = {fmt, buf};
+    LLVMBuildCall2(c->b, fty, fn, cargs, 2, "");
+}
+
 const Target target_nvptx = {
     .name = "nvptx",
     .triple = "nvptx64-nvidia-cuda",
@@ -188,6 +207,7 @@ const Target target_nvptx = {
     .warp = warp,
     .dynamic_shared = dynamic_shared,
     .const_array = const_array,
+    .print = print,
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,

@@ -349,7 +349,7 @@ def k_helper_wrong_arity(out, n):
 
 
 def k_print(out, n):
-    print(n)  # <-
+    print(out)  # arrays cannot be printed # <-
 
 
 def k_numpy_function(out, n):

@@ -251,7 +251,7 @@ def k_unsupported_function(out, n):
 
 
 def k_print(out, n):
-    print(n)  # <-
+    print(out)  # arrays cannot be printed # <-
 
 
 def k_bad_intrinsic_args(out, n):
