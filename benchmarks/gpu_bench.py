@@ -180,18 +180,6 @@ def bench_launch(cupy, cuda, nbk, quick):
             print("C launcher did not build: %s" % r.stderr[-300:])
 
 
-def time_kernel(run, sync, reps):
-    run()
-    sync()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
-
-
 def bench_saxpy(cupy, cuda, nbk, quick):
     n = 1 << (24 if quick else 28)
     print("\n== saxpy over 2^%d float32 (bytes: 3 x 4 x n)" % (n.bit_length() - 1))
@@ -209,7 +197,7 @@ def bench_saxpy(cupy, cuda, nbk, quick):
     dout = gpujit.to_device(np.full(n, np.nan, np.float32))
     k[blocks, tpb](dout, a, dx, dy)
     np.testing.assert_allclose(dout.copy_to_host(), want, rtol=1e-5, atol=1e-5)
-    t = time_kernel(lambda: k[blocks, tpb](dout, a, dx, dy), gpujit.synchronize, 20)
+    t = kernels.median_seconds(lambda: k[blocks, tpb](dout, a, dx, dy), gpujit.synchronize, 20)
     record("saxpy", "gpujit", nbytes / t / 1e9, "GB/s")
     if cuda is not None:
         nk = cuda.jit(kernels.SIGS["saxpy"])(nbk["saxpy"])
@@ -217,7 +205,7 @@ def bench_saxpy(cupy, cuda, nbk, quick):
         nout = cuda.device_array(n, np.float32)
         nk[blocks, tpb](nout, a, nx, ny)
         np.testing.assert_allclose(nout.copy_to_host(), want, rtol=1e-5, atol=1e-5)
-        t = time_kernel(lambda: nk[blocks, tpb](nout, a, nx, ny), cuda.synchronize, 20)
+        t = kernels.median_seconds(lambda: nk[blocks, tpb](nout, a, nx, ny), cuda.synchronize, 20)
         record("saxpy", "numba-cuda", nbytes / t / 1e9, "GB/s")
         del nx, ny, nout
     if cupy is not None:
@@ -228,9 +216,9 @@ def bench_saxpy(cupy, cuda, nbk, quick):
         raw((blocks,), (tpb,), (cout, a, cx, cy, nn))
         np.testing.assert_allclose(cupy.asnumpy(cout), want, rtol=1e-5, atol=1e-5)
         sync = cupy.cuda.Device().synchronize
-        t = time_kernel(lambda: raw((blocks,), (tpb,), (cout, a, cx, cy, nn)), sync, 20)
+        t = kernels.median_seconds(lambda: raw((blocks,), (tpb,), (cout, a, cx, cy, nn)), sync, 20)
         record("saxpy", "CUDA C (NVRTC via CuPy RawKernel)", nbytes / t / 1e9, "GB/s")
-        t = time_kernel(lambda: cout.__setitem__(Ellipsis, cx), sync, 20)
+        t = kernels.median_seconds(lambda: cout.__setitem__(Ellipsis, cx), sync, 20)
         record("saxpy", "device copy (cupy, 2 x 4 x n bytes)", 8 * n / t / 1e9, "GB/s")
         del cx, cy, cout
 
@@ -250,14 +238,14 @@ def bench_matmul(cupy, cuda, nbk, quick):
     dC = gpujit.to_device(np.full((n, n), np.nan, np.float32))
     k[grid, (16, 16)](dA, dB, dC)
     np.testing.assert_allclose(dC.copy_to_host(), want, rtol=1e-3, atol=1e-2 * np.sqrt(n))
-    t = time_kernel(lambda: k[grid, (16, 16)](dA, dB, dC), gpujit.synchronize, 10)
+    t = kernels.median_seconds(lambda: k[grid, (16, 16)](dA, dB, dC), gpujit.synchronize, 10)
     record("matmul", "gpujit", flops / t / 1e12, "TFLOP/s")
     if cuda is not None:
         nk = cuda.jit(kernels.SIGS["matmul"])(nbk["matmul"])
         nA, nB, nC = cuda.to_device(A), cuda.to_device(B), cuda.device_array((n, n), np.float32)
         nk[grid, (16, 16)](nA, nB, nC)
         np.testing.assert_allclose(nC.copy_to_host(), want, rtol=1e-3, atol=1e-2 * np.sqrt(n))
-        t = time_kernel(lambda: nk[grid, (16, 16)](nA, nB, nC), cuda.synchronize, 10)
+        t = kernels.median_seconds(lambda: nk[grid, (16, 16)](nA, nB, nC), cuda.synchronize, 10)
         record("matmul", "numba-cuda", flops / t / 1e12, "TFLOP/s")
     if cupy is not None:
         raw = cupy.RawModule(code=CUDA_C).get_function("matmul")
@@ -267,9 +255,9 @@ def bench_matmul(cupy, cuda, nbk, quick):
         raw(grid, (16, 16), (cA, cB, cC, nn))
         np.testing.assert_allclose(cupy.asnumpy(cC), want, rtol=1e-3, atol=1e-2 * np.sqrt(n))
         sync = cupy.cuda.Device().synchronize
-        t = time_kernel(lambda: raw(grid, (16, 16), (cA, cB, cC, nn)), sync, 10)
+        t = kernels.median_seconds(lambda: raw(grid, (16, 16), (cA, cB, cC, nn)), sync, 10)
         record("matmul", "CUDA C (NVRTC via CuPy RawKernel)", flops / t / 1e12, "TFLOP/s")
-        t = time_kernel(lambda: cupy.matmul(cA, cB, out=cC), sync, 10)
+        t = kernels.median_seconds(lambda: cupy.matmul(cA, cB, out=cC), sync, 10)
         record("matmul", "cuBLAS (cupy.matmul)", flops / t / 1e12, "TFLOP/s")
 
 

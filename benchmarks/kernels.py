@@ -1,6 +1,9 @@
 """The benchmark kernels, written once against the numba.cuda API and bound to
 either gpujit or numba.cuda: load(module) execs this source with `gpu` = that
 module, so both compilers see the very same Python function."""
+import statistics
+import time
+
 import numpy as np
 
 SOURCE = '''
@@ -80,3 +83,16 @@ def numba_cuda():
         return cuda, numba.float32
     except Exception:
         return None, None
+
+
+def median_seconds(run, sync, reps=10):
+    """Median wall time of run() followed by sync(), after one untimed run."""
+    run()
+    sync()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)

@@ -15,7 +15,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import time
 
@@ -202,18 +201,6 @@ def record(bench, impl, value, unit):
     print("  %-14s %-40s %10.3f %s" % (bench, impl, value, unit), flush=True)
 
 
-def timed(run, sync, reps=10):
-    run()
-    sync()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
-
-
 def load(module, f32):
     ns = {"gpu": module, "float32": f32, "math": math}
     exec(compile(SOURCE, __file__ + ":SOURCE", "exec"), ns)
@@ -241,7 +228,7 @@ def main():
     # device copy bandwidth (reference)
     n = 1 << (24 if q else 28)
     a, b = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
-    copy_bw = 8 * n / timed(lambda: b.__setitem__(Ellipsis, a), csync) / 1e9
+    copy_bw = 8 * n / kernels.median_seconds(lambda: b.__setitem__(Ellipsis, a), csync) / 1e9
     record("copy", "device copy (cupy)", copy_bw, "GB/s")
     del a, b
 
@@ -262,12 +249,12 @@ def main():
             sync()
             got = float(total.get()[0])
             assert abs(got - want) < 1e-3 * want, (kname, impl, got, want)
-            t = timed(run, sync)
+            t = kernels.median_seconds(run, sync)
             record(kname, impl, 4 * n / t / 1e9, "GB/s")
         f = raw.get_function(kname)
         total = cp.zeros(1, cp.float32)
         run = lambda: f((blocks,), (tpb,), (cx, total, np.int64(n)))  # noqa: E731
-        t = timed(run, csync)
+        t = kernels.median_seconds(run, csync)
         record(kname, "CUDA C", 4 * n / t / 1e9, "GB/s")
     del cx
 
@@ -285,11 +272,11 @@ def main():
         run()
         sync()
         np.testing.assert_allclose(dst.get(), ref, rtol=1e-6)
-        record("stencil", impl, 8 * h * w / timed(run, sync) / 1e9, "GB/s")
+        record("stencil", impl, 8 * h * w / kernels.median_seconds(run, sync) / 1e9, "GB/s")
     f = raw.get_function("stencil")
     dst = cp.asarray(src)
     run = lambda: f(grid, (32, 8), (csrc, dst, np.int32(h), np.int32(w)))  # noqa: E731
-    record("stencil", "CUDA C", 8 * h * w / timed(run, csync) / 1e9, "GB/s")
+    record("stencil", "CUDA C", 8 * h * w / kernels.median_seconds(run, csync) / 1e9, "GB/s")
     del csrc, dst
 
     # Black-Scholes
@@ -314,10 +301,10 @@ def main():
         run()
         sync()
         np.testing.assert_allclose(call.get()[sample], want_call, rtol=1e-3, atol=1e-3)
-        record("black_scholes", impl, n / timed(run, sync) / 1e9, "Goptions/s")
+        record("black_scholes", impl, n / kernels.median_seconds(run, sync) / 1e9, "Goptions/s")
     f = raw.get_function("black_scholes")
     run = lambda: f((blocks,), (tpb,), (call, put, S, K, T, r, v, np.int64(n)))  # noqa: E731
-    record("black_scholes", "CUDA C", n / timed(run, csync) / 1e9, "Goptions/s")
+    record("black_scholes", "CUDA C", n / kernels.median_seconds(run, csync) / 1e9, "Goptions/s")
     del S, K, T, call, put
 
     # N-body
@@ -336,10 +323,10 @@ def main():
         run()
         sync()
         np.testing.assert_allclose(acc.get()[:64], want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
-        record("nbody", impl, flops / timed(run, sync, 5) / 1e12, "TFLOP/s (20/pair)")
+        record("nbody", impl, flops / kernels.median_seconds(run, sync, 5) / 1e12, "TFLOP/s (20/pair)")
     f = raw.get_function("nbody")
     run = lambda: f((n // 128,), (128,), (cpos, acc, np.int32(n)))  # noqa: E731
-    record("nbody", "CUDA C", flops / timed(run, csync, 5) / 1e12, "TFLOP/s (20/pair)")
+    record("nbody", "CUDA C", flops / kernels.median_seconds(run, csync, 5) / 1e12, "TFLOP/s (20/pair)")
 
     if args.json:
         with open(args.json, "w") as fh:

@@ -81,6 +81,9 @@ def rng():
     return np.random.default_rng(seed)
 
 
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+          np.uint64, np.float32, np.float64]
+
 INT_SENTINEL = -0x5A5A5A5A
 
 

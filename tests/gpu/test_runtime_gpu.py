@@ -9,6 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from conftest import DTYPES, random_array  # noqa: E402
 import gpujit
 import gpujit as gpu
 from gpujit import _core, cudadrv
@@ -16,30 +17,12 @@ from gpujit import devicearray as da
 
 pytestmark = pytest.mark.skipif(not _core.is_available(), reason="no CUDA driver or device")
 
-DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-          np.uint64, np.float32, np.float64]
-
 
 @pytest.fixture(autouse=True)
 def cuda_target():
     _core.set_target("cuda")
     yield
     _core.set_target(None)
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(2024)
-
-
-def random_array(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 # ---- kernels (compiled on first launch) ----
