@@ -84,7 +84,7 @@ enum {
 /* ---- DLPack (dlpack.h v0.8: the unversioned "dltensor" capsule) ---- */
 
 enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLBool = 6 };
+enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
 
 typedef struct DLDevice { int32_t device_type, device_id; } DLDevice;
 typedef struct DLDataType { uint8_t code, bits; uint16_t lanes; } DLDataType;

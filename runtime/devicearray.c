@@ -19,6 +19,7 @@ static const struct {
     [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
     [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
     [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
 
 int gj_dtype_size(int dtype)
@@ -50,6 +51,8 @@ GjDtype gj_dtype_from_format(const char *fmt, Py_ssize_t itemsize)
         fmt++;
     else if ((*fmt == '>' || *fmt == '!') && itemsize > 1)
         return 0; /* big-endian data would be read wrongly by a little-endian GPU */
+    if (fmt[0] == 'Z' && fmt[1] && !fmt[2]) /* complex: Zf, Zd */
+        return fmt[1] == 'f' && itemsize == 8 ? GJ_COMPLEX64 : fmt[1] == 'd' && itemsize == 16 ? GJ_COMPLEX128 : 0;
     if (!fmt[0] || fmt[1])
         return 0;
     switch (fmt[0]) {
@@ -74,6 +77,7 @@ GjDtype gj_dtype_from_typestr(const char *ts)
     case 'i': return int_dtype(1, size);
     case 'u': return int_dtype(0, size);
     case 'f': return size == 4 ? GJ_FLOAT32 : size == 8 ? GJ_FLOAT64 : 0;
+    case 'c': return size == 8 ? GJ_COMPLEX64 : size == 16 ? GJ_COMPLEX128 : 0;
     }
     return 0;
 }
@@ -466,6 +470,7 @@ static const DLDataType dl_types[GJ_NDTYPES] = {
     [GJ_INT32] = {kDLInt, 32, 1},    [GJ_INT64] = {kDLInt, 64, 1},   [GJ_UINT8] = {kDLUInt, 8, 1},
     [GJ_UINT16] = {kDLUInt, 16, 1},  [GJ_UINT32] = {kDLUInt, 32, 1}, [GJ_UINT64] = {kDLUInt, 64, 1},
     [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
+    [GJ_COMPLEX64] = {kDLComplex, 64, 1}, [GJ_COMPLEX128] = {kDLComplex, 128, 1},
 };
 
 /* _dlpack_capsule(versioned=False) -> PyCapsule "dltensor" (or

@@ -33,7 +33,8 @@ typedef struct ArgDesc {
     int ndim, c_contig, readonly;
     uint64_t data;
     int64_t shape[GJ_MAXDIM], strides[GJ_MAXDIM]; /* strides in bytes */
-    union { int64_t i; uint64_t u; double f; } value; /* scalars, in `dtype` */
+    union { int64_t i; uint64_t u; double f; } value; /* scalars, in `dtype` (a complex's real part in f) */
+    double imag;                /* complex scalars: the imaginary part */
     Py_buffer view;             /* A_HOST from a buffer: released after the launch */
     int has_view;
     PyObject *capsule;          /* consumed DLPack capsule: deleter runs after the launch */
@@ -112,6 +113,8 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p)
     case GJ_UINT64: d->value.u = *(const uint64_t *)p; break;
     case GJ_FLOAT32: d->value.f = *(const float *)p; break;
     case GJ_FLOAT64: d->value.f = *(const double *)p; break;
+    case GJ_COMPLEX64: d->value.f = ((const float *)p)[0], d->imag = ((const float *)p)[1]; break;
+    case GJ_COMPLEX128: d->value.f = ((const double *)p)[0], d->imag = ((const double *)p)[1]; break;
     default: return -1;
     }
     return 0;
@@ -126,7 +129,7 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
             PyObject *dt = PyObject_GetAttrString(o, "dtype");
             PyErr_Clear();
             PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype %S (kernels take bool, int8-int64, "
-                         "uint8-uint64, float32 and float64)", pos, dt ? dt : Py_None);
+                         "uint8-uint64, float32, float64, complex64 and complex128)", pos, dt ? dt : Py_None);
             Py_XDECREF(dt);
         }
         return -1;
@@ -230,6 +233,7 @@ static GjDtype dl_dtype(DLDataType t)
                        : t.bits == 32 ? GJ_UINT32 : t.bits == 64 ? GJ_UINT64 : 0;
     case kDLFloat: return t.bits == 32 ? GJ_FLOAT32 : t.bits == 64 ? GJ_FLOAT64 : 0;
     case kDLBool: return t.bits == 8 ? GJ_BOOL : 0;
+    case kDLComplex: return t.bits == 64 ? GJ_COMPLEX64 : t.bits == 128 ? GJ_COMPLEX128 : 0;
     }
     return 0;
 }
@@ -364,7 +368,7 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
         d->value.i = o == Py_True;
         return 0;
     }
-    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o))
+    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o))
         goto python_number;
     if (numpy_scalar_type(o)) {
         if (from_buffer(d, o, pos, 1) < 0)
@@ -373,7 +377,7 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
         d->has_view = 0;
         return 0;
     }
-    if (PyLong_Check(o) || PyFloat_Check(o))
+    if (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))
         goto python_number;
     int rc;
     if (PyObject_CheckBuffer(o)) {
@@ -412,12 +416,18 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
     }
     PyErr_Format(PyExc_TypeError,
                  "argument %d: unsupported type %.100s (expected a device array, a NumPy "
-                 "array, a CUDA or DLPack array, or an int/float/bool/NumPy scalar)",
+                 "array, a CUDA or DLPack array, or an int/float/complex/bool/NumPy scalar)",
                  pos, Py_TYPE(o)->tp_name);
     return -1;
 
 python_number:
     d->kind = A_SCALAR;
+    if (PyComplex_Check(o)) {
+        d->dtype = GJ_COMPLEX128;
+        d->value.f = PyComplex_RealAsDouble(o);
+        d->imag = PyComplex_ImagAsDouble(o);
+        return PyErr_Occurred() ? -1 : 0;
+    }
     if (PyFloat_Check(o)) {
         d->dtype = GJ_FLOAT64;
         d->value.f = PyFloat_AS_DOUBLE(o);
@@ -561,6 +571,7 @@ static void cache_clear(GjDispatcher *d)
 
 static int is_int(GjDtype t) { return t >= GJ_INT8 && t <= GJ_UINT64; }
 static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64; }
+static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
 static void describe_arg(char *buf, size_t n, const ArgDesc *d)
 {
@@ -611,13 +622,14 @@ static int check_kernel(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs
                  (a->layout != 'C' || d[i].c_contig);
             expect_params += 1 + 2 * a->ndim;
         } else {
-            /* ints and bools convert to any number; floats only to floats */
+            /* ints and bools convert to any number; floats to floats and complex; complex only
+             * to complex */
             ok = d[i].kind == A_SCALAR &&
-                 (d[i].dtype == a->dtype ||
+                 (d[i].dtype == a->dtype || is_complex(a->dtype) ||
                   ((is_int(d[i].dtype) || d[i].dtype == GJ_BOOL) &&
                    (is_int(a->dtype) || is_float(a->dtype))) ||
                   (is_float(d[i].dtype) && is_float(a->dtype)));
-            expect_params += 1;
+            expect_params += is_complex(a->dtype) ? 2 : 1;
         }
         if (!ok) {
             char got[64], want[64];
@@ -644,6 +656,9 @@ static int check_kernel(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs
         if (ai[i].kind == GJ_ARG_ARRAY) {
             for (int j = 0; j < 1 + 2 * ai[i].ndim; j++)
                 bad |= p[k++].size != 8;
+        } else if (is_complex(ai[i].dtype)) { /* re, im */
+            bad |= p[k++].size != gj_dtype_size(ai[i].dtype) / 2;
+            bad |= p[k++].size != gj_dtype_size(ai[i].dtype) / 2;
         } else {
             bad |= p[k++].size != gj_dtype_size(ai[i].dtype);
         }
@@ -665,7 +680,7 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d)
     int64_t i = 0;
     uint64_t u = 0;
     double f = 0;
-    int src_float = is_float(d->dtype), src_unsigned = d->dtype >= GJ_UINT8 && d->dtype <= GJ_UINT64;
+    int src_float = is_float(d->dtype) || is_complex(d->dtype), src_unsigned = d->dtype >= GJ_UINT8 && d->dtype <= GJ_UINT64;
     if (src_float)
         f = d->value.f;
     else if (src_unsigned)
@@ -685,6 +700,15 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d)
     case GJ_UINT64: *(uint64_t *)slot = u; break;
     case GJ_FLOAT32: *(float *)slot = (float)f; break;
     case GJ_FLOAT64: *(double *)slot = f; break;
+    case GJ_COMPLEX64: /* two slots: re, im */
+        *(float *)slot = (float)f;
+        slot[1] = 0;
+        *(float *)&slot[1] = is_complex(d->dtype) ? (float)d->imag : 0.0f;
+        break;
+    case GJ_COMPLEX128:
+        *(double *)slot = f;
+        *(double *)&slot[1] = is_complex(d->dtype) ? d->imag : 0.0;
+        break;
     default: break;
     }
 }
@@ -714,7 +738,8 @@ static void pack(const GjArgInfo *ai, const ArgDesc *d, int nargs, uint64_t *slo
             for (int j = 0; j < nd; j++)
                 slots[k++] = (uint64_t)strides[j];
         } else {
-            put_scalar(&slots[k++], ai[i].dtype, &d[i]);
+            put_scalar(&slots[k], ai[i].dtype, &d[i]);
+            k += is_complex(ai[i].dtype) ? 2 : 1;
         }
     }
     for (int j = 0; j < k; j++)

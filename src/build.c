@@ -140,6 +140,13 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
         k->fval = PyFloat_AS_DOUBLE(o);
         return k;
     }
+    if (PyComplex_Check(o)) {
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = 6;
+        k->fval = PyComplex_RealAsDouble(o);
+        k->fimag = PyComplex_ImagAsDouble(o);
+        return k;
+    }
     if (PyUnicode_Check(o)) {
         const char *s = PyUnicode_AsUTF8(o);
         if (!s) return NULL;
@@ -197,7 +204,8 @@ static const char *py_type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
 /* A global, closure cell or module attribute used in a kernel. */
 static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
-    if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyBool_Check(o) || o == Py_None) {
+    if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBool_Check(o) ||
+        o == Py_None) {
         Instr *k = const_from_py(bd, o, 0);
         if (!k && !PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: a tuple holding values other than numbers", what);
@@ -888,6 +896,7 @@ static void dump_value(Ctx *c, FILE *f, Instr *v) {
         case 2: fprintf(f, v->ival ? "True" : "False"); break;
         case 3: fprintf(f, "None"); break;
         case 4: fprintf(f, "'%s'", v->name); break;
+        case 6: fprintf(f, "(%g%+gj)", v->fval, v->fimag); break;
         default:
             fprintf(f, "(");
             for (int i = 0; i < v->nargs; i++) {

@@ -64,7 +64,8 @@ static int describe(Ctx *c) {
     o->nargs = c->nargs;
     o->args = calloc((size_t)c->nargs + 1, sizeof *o->args);
     int np = 0;
-    for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
+    for (int i = 0; i < c->nargs; i++)
+        np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : is_complex(c->argtypes[i]) ? 2 : 1;
     o->params = calloc((size_t)np + 2, sizeof *o->params);
     if (!o->args || !o->params) return PyErr_NoMemory(), -1;
     np = 0;
@@ -77,7 +78,12 @@ static int describe(Ctx *c) {
             for (int k = 0; k < 2 * t->ndim; k++) o->params[np++].size = 8;
         } else {
             o->args[i] = (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0};
-            o->params[np++].size = (uint8_t)(type_bits(t) / 8);
+            if (is_complex(t)) { /* two parameters, re and im: every slot stays 8 bytes */
+                o->params[np++].size = (uint8_t)type_align(t);
+                o->params[np++].size = (uint8_t)type_align(t);
+            } else {
+                o->params[np++].size = (uint8_t)(type_bits(t) / 8);
+            }
         }
     }
     if (c->opt.debug) o->params[np++].size = 8; /* the error buffer */

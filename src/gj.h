@@ -65,6 +65,7 @@ typedef enum {
     /* scalars, ordered as GjDtype */
     TY_BOOL = GJ_BOOL, TY_INT8, TY_INT16, TY_INT32, TY_INT64,
     TY_UINT8, TY_UINT16, TY_UINT32, TY_UINT64, TY_FLOAT32, TY_FLOAT64,
+    TY_COMPLEX64, TY_COMPLEX128, /* {float, float}, {double, double} */
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -93,7 +94,7 @@ struct Type {
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
     ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
-    ty_rangeiter, ty_str;
+    ty_rangeiter, ty_str, ty_complex64, ty_complex128;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
@@ -106,8 +107,13 @@ bool is_int(const Type *t);        /* signed or unsigned integer, not bool */
 bool is_signed(const Type *t);
 bool is_float(const Type *t);
 bool is_numeric(const Type *t);    /* bool, ints, floats */
+bool is_complex(const Type *t);
+bool is_number(const Type *t);     /* bool, ints, floats, complex */
+Type *complex_part(const Type *t); /* complex64 -> float32, complex128 -> float64 */
+Type *complex_of(const Type *t);   /* the complex type holding a real one: float32 -> complex64, else complex128 */
 bool is_index(const Type *t);      /* usable as an index: ints and bool */
-int type_bits(const Type *t);      /* scalar width; bool = 8 in memory */
+int type_bits(const Type *t);      /* scalar width; bool = 8 in memory; complex128 = 128 */
+int type_align(const Type *t);     /* bytes, in memory: a complex aligns as its parts */
 const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
 Type *type_from_name(const char *name);       /* "float32", "int64", "bool"... or NULL */
 /* numba.cuda's promotion for arithmetic binary operators (NumPy scalar rules). */
@@ -210,7 +216,8 @@ struct Instr {
     Instr **args; int nargs;
     int64_t ival;
     double fval;
-    int ckind;          /* IR_CONST: 0 int, 1 float, 2 bool, 3 none, 4 str, 5 tuple */
+    int ckind;          /* IR_CONST: 0 int, 1 float, 2 bool, 3 none, 4 str, 5 tuple, 6 complex */
+    double fimag;       /* IR_CONST complex: the imaginary part (fval the real) */
     const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
     int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
@@ -261,6 +268,9 @@ typedef enum {
     IK_LANEMASK_LT,
     IK_CONST_ARRAY, /* gpu.const.array_like(global ndarray) */
     IK_PRINT,       /* print(...) of constants, numbers and bools */
+    IK_COMPLEX,     /* complex(re=0, im=0) -> complex128 */
+    IK_CONJUGATE,   /* z.conjugate(): the callee is the IR_ATTR holding z */
+    IK_CMATH,       /* cmath.*: id = CmathFn (complex.c) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -357,6 +367,22 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+
+//
+// complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
+//
+typedef enum {
+    CM_SQRT, CM_EXP, CM_LOG, CM_LOG10, CM_SIN, CM_COS, CM_TAN, CM_SINH, CM_COSH, CM_TANH,
+    CM_ASIN, CM_ACOS, CM_ATAN, CM_ASINH, CM_ACOSH, CM_ATANH, /* complex -> complex */
+    CM_PHASE, CM_POLAR, CM_RECT, CM_ISNAN, CM_ISINF, CM_ISFINITE,
+} CmathFn;
+/* Typing of cmath.<fn>(args): NULL (and an error set) for bad arguments. */
+Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs);
+LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt);
+LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im);
+LLVMValueRef complex_binop(Ctx *c, BinOp op, LLVMValueRef a, LLVMValueRef b, Type *ct, Instr *exponent);
+LLVMValueRef complex_cmp(Ctx *c, CmpOp op, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 
 //
 // emit.c: optimise, then PTX text or host machine code

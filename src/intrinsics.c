@@ -72,6 +72,18 @@ static const Intrinsic intrinsics[] = {
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
+    {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
+    {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
+    /* cmath: complex.c builds each from real math */
+    {"cmath.sqrt", IK_CMATH, CM_SQRT}, {"cmath.exp", IK_CMATH, CM_EXP}, {"cmath.log", IK_CMATH, CM_LOG},
+    {"cmath.log10", IK_CMATH, CM_LOG10}, {"cmath.sin", IK_CMATH, CM_SIN}, {"cmath.cos", IK_CMATH, CM_COS},
+    {"cmath.tan", IK_CMATH, CM_TAN}, {"cmath.sinh", IK_CMATH, CM_SINH}, {"cmath.cosh", IK_CMATH, CM_COSH},
+    {"cmath.tanh", IK_CMATH, CM_TANH}, {"cmath.asin", IK_CMATH, CM_ASIN}, {"cmath.acos", IK_CMATH, CM_ACOS},
+    {"cmath.atan", IK_CMATH, CM_ATAN}, {"cmath.asinh", IK_CMATH, CM_ASINH},
+    {"cmath.acosh", IK_CMATH, CM_ACOSH}, {"cmath.atanh", IK_CMATH, CM_ATANH},
+    {"cmath.phase", IK_CMATH, CM_PHASE}, {"cmath.polar", IK_CMATH, CM_POLAR}, {"cmath.rect", IK_CMATH, CM_RECT},
+    {"cmath.isnan", IK_CMATH, CM_ISNAN}, {"cmath.isinf", IK_CMATH, CM_ISINF},
+    {"cmath.isfinite", IK_CMATH, CM_ISFINITE},
     /* math: `name` is the C function (float32 calls its "f" variant) */
     {"math.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"math.fabs", IK_MATH1, 0, 0, "fabs"},
     {"math.sin", IK_MATH1, 0, 0, "sin"}, {"math.cos", IK_MATH1, 0, 0, "cos"},
@@ -145,7 +157,7 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
 static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
     if (d->op == IR_CONST && d->ckind == 4) {
         Type *t = type_from_name(d->name);
-        if (t && is_scalar(t)) return t;
+        if (t && is_number(t)) return t;
         TERR("unknown dtype '%s'", d->name);
     }
     if (d->type && d->type->kind == TY_OBJ) {
@@ -415,7 +427,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE) TERR("len() of %s", type_name(c, at[0]));
         return &ty_int64;
     case IK_ABS:
-        if (nargs != 1 || !is_scalar(at[0])) TERR("abs() takes one number");
+        if (nargs != 1 || !is_number(at[0])) TERR("abs() takes one number");
+        if (is_complex(at[0])) return complex_part(at[0]);
         return at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
     case IK_MIN: case IK_MAX: {
         if (nargs < 2) TERR("%s() of fewer than two numbers is not supported", path_pretty(k->path));
@@ -428,8 +441,21 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_CAST:
         if (nargs == 0) return type_scalar(k->id); /* int() == 0 */
-        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", path_pretty(k->path));
+        if (nargs != 1 || !is_number(at[0])) TERR("%s() takes one number", path_pretty(k->path));
+        if (is_complex(at[0]) && !is_complex(type_scalar(k->id)))
+            TERR("cannot convert %s to %s (take .real, .imag or abs() of it)", type_name(c, at[0]),
+                 path_pretty(k->path));
         return type_scalar(k->id);
+    case IK_COMPLEX:
+        if (nargs > 2) TERR("complex() takes at most 2 arguments (%d given)", nargs);
+        for (int i = 0; i < nargs; i++)
+            if (!is_number(at[i]) || (nargs == 2 && is_complex(at[i])))
+                TERR("complex() takes real numbers, or one complex, not %s", type_name(c, at[i]));
+        return &ty_complex128;
+    case IK_CONJUGATE:
+        if (nargs) TERR("conjugate() takes no arguments");
+        return in->args[0]->args[0]->type;
+    case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
     case IK_MATH1: case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
@@ -743,6 +769,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         if (a[0]->type->kind == TY_TUPLE) return ci64(c, a[0]->type->n);
         return LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, val(c, a[0]), 1, ""), 0, "");
     case IK_ABS: {
+        if (is_complex(a[0]->type)) return complex_abs(c, val(c, a[0]), a[0]->type);
         LLVMValueRef x = val_as(c, a[0], rt);
         if (is_float(rt)) return fcall1(c, "llvm.fabs", x);
         if (!is_signed(rt)) return x;
@@ -767,6 +794,18 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_CAST:
         if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));
         return val_as(c, a[0], rt);
+    case IK_COMPLEX: {
+        LLVMValueRef z = LLVMConstNull(llvm_type(c, rt));
+        if (nargs == 1) z = val_as(c, a[0], rt);
+        if (nargs == 2) z = complex_make(c, rt, val_as(c, a[0], &ty_float64), val_as(c, a[1], &ty_float64));
+        return z;
+    }
+    case IK_CONJUGATE: {
+        LLVMValueRef z = val(c, in->args[0]->args[0]);
+        LLVMValueRef im = LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, z, 1, ""), "");
+        return LLVMBuildInsertValue(c->b, z, im, 1, "");
+    }
+    case IK_CMATH: return cmath_lower(c, (CmathFn)k->id, a, nargs, rt);
     case IK_MATH1: {
         LLVMValueRef x = val_as(c, a[0], rt);
         if (!strcmp(k->name, "sqrt")) return fcall1(c, "llvm.sqrt", x);

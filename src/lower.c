@@ -30,6 +30,10 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     case TY_INT64: case TY_UINT64: return c->i64;
     case TY_FLOAT32: return c->f32;
     case TY_FLOAT64: return c->f64;
+    case TY_COMPLEX64: case TY_COMPLEX128: {
+        LLVMTypeRef part = t->kind == TY_COMPLEX64 ? c->f32 : c->f64, f[2] = {part, part};
+        return LLVMStructTypeInContext(c->llctx, f, 2, 0); /* NumPy's layout: re, im */
+    }
     case TY_ARRAY: return array_struct(c, t);
     case TY_TUPLE: {
         LLVMTypeRef items[256];
@@ -60,6 +64,11 @@ LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned lon
 
 LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     if (from->kind == TY_BOOL) return v;
+    if (is_complex(from)) {
+        Type *pt = complex_part(from);
+        return LLVMBuildOr(c->b, to_bool(c, LLVMBuildExtractValue(c->b, v, 0, ""), pt),
+                           to_bool(c, LLVMBuildExtractValue(c->b, v, 1, ""), pt), "");
+    }
     if (is_float(from)) return LLVMBuildFCmp(c->b, LLVMRealUNE, v, LLVMConstReal(llvm_type(c, from), 0.0), "");
     return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(llvm_type(c, from), 0, 0), "");
 }
@@ -73,7 +82,18 @@ LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nov
 }
 
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
-    if (type_eq(from, to) || !is_scalar(from) || !is_scalar(to)) return v;
+    if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
+    if (is_complex(to)) {
+        Type *pt = complex_part(to);
+        if (!is_complex(from)) return complex_make(c, to, convert(c, v, from, pt), NULL);
+        Type *fpt = complex_part(from);
+        return complex_make(c, to, convert(c, LLVMBuildExtractValue(c->b, v, 0, ""), fpt, pt),
+                            convert(c, LLVMBuildExtractValue(c->b, v, 1, ""), fpt, pt));
+    }
+    if (is_complex(from)) {
+        if (to->kind == TY_BOOL) return to_bool(c, v, from);
+        return convert(c, LLVMBuildExtractValue(c->b, v, 0, ""), complex_part(from), to); /* typing refuses most */
+    }
     LLVMTypeRef tt = llvm_type(c, to);
     if (to->kind == TY_BOOL) return to_bool(c, v, from);
     if (from->kind == TY_BOOL)
@@ -102,6 +122,10 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
     case 0: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
     case 1: return LLVMConstReal(c->f64, k->fval);
     case 2: return LLVMConstInt(c->i1, (unsigned long long)k->ival, 0);
+    case 6: {
+        LLVMValueRef parts[2] = {LLVMConstReal(c->f64, k->fval), LLVMConstReal(c->f64, k->fimag)};
+        return LLVMConstStructInContext(c->llctx, parts, 2, 0);
+    }
     case 5: {
         LLVMValueRef items[256];
         for (int i = 0; i < k->nargs; i++) {
@@ -249,6 +273,7 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
 static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     Type *t = in->conv;
     LLVMValueRef a = val_as(c, in->args[0], t), b;
+    if (is_complex(t)) return complex_binop(c, (BinOp)in->ival, a, val_as(c, in->args[1], t), t, in->args[1]);
     if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == 0 &&
         in->args[1]->ival >= 0 && in->args[1]->ival <= 4) {
         /* x ** small constant: multiplications, as nvcc would */
@@ -293,6 +318,7 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
 static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
     Type *t = in->conv;
     LLVMValueRef a = val_as(c, in->args[0], t), b = val_as(c, in->args[1], t);
+    if (is_complex(t)) return complex_cmp(c, (CmpOp)in->ival, a, b);
     if (is_float(t)) {
         static const LLVMRealPredicate p[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ, LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
         return LLVMBuildFCmp(c->b, p[in->ival], a, b, "");
@@ -422,7 +448,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
 
 static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
     LLVMValueRef v = LLVMBuildLoad2(c->b, mem_type(c, et), p, "");
-    LLVMSetAlignment(v, (unsigned)type_bits(et) / 8);
+    LLVMSetAlignment(v, (unsigned)type_align(et));
     if (et->kind == TY_BOOL) v = LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
     return v;
 }
@@ -430,7 +456,7 @@ static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
 static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
     if (et->kind == TY_BOOL) v = LLVMBuildZExt(c->b, v, c->i8, "");
     LLVMValueRef s = LLVMBuildStore(c->b, v, p);
-    LLVMSetAlignment(s, (unsigned)type_bits(et) / 8);
+    LLVMSetAlignment(s, (unsigned)type_align(et));
 }
 
 /* Build the struct value of an array whose shape is constant. */
@@ -492,6 +518,8 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_ATTR: {
         Type *at = in->args[0]->type;
+        if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
+            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
         if (at->kind == TY_ARRAY) {
             LLVMValueRef a = val(c, in->args[0]);
             if (!strcmp(in->name, "shape") || !strcmp(in->name, "strides")) {
@@ -531,6 +559,9 @@ static int lower_instr(Ctx *c, Instr *in) {
         } else {
             LLVMValueRef x = val_as(c, a, in->conv);
             if (in->ival == UN_POS) r = x;
+            else if (in->ival == UN_NEG && is_complex(in->conv))
+                r = complex_make(c, in->conv, LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 0, ""), ""),
+                                 LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), ""));
             else if (in->ival == UN_NEG) r = is_float(in->conv) ? LLVMBuildFNeg(c->b, x, "") : LLVMBuildNeg(c->b, x, "");
             else r = LLVMBuildNot(c->b, x, "");
         }
@@ -700,9 +731,10 @@ int lower(Ctx *c) {
         LLVMDisposeMessage(dl);
         LLVMDisposeTargetData(td);
     }
-    /* flattened parameters: arrays as (data, shape..., strides...) */
+    /* flattened parameters: arrays as (data, shape..., strides...), a complex as (re, im) */
     int np = 0;
-    for (int i = 0; i < c->nargs; i++) np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : 1;
+    for (int i = 0; i < c->nargs; i++)
+        np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : is_complex(c->argtypes[i]) ? 2 : 1;
     LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 2));
     if (!pt) return -1;
     np = 0;
@@ -711,6 +743,9 @@ int lower(Ctx *c) {
         if (t->kind == TY_ARRAY) {
             pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->space));
             for (int k = 0; k < 2 * t->ndim; k++) pt[np++] = c->i64;
+        } else if (is_complex(t)) {
+            pt[np++] = llvm_type(c, complex_part(t));
+            pt[np++] = llvm_type(c, complex_part(t));
         } else {
             pt[np++] = t->kind == TY_BOOL ? c->i8 : llvm_type(c, t);
         }
@@ -740,6 +775,10 @@ int lower(Ctx *c) {
                 a = LLVMBuildInsertValue(c->b, a, dims, (unsigned)f, "");
             }
             args[i] = a;
+        } else if (is_complex(t)) {
+            LLVMValueRef im = LLVMGetParam(c->fn, (unsigned)(p + 1 + (c->host_blk ? 4 : 0)));
+            args[i] = complex_make(c, t, fp0, im);
+            p += 2;
         } else {
             args[i] = t->kind == TY_BOOL ? LLVMBuildICmp(c->b, LLVMIntNE, fp0, LLVMConstInt(c->i8, 0, 0), "") : fp0;
             p++;

@@ -23,6 +23,7 @@ static Type *const_type(Ctx *c, Instr *k) {
     case 2: return &ty_bool;
     case 3: return &ty_none;
     case 4: return &ty_str;
+    case 6: return &ty_complex128;
     default: {
         Type *items[256];
         /* the items get their types too: lowering reads them (a[2, 1] indexes with a constant
@@ -40,7 +41,7 @@ static Type *const_type(Ctx *c, Instr *k) {
 static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     static const char *const opstr[] = {"+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^"};
     const char *op = opstr[in->ival];
-    if (!is_scalar(a) || !is_scalar(b)) {
+    if (!is_number(a) || !is_number(b)) {
         if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && in->ival == BIN_ADD) {
             Type *items[512];
             if (a->n + b->n > 512) TERR("tuple too long");
@@ -52,6 +53,12 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
             UNSUP("whole-array arithmetic (%s %s %s); index the elements in a loop instead", type_name(c, a), op,
                   type_name(c, b));
         TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
+    }
+    if (is_complex(a) || is_complex(b)) {
+        switch (in->ival) {
+        case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_DIV: case BIN_POW: return in->conv = promote_arith(a, b);
+        default: TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
+        }
     }
     switch (in->ival) {
     case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_FLOORDIV: case BIN_MOD: case BIN_POW:
@@ -216,6 +223,11 @@ static Type *type_of(TI *ti, Instr *in) {
                 return &ty_int64;
             UNSUP("array attribute '%s'", in->name);
         }
+        if (is_complex(a)) {
+            if (!strcmp(in->name, "real") || !strcmp(in->name, "imag")) return complex_part(a);
+            if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
+            TERR("%s has no attribute '%s'", type_name(c, a), in->name);
+        }
         if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) return type_obj(c, arena_printf(&c->arena, "%s.%s", a->path, in->name));
         TERR("%s has no attribute '%s'", type_name(c, a), in->name);
@@ -224,19 +236,26 @@ static Type *type_of(TI *ti, Instr *in) {
         return type_binop(c, in, a, b);
     case IR_UNARY:
         if (!type_known(a)) return &ty_unknown;
-        if (!is_scalar(a)) TERR("bad operand type for unary operator: %s", type_name(c, a));
+        if (!is_number(a)) TERR("bad operand type for unary operator: %s", type_name(c, a));
         if (in->ival == UN_NOT) return &ty_bool;
+        if (is_complex(a)) {
+            if (in->ival == UN_INVERT) TERR("bad operand type for unary ~: %s", type_name(c, a));
+            return in->conv = a;
+        }
         if (in->ival == UN_INVERT && is_float(a)) TERR("bad operand type for unary ~: %s", type_name(c, a));
         return in->conv = is_float(a) ? a : promote_arith(a, a);
     case IR_CMP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
-        if (!is_scalar(a) || !is_scalar(b))
+        if (!is_number(a) || !is_number(b))
             TERR("cannot compare %s with %s", type_name(c, a), type_name(c, b));
+        if ((is_complex(a) || is_complex(b)) && in->ival != CMP_EQ && in->ival != CMP_NE)
+            TERR("complex numbers are not ordered: only == and != compare %s with %s", type_name(c, a),
+                 type_name(c, b));
         in->conv = (a->kind == TY_BOOL && b->kind == TY_BOOL) ? &ty_int64 : promote_arith(a, b);
         return &ty_bool;
     case IR_TRUTH:
         if (!type_known(a)) return &ty_unknown;
-        if (!is_scalar(a)) TERR("truth value of %s", type_name(c, a));
+        if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
         return &ty_bool;
     case IR_CALL: return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
     case IR_GETITEM:
@@ -247,7 +266,9 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a) || !type_known(b) || !type_known(v)) return &ty_none;
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
         if (!type_getitem(c, in, a, b)) return NULL;
-        if (!is_scalar(v)) TERR("cannot store %s into an array of %s", type_name(c, v), type_name(c, a->elem));
+        if (!is_number(v) || (is_complex(v) && !is_complex(a->elem)))
+            TERR("cannot store %s into an array of %s%s", type_name(c, v), type_name(c, a->elem),
+                 is_complex(v) ? " (store .real or abs() of it)" : "");
         return &ty_none;
     }
     case IR_TUPLE: {

@@ -10,23 +10,26 @@ Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int
      ty_int32 = {TY_INT32}, ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16},
      ty_uint32 = {TY_UINT32}, ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32},
      ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE}, ty_range = {TY_RANGE},
-     ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR};
+     ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
+     ty_complex128 = {TY_COMPLEX128};
 
 static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
     [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
     [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
-    [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64,
+    [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
+    [TY_COMPLEX128] = &ty_complex128,
 };
 
 static const char *const scalar_names[] = {
     [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
     [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
     [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
-    [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64",
+    [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
+    [TY_COMPLEX128] = "complex128",
 };
 
-Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_FLOAT64 ? scalars[k] : NULL; }
+Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
     Type *t = arena_alloc(&c->arena, sizeof *t);
@@ -87,19 +90,29 @@ bool is_signed(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_
 bool is_float(const Type *t) { return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64); }
 bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
+bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
+bool is_number(const Type *t) { return is_scalar(t) || is_complex(t); }
+Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
+Type *complex_of(const Type *t) {
+    if (is_complex(t)) return (Type *)t;
+    return t->kind == TY_FLOAT32 ? &ty_complex64 : &ty_complex128;
+}
 
 int type_bits(const Type *t) {
     switch (t->kind) {
     case TY_BOOL: case TY_INT8: case TY_UINT8: return 8;
     case TY_INT16: case TY_UINT16: return 16;
     case TY_INT32: case TY_UINT32: case TY_FLOAT32: return 32;
+    case TY_COMPLEX128: return 128;
     default: return 64;
     }
 }
 
+int type_align(const Type *t) { return is_complex(t) ? type_bits(t) / 16 : type_bits(t) / 8; }
+
 const char *type_name(Ctx *c, const Type *t) {
     if (!t) return "?";
-    if (is_scalar(t)) return scalar_names[t->kind];
+    if (is_number(t)) return scalar_names[t->kind];
     switch (t->kind) {
     case TY_UNKNOWN: return "<unknown>";
     case TY_NONE: return "none";
@@ -144,6 +157,9 @@ Type *type_from_name(const char *name) {
         {"f4", &ty_float32},      {"float", &ty_float32},   {"single", &ty_float32},
         {"float64", &ty_float64}, {"f8", &ty_float64},      {"double", &ty_float64},
         {"float_", &ty_float64},  {"none", &ty_none},       {"void", &ty_none},
+        {"complex64", &ty_complex64}, {"c8", &ty_complex64}, {"csingle", &ty_complex64},
+        {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
+        {"complex_", &ty_complex128},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i].name, name) == 0) return names[i].t;
@@ -154,6 +170,13 @@ Type *type_from_name(const char *name) {
  * ints widen to 64 bits; mixing int64 with uint64 gives float64, as NumPy. A
  * float with an int of up to 16 bits stays float32; wider ints need float64. */
 Type *promote_arith(Type *a, Type *b) {
+    if (is_complex(a) || is_complex(b)) {
+        /* a complex with anything: the complex of the promoted parts
+         * (float32 + complex64 -> complex64, int64 + complex64 -> complex128) */
+        if (!is_number(a) || !is_number(b)) return NULL;
+        Type *r = promote_arith(is_complex(a) ? complex_part(a) : a, is_complex(b) ? complex_part(b) : b);
+        return complex_of(r);
+    }
     if (!is_scalar(a) || !is_scalar(b)) return NULL;
     if (a->kind == TY_BOOL) a = &ty_int64;
     if (b->kind == TY_BOOL) b = &ty_int64;
@@ -180,6 +203,7 @@ Type *unify(Ctx *c, Type *a, Type *b) {
             return type_bits(a) >= type_bits(b) ? a : b;
         return promote_arith(a, b);
     }
+    if (is_number(a) && is_number(b)) return promote_arith(a, b); /* a complex */
     if (a->kind == TY_ARRAY && b->kind == TY_ARRAY && a->ndim == b->ndim && a->space == b->space &&
         type_eq(a->elem, b->elem))
         return type_array(c, a->elem, a->ndim, 'A', a->space);
@@ -221,7 +245,7 @@ static Type *parse_type(Parser *ps) {
     }
     skip_ws(ps);
     if (*ps->p != '[') return t;
-    if (!is_scalar(t)) {
+    if (!is_number(t)) {
         sig_error(ps, "arrays of this type are not supported");
         return NULL;
     }

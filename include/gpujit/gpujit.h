@@ -35,7 +35,7 @@ typedef struct GjOptions {
 
 /* One flattened parameter of the kernel ABI (see docs/abi.md). */
 typedef struct GjParam {
-    uint8_t size;  /* bytes: 1, 2, 4 or 8 */
+    uint8_t size;  /* bytes: 1, 2, 4 or 8 (a complex scalar is two: re, im) */
 } GjParam;
 
 /* One Python-level argument of a compiled kernel. */
@@ -47,6 +47,7 @@ typedef enum GjDtype {
     GJ_INT8, GJ_INT16, GJ_INT32, GJ_INT64,
     GJ_UINT8, GJ_UINT16, GJ_UINT32, GJ_UINT64,
     GJ_FLOAT32, GJ_FLOAT64,
+    GJ_COMPLEX64, GJ_COMPLEX128,  /* NumPy's layout: re, im */
     GJ_NDTYPES
 } GjDtype;
 

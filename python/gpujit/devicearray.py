@@ -28,10 +28,10 @@ _DTYPES = {code: np.dtype(name) for name, code in _CODES.items()}
 
 def _dtype_code(dtype):
     dt = np.dtype(dtype)
-    code = _CODES.get(dt.name) if dt.kind in "biuf" else None
+    code = _CODES.get(dt.name) if dt.kind in "biufc" else None
     if code is None or (not dt.isnative and dt.itemsize > 1):
         raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, "
-                        "uint8-uint64, float32 or float64 (native byte order)")
+                        "uint8-uint64, float32, float64, complex64 or complex128 (native byte order)")
     return code
 
 

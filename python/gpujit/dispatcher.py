@@ -11,7 +11,7 @@ from .typing import signature_of
 
 _ARRAY = 1
 _DTYPE_NAMES = {1: "bool", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16",
-                8: "uint32", 9: "uint64", 10: "float32", 11: "float64"}
+                8: "uint32", 9: "uint64", 10: "float32", 11: "float64", 12: "complex64", 13: "complex128"}
 
 
 def _current_target():
@@ -235,9 +235,12 @@ def _parse(sig):
     return out
 
 
-_SCALARS = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
+_SCALARS = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+            "complex64", "complex128"}
 _ALIASES = {"boolean": "bool", "b1": "bool", "f4": "float32", "f8": "float64", "i4": "int32", "i8": "int64",
-            "float": "float32", "double": "float64", "intp": "int64", "u4": "uint32", "u8": "uint64"}
+            "float": "float32", "double": "float64", "intp": "int64", "u4": "uint32", "u8": "uint64",
+            "c8": "complex64", "c16": "complex128", "csingle": "complex64", "cdouble": "complex128",
+            "complex_": "complex128"}
 
 
 def _compatible(eager, given):
@@ -251,6 +254,8 @@ def _compatible(eager, given):
         if want in _SCALARS or have in _SCALARS:
             if not (want in _SCALARS and have in _SCALARS):
                 return False
+            if have.startswith("complex") and not want.startswith("complex"):
+                return False  # a complex converts only to a complex
             continue  # scalars convert, as in numba
         wd, wdims = want.split("[", 1)
         hd, hdims = have.split("[", 1)

@@ -10,6 +10,7 @@ _DTYPES = {
     np.dtype(np.int32): "int32", np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8",
     np.dtype(np.uint16): "uint16", np.dtype(np.uint32): "uint32", np.dtype(np.uint64): "uint64",
     np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+    np.dtype(np.complex64): "complex64", np.dtype(np.complex128): "complex128",
 }
 
 
@@ -20,8 +21,8 @@ def dtype_name(dtype):
         raise TypeError("unsupported dtype %r" % (dtype,)) from None
     name = _DTYPES.get(dt.newbyteorder("=") if dt.byteorder not in "=|" else dt)
     if name is None or (dt.byteorder not in "=|"):
-        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float32 and "
-                        "float64 in native byte order" % dt)
+        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float32, "
+                        "float64, complex64 and complex128 in native byte order" % dt)
     return name
 
 
@@ -54,6 +55,8 @@ def typeof(value, position=None):
         return "int64"
     if isinstance(value, float):
         return "float64"
+    if isinstance(value, complex):
+        return "complex128"
     if isinstance(value, np.generic):
         return dtype_name(value.dtype)
     if isinstance(value, np.ndarray):
@@ -68,8 +71,6 @@ def typeof(value, position=None):
                           _is_c_contiguous(tuple(value.shape), tuple(value.strides), np.dtype(value.dtype).itemsize))
     if hasattr(value, "__dlpack__"):
         return typeof(np.from_dlpack(value), position)
-    if isinstance(value, complex):
-        raise TypeError("complex arguments are not supported yet%s" % where)
     raise TypeError("unsupported kernel argument of type %s%s" % (type(value).__name__, where))
 
 
