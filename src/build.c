@@ -564,7 +564,7 @@ static int build_block(Builder *bd, Block *b) {
             int nstore = in->op == OP_STORE_FAST_STORE_FAST ? 2 : 1;
             for (int k = 0; k < nstore; k++) {
                 POP(v);
-                if (v == NULLV || (v->op == IR_OBJ && 0)) return internal_error(c, in->loc, "build: store of NULL");
+                if (v == NULLV) return internal_error(c, in->loc, "build: store of NULL");
                 Instr *st = emit(bd, IR_STORE_VAR, 1);
                 if (!st) return -1;
                 st->var = idx[k];

@@ -166,8 +166,7 @@ static int link_libdevice(Ctx *c) {
 int optimise(Ctx *c) {
     if (c->needs_libdevice) RETURN_IF_ERROR(link_libdevice(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    const char *pipeline = getenv("GPUJIT_PIPELINE");
-    LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline && *pipeline ? pipeline : "default<O3>", c->tm, po);
+    LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);

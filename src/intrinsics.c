@@ -162,7 +162,6 @@ static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
     }
     if (d->type && d->type->kind == TY_OBJ) {
         const Intrinsic *k = intrinsic_lookup(d->type->path);
-        if (k && k->kind == IK_CAST && strncmp(k->path, "builtins.", 9) != 0) return type_scalar(k->id);
         if (k && k->kind == IK_CAST) return type_scalar(k->id); /* int -> int64, float -> float64 */
     }
     TERR("dtype must be a NumPy/gpujit scalar type such as gpu.float32 (got %s)", type_name(c, d->type));
@@ -628,7 +627,7 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
 /* print(a, b, ...): one printf-style line, Python's spacing; constants go
  * into the format, numbers are widened as C varargs are (floats print as %f,
  * as numba.cuda's print does), bools print True/False. */
-static LLVMValueRef lower_print(Ctx *c, Instr *in, Instr **a, int nargs) {
+static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
     char fmt[2048];
     size_t n = 0;
     LLVMValueRef args[64];
@@ -660,7 +659,6 @@ static LLVMValueRef lower_print(Ctx *c, Instr *in, Instr **a, int nargs) {
     fmt[n++] = '\n';
     fmt[n] = 0;
     c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt, "fmt"), args, na);
-    (void)in;
     return NULL;
 }
 
@@ -711,7 +709,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return LLVMBuildSub(c->b, LLVMBuildShl(c->b, one, special(c, SP_LANEID, 0), ""), one, "");
     }
     case IK_CONST_ARRAY: return lower_const_array(c, in);
-    case IK_PRINT: return lower_print(c, in, a, nargs);
+    case IK_PRINT: return lower_print(c, a, nargs);
     case IK_FMA: {
         LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt), z = val_as(c, a[2], rt);
         LLVMTypeRef t = llvm_type(c, rt);

@@ -117,7 +117,6 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
 LLVMValueRef val_as(Ctx *c, Instr *v, Type *to) { return convert(c, val(c, v), v->type, to); }
 
 static LLVMValueRef const_value(Ctx *c, Instr *k) {
-    Type *t = k->type;
     switch (k->ckind) {
     case 0: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
     case 1: return LLVMConstReal(c->f64, k->fval);
@@ -132,7 +131,6 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
             items[i] = const_value(c, k->args[i]);
             if (!items[i]) items[i] = LLVMGetUndef(c->i8);
         }
-        (void)t;
         return LLVMConstStructInContext(c->llctx, items, (unsigned)k->nargs, 0);
     }
     default: return NULL;
