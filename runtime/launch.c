@@ -222,6 +222,111 @@ static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
     return 0;
 }
 
+/* CuPy's ndarray, read directly: its __cuda_array_interface__ builds a dict and
+ * looks up the current stream on every access, and its buffer export raises; together
+ * most of a launch's cost. The same facts, from the attributes: data.ptr, shape,
+ * strides, dtype.str, and the stream CuPy's CAI would name (its current stream: 1, the
+ * legacy default stream, for the null stream), looked up once per launch. */
+static PyTypeObject *cupy_type;     /* the exact type cupy.ndarray, once one was seen */
+static PyObject *cupy_get_stream;   /* cupy.cuda.get_current_stream */
+
+static int is_cupy_array(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == cupy_type)
+        return 1;
+    if (cupy_type || !strstr(t->tp_name, "ndarray"))
+        return 0;
+    PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
+    size_t n = strlen(t->tp_name);
+    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    int yes = m && !strncmp(m, "cupy", 4) && (m[4] == 0 || m[4] == '.') &&
+              n >= 7 && !strcmp(t->tp_name + n - 7, "ndarray");
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    if (yes) {
+        PyObject *cuda = PyImport_ImportModule("cupy.cuda");
+        cupy_get_stream = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
+        Py_XDECREF(cuda);
+        if (!cupy_get_stream) {
+            PyErr_Clear();
+            return 0;
+        }
+        Py_INCREF(t);
+        cupy_type = t;
+    }
+    return yes;
+}
+
+static PyObject *getattr_id(PyObject *o, const char *name, PyObject **interned)
+{
+    if (!*interned)
+        *interned = PyUnicode_InternFromString(name);
+    return *interned ? PyObject_GetAttr(o, *interned) : NULL;
+}
+
+/* *stream caches CuPy's current stream for the launch ((CUstream)-1: not looked up) */
+static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstream *sync)
+{
+    static PyObject *s_data, *s_ptr, *s_shape, *s_strides, *s_dtype, *s_str;
+    PyObject *data = getattr_id(o, "data", &s_data);
+    PyObject *ptr = data ? getattr_id(data, "ptr", &s_ptr) : NULL;
+    PyObject *shape = getattr_id(o, "shape", &s_shape);
+    PyObject *strides = getattr_id(o, "strides", &s_strides);
+    PyObject *dtype = getattr_id(o, "dtype", &s_dtype);
+    PyObject *str = dtype ? getattr_id(dtype, "str", &s_str) : NULL;
+    int rc = -1;
+    if (!ptr || !shape || !strides || !str)
+        goto out;
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || !PyUnicode_Check(str) ||
+        PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(shape)) {
+        PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
+        goto out;
+    }
+    const char *ts = PyUnicode_AsUTF8(str);
+    GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
+    if (!dt) {
+        PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
+        goto out;
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    if (nd > GJ_MAXDIM) {
+        PyErr_Format(PyExc_TypeError, "argument %d: %zd dimensions; at most %d", pos, nd, GJ_MAXDIM);
+        goto out;
+    }
+    uint64_t p = PyLong_AsUnsignedLongLong(ptr);
+    if (PyErr_Occurred())
+        goto out;
+    set_array(d, A_FOREIGN, dt, (int)nd, p, 0);
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+    }
+    if (PyErr_Occurred())
+        goto out;
+    if (*stream == (CUstream)(intptr_t)-1) {
+        static PyObject *s_sptr;
+        PyObject *st = PyObject_CallNoArgs(cupy_get_stream);
+        PyObject *sp = st ? getattr_id(st, "ptr", &s_sptr) : NULL;
+        unsigned long long v = sp ? PyLong_AsUnsignedLongLong(sp) : 0;
+        Py_XDECREF(st);
+        Py_XDECREF(sp);
+        if (!sp || PyErr_Occurred())
+            goto out;
+        *stream = v ? (CUstream)(uintptr_t)v : GJ_STREAM_LEGACY;
+    }
+    *sync = *stream;
+    rc = 0;
+out:
+    Py_XDECREF(data);
+    Py_XDECREF(ptr);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(dtype);
+    Py_XDECREF(str);
+    return rc;
+}
+
 static GjDtype dl_dtype(DLDataType t)
 {
     if (t.lanes != 1)
@@ -330,7 +435,7 @@ static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, in
 
 /* Classifies one argument; *sync gets a producer stream to synchronise (CAI). */
 static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev,
-                    CUstream launch_stream, CUstream *sync)
+                    CUstream launch_stream, CUstream *sync, CUstream *cupy_stream)
 {
     *sync = NULL;
     if (PyObject_TypeCheck(o, &GjDeviceArray_Type)) {
@@ -380,13 +485,30 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
     if (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))
         goto python_number;
     int rc;
+    if (target == GJ_TARGET_NVPTX && is_cupy_array(o)) {
+        if (from_cupy(d, o, pos, cupy_stream, sync) < 0)
+            return -1;
+        if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream))
+            *sync = NULL;
+        goto array_done;
+    }
     if (PyObject_CheckBuffer(o)) {
         if (from_buffer(d, o, pos, 0) == 0)
             goto array_done;
         if (target != GJ_TARGET_NVPTX || d->has_view)
             return -1;
-        /* a buffer that refuses host access (CuPy): use its CUDA interface */
-        PyErr_Clear();
+        /* a buffer that refuses host access (CuPy): use its CUDA interface; any
+         * other refusal (NumPy's datetime64) keeps the TypeError just set */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        int has_cai = PyObject_HasAttrString(o, "__cuda_array_interface__");
+        if (!has_cai) {
+            PyErr_Restore(type, value, tb);
+            return -1;
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
     }
     if (target == GJ_TARGET_NVPTX) {
         PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
@@ -1196,6 +1318,7 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
     void *kbuf[MAX_STACK_PARAMS], **kp = kbuf;
     PyObject *result = NULL;
     int nclassified = 0;
+    CUstream cupy_stream = (CUstream)(intptr_t)-1;
     for (int i = 0; i < nargs; i++) {
         CUstream sync;
         d[i].has_view = 0;
@@ -1205,7 +1328,8 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
         d[i].alias = 0;
         d[i].written = 0;
         nclassified = i + 1;
-        if (classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync) < 0)
+        if (classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync,
+                     &cupy_stream) < 0)
             goto done;
         /* A producer's pending work on another stream must finish first. */
         if (sync && gj_stream_sync(dev, sync) < 0)
