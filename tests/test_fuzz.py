@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+import gpujit as gpu
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
 import fuzz  # noqa: E402
 
@@ -22,7 +24,7 @@ JOBS = int(os.environ.get("GJ_FUZZ_JOBS", "2"))
 
 def test_fuzz_fixed_seed():
     log = io.StringIO()
-    target = "cuda" if os.environ.get("GPUJIT_TARGET") == "cuda" else "cpu"
+    target = gpu.current_target()
     tally = fuzz.run(SEED, 0, COUNT, target=target, jobs=JOBS, out=log)
     print(log.getvalue()[-20000:])
     bad = {k: tally[k] for k in ("mismatch", "reject", "crash", "hang", "generror") if tally[k]}

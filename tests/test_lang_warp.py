@@ -130,7 +130,8 @@ def k_votes(out, pred, vals):
     out[i, 6] = ok
     out[i, 7] = gpu.activemask()
     out[i, 8] = gpu.lanemask_lt()
-    out[i, 9] = gpu.ballot_sync(0x0000FFFF, p)
+    # a partial mask: only the lanes it names may take part (PTX: undefined otherwise)
+    out[i, 9] = gpu.ballot_sync(0x0000FFFF, p) if gpu.laneid < 16 else 0
 
 
 def test_votes_match(rng):
@@ -157,9 +158,10 @@ def test_votes_match(rng):
     assert_same(out[:, 6], np.repeat(alleq, 32).astype(np.int64))
     assert (out[:, 7] == FULL).all()
     assert_same(out[:, 8], np.tile((1 << np.arange(32)) - 1, 8))
-    # ballot over a half mask: defined for the lanes the mask names (PTX leaves the others undefined)
-    half = out[:, 9].reshape(8, 32)[:, :16]
-    assert_same(half.ravel(), np.repeat(ballot & 0xFFFF, 16))
+    # ballot over a half mask, taken by the lanes the mask names
+    half = out[:, 9].reshape(8, 32)
+    assert_same(half[:, :16].ravel(), np.repeat(ballot & 0xFFFF, 16))
+    assert (half[:, 16:] == 0).all()
 
 
 @gpu.jit
@@ -210,6 +212,8 @@ def k_warp_deadlock(out):
         out[0] = gpu.shfl_sync(FULL, 1, 0)
 
 
+@pytest.mark.skipif(gpu.current_target() == "cuda",
+                    reason="a real GPU deadlocks here (as CUDA C would); the CPU backend detects it")
 def test_warp_deadlock_is_an_error():
     with pytest.raises(gpu.LaunchError, match="warp-level operation"):
         k_warp_deadlock[1, 32](np.zeros(1, np.int64))
