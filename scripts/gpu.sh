@@ -5,7 +5,7 @@
 #
 # Here, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
-# Then run:      bash scripts/gpu.sh [tests|bench|all]   carrying .deps and build/py312
+# Then run:      bash scripts/gpu.sh [tests|bench|fuzz|all]   carrying .deps and build/py312
 # Results land in $OUT (when set): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log. The CPU backend's tests run in CI, not here.
 set -uo pipefail
@@ -27,8 +27,14 @@ python3 -c "import gpujit; gpujit.detect(); print('target:', gpujit.current_targ
 python3 examples/saxpy.py || exit 1
 python3 -m gpujit ptx examples/saxpy.py > "$OUT/saxpy.ptx" && ptxas -arch=sm_90 "$OUT/saxpy.ptx" -o /dev/null && echo "ptxas: saxpy.ptx OK"
 rc=0
+# a one-off diagnostic script (not in the repo) run in this environment
+[ -n "${EXTRA:-}" ] && bash "$EXTRA"
 if [ "$what" = tests ] || [ "$what" = all ]; then
-    timeout 230 python3 -m pytest -q -rfE --timeout=120 -p no:cacheprovider ${TESTS:-tests} > "$OUT/gpu_tests.log" 2>&1
+    # pytest-xdist is on the GPU image: 8 workers share the GPU; a hung test is killed
+    # (thread method: works while C code holds the process) and named in the log
+    par=""; python3 -c "import xdist" 2>/dev/null && par="-n ${TEST_JOBS:-8}"
+    GJ_FUZZ_JOBS=4 timeout ${TEST_TIMEOUT:-400} python3 -m pytest -q -rfE --tb=short $par --timeout=150 \
+        --timeout-method=thread -p no:cacheprovider ${TESTS:-tests} > "$OUT/gpu_tests.log" 2>&1
     rc=$?
     tail -25 "$OUT/gpu_tests.log"
 fi
@@ -38,5 +44,18 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
         > "$OUT/lang_bench.log" 2>&1
     timeout 40 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" | grep -v Warning
+fi
+if [ "$what" = fuzz ] || [ "$what" = all ]; then
+    # the saved GPU findings, then a fresh batch on the GPU
+    for f in tests/fuzz/findings/*.txt; do
+        timeout -s ABRT 30 python3 -X faulthandler tests/fuzz/fuzz.py --target cuda --source "$f" || echo "$f: rc $?"
+    done > "$OUT/fuzz_findings.log" 2>&1
+    tail -15 "$OUT/fuzz_findings.log"
+    if [ -n "${FUZZ_COUNT:-}" ]; then
+        timeout ${FUZZ_TIME:-300} python3 tests/fuzz/fuzz.py --target cuda --seed ${FUZZ_SEED:-30} --count "$FUZZ_COUNT" \
+            --jobs ${FUZZ_JOBS:-12} --keep /tmp/fuzz_keep > "$OUT/fuzz.log" 2>&1
+        tar czf "$OUT/fuzz_keep.tgz" -C /tmp fuzz_keep 2>/dev/null
+        tail -15 "$OUT/fuzz.log"
+    fi
 fi
 exit $rc
