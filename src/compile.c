@@ -126,8 +126,13 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(lower(c));
     STAGE(optimise(c));
     STAGE(describe(c));
-    if (c->opt.target == GJ_TARGET_NVPTX) STAGE(emit_ptx(c));
-    else STAGE(emit_host(c));
+    if (c->opt.target == GJ_TARGET_NVPTX) {
+        STAGE(fix_ir_nvptx(c));
+        STAGE(emit_ptx(c));
+        STAGE(fix_ptx(c));
+    } else {
+        STAGE(emit_host(c));
+    }
     return 0;
 }
 

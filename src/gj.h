@@ -392,6 +392,8 @@ int make_target_machine(Ctx *c);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c);
+int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
+int fix_ptx(Ctx *c);      /* ptxfix.c: around known ptxas miscompiles */
 int emit_host(Ctx *c);
 void host_jit_release(void *jit);
 

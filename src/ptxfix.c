@@ -1,0 +1,156 @@
+/* ptxfix.c -- steer around code generators' known miscompiles on the GPU path:
+ * one IR rewrite before LLVM's NVPTX back end (fix_ir_nvptx) and a few PTX
+ * rewrites before ptxas (fix_ptx), each into an equivalent form that is compiled
+ * right. All were found by the differential fuzzer on the H200 and reduced to a few
+ * lines (tests/test_codegen_workarounds.py has each as a kernel; docs/reliability.md
+ * the story).
+ *
+ * LLVM 19 NVPTX:
+ *   sitofp i1 x   (InstCombine makes it of float(-int(bool)) and the like) is
+ *             sometimes selected as selp.u32 1, 0 + cvt.rn.f64.s32: true gives +1.0,
+ *             not -1.0. Written as select x, -1.0, 0.0 (uitofp i1 likewise, with +1.0).
+ *
+ * ptxas (CUDA 13.0, -O1 and up, sm_90):
+ *   abs.s64   ptxas's range analysis of a 64-bit abs is wrong: for
+ *               abs.s64 a, x;  neg.s64 b, a;  max.s64 c, b, -350;
+ *             it emits c = -350 whatever x is (a compare of -|x| with a constant
+ *             folds the same way). Written as (x ^ (x >> 63)) - (x >> 63) it is
+ *             compiled right.
+ *   min/max.{s,u}16
+ *             ptxas fuses a 16-bit min/max with a following compare against the same
+ *             constant into one VIMNMX.U16x2 whose predicate output misses the tie
+ *             (max(x, 1) == 1 when x == 1): a loop exit taken on it never fired and
+ *             the kernel hung. Written as setp + selp it is compiled right.
+ *
+ * 32- and 64-bit min/max and 32-bit abs were checked the same way and are left alone.
+ * The text is only copied when one of these instructions occurs. */
+#include "gj.h"
+
+#include <string.h>
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} Buf;
+
+static void put(Buf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
+
+static const char *skip_ws(const char *p) {
+    while (*p == ' ' || *p == '\t') p++;
+    return p;
+}
+
+/* "OP \tA, B, C;" -> the operands, each copied into ops[i] (at most 3). */
+static int operands(const char *p, const char *end, char ops[3][64]) {
+    int n = 0;
+    while (p < end && n < 3) {
+        p = skip_ws(p);
+        const char *q = p;
+        while (q < end && *q != ',' && *q != ';') q++;
+        const char *e = q;
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+        if (e - p <= 0 || e - p >= 64) return -1;
+        memcpy(ops[n], p, e - p);
+        ops[n][e - p] = 0;
+        n++;
+        if (q >= end || *q == ';') break;
+        p = q + 1;
+    }
+    return n;
+}
+
+/* ---- LLVM IR, after optimisation, before the NVPTX back end ---- */
+
+int fix_ir_nvptx(Ctx *c) {
+    LLVMBuilderRef b = NULL;
+    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
+                next = LLVMGetNextInstruction(in);
+                LLVMOpcode op = LLVMGetInstructionOpcode(in);
+                if (op != LLVMSIToFP && op != LLVMUIToFP) continue;
+                LLVMValueRef x = LLVMGetOperand(in, 0);
+                LLVMTypeRef xt = LLVMTypeOf(x), ty = LLVMTypeOf(in);
+                if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(xt) != 1) continue;
+                if (!b) b = LLVMCreateBuilderInContext(LLVMGetModuleContext(c->mod));
+                LLVMPositionBuilderBefore(b, in);
+                LLVMValueRef one = LLVMConstReal(ty, op == LLVMSIToFP ? -1.0 : 1.0);
+                LLVMValueRef sel = LLVMBuildSelect(b, x, one, LLVMConstReal(ty, 0.0), "");
+                LLVMReplaceAllUsesWith(in, sel);
+                LLVMInstructionEraseFromParent(in);
+            }
+    if (b) LLVMDisposeBuilder(b);
+    return 0;
+}
+
+/* ---- PTX text, before ptxas ---- */
+
+/* 1 when the line was rewritten into b. */
+static int rewrite(Buf *b, const char *line, const char *end) {
+    const char *p = skip_ws(line);
+    char ops[3][64], tmp[512];
+    if (!strncmp(p, "abs.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
+        if (operands(p + 7, end, ops) != 2) return 0;
+        snprintf(tmp, sizeof tmp,
+                 "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n\tsub.s64 \t%s, %s, %%gjfix_t;\n",
+                 ops[1], ops[0], ops[1], ops[0], ops[0]);
+        puts_(b, tmp);
+        return 1;
+    }
+    if ((!strncmp(p, "min.", 4) || !strncmp(p, "max.", 4)) && (p[4] == 's' || p[4] == 'u') &&
+        !strncmp(p + 5, "16", 2) && (p[7] == ' ' || p[7] == '\t')) {
+        if (operands(p + 7, end, ops) != 3) return 0;
+        snprintf(tmp, sizeof tmp, "\tsetp.%s.%c16 \t%%gjfix_p, %s, %s;\n\tselp.b16 \t%s, %s, %s, %%gjfix_p;\n",
+                 p[1] == 'i' ? "lt" : "gt", p[4], ops[1], ops[2], ops[0], ops[1], ops[2]);
+        puts_(b, tmp);
+        return 1;
+    }
+    return 0;
+}
+
+static bool needs_fix(const char *ptx) {
+    static const char *bad[] = {"abs.s64", "min.s16", "min.u16", "max.s16", "max.u16"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (strstr(ptx, bad[i])) return true;
+    return false;
+}
+
+int fix_ptx(Ctx *c) {
+    const char *ptx = c->out->ptx;
+    if (!ptx || !needs_fix(ptx)) return 0;
+    Buf b = {0};
+    int depth = 0, changed = 0;
+    for (const char *line = ptx; *line;) {
+        const char *nl = strchr(line, '\n');
+        const char *end = nl ? nl : line + strlen(line);
+        const char *next = nl ? nl + 1 : end;
+        if (rewrite(&b, line, end)) {
+            changed++;
+        } else {
+            put(&b, line, next - line);
+        }
+        const char *t = skip_ws(line);
+        if (*t == '{') {
+            if (depth++ == 0) puts_(&b, "\t.reg .pred \t%gjfix_p;\n\t.reg .b64 \t%gjfix_t;\n");
+        } else if (*t == '}') {
+            depth--;
+        }
+        line = next;
+    }
+    free(c->out->ptx);
+    c->out->ptx = b.s;
+    if (debug_enabled("ptx"))
+        fprintf(stderr, "== PTX of %s after ptxas workarounds (%d instructions rewritten)\n%s", c->funcname,
+                changed, c->out->ptx);
+    return 0;
+}
