@@ -282,8 +282,15 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
     switch (in->ival) {
-    case BIN_ADD: return f ? fp(c, LLVMBuildFAdd(c->b, a, b, "")) : LLVMBuildAdd(c->b, a, b, "");
-    case BIN_SUB: return f ? fp(c, LLVMBuildFSub(c->b, a, b, "")) : LLVMBuildSub(c->b, a, b, "");
+    /* int64 + and -: an overflow has no int64 answer (CPython's would be wider), so, as
+     * numba does, they are marked nsw; LLVM can then count a grid-stride `while` loop's
+     * trips and unroll it. Narrower and unsigned types keep their wrap-around. */
+    case BIN_ADD:
+        if (f) return fp(c, LLVMBuildFAdd(c->b, a, b, ""));
+        return t->kind == TY_INT64 ? LLVMBuildNSWAdd(c->b, a, b, "") : LLVMBuildAdd(c->b, a, b, "");
+    case BIN_SUB:
+        if (f) return fp(c, LLVMBuildFSub(c->b, a, b, ""));
+        return t->kind == TY_INT64 ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
     case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
     case BIN_FLOORDIV: return f ? float_divmod(c, a, b, false) : int_divmod(c, a, b, t, false);
