@@ -279,6 +279,16 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
         for (int i = 0; i < in->args[1]->ival; i++) r = i ? fp(c, LLVMBuildFMul(c->b, r, a, "")) : a;
         return r;
     }
+    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == 1 &&
+        in->args[1]->fval == 0.5) {
+        /* x ** 0.5: a correctly rounded sqrt, as CPython's pow gives (libdevice's pow is
+         * not: 9.0 ** 0.5 came out above 3.0 on the GPU), with pow's answers at -0.0
+         * (+0.0, from the + 0.0) and -inf (+inf) */
+        LLVMTypeRef ft = llvm_type(c, t);
+        LLVMValueRef s = LLVMBuildFAdd(c->b, fcall1(c, "llvm.sqrt", a), LLVMConstReal(ft, 0.0), "");
+        LLVMValueRef ninf = LLVMBuildFCmp(c->b, LLVMRealOEQ, a, LLVMConstReal(ft, -INFINITY), "");
+        return LLVMBuildSelect(c->b, ninf, LLVMConstReal(ft, INFINITY), s, "");
+    }
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
     switch (in->ival) {

@@ -122,6 +122,24 @@ def test_neg_abs_max_64bit():
     assert "abs.s64" not in ptx
 
 
+def k_pow_half(out, x):
+    i = gpu.grid(1)
+    out[i] = x[i] ** 0.5
+
+
+def test_pow_half_is_correctly_rounded():
+    # d) libdevice's pow(9.0, 0.5) is not 3.0 on the GPU (gen3-cuda-mismatch-21-27928 went on a
+    #    different branch for thread 8, i + 1 == 9): `x ** 0.5` is a correctly rounded sqrt,
+    #    with CPython's answers at -0.0 and -inf
+    x = np.concatenate([np.arange(50.0) ** 2, [0.0, -0.0, np.inf, -np.inf, 2.0, 1e-310, 0.1]])
+    out = np.full_like(x, np.nan)
+    gpu.jit(k_pow_half)[1, len(x)](out, x)
+    want = np.array([v ** 0.5 for v in x.tolist()])
+    assert out.tobytes() == want.tobytes(), (out, want)
+    ptx = gpu.compile_ptx(k_pow_half, "void(float64[::1], float64[::1])")[0]
+    assert "sqrt.rn.f64" in ptx and ptx.count("\n") < 100    # libdevice pow inlined is ~370 lines
+
+
 REGRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "regressions")
 
 
