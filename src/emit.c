@@ -14,8 +14,6 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include <llvm-c/DebugInfo.h>
-
 #include "gj.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -165,9 +163,10 @@ static int link_libdevice(Ctx *c) {
     return 0;
 }
 
-static int run_passes(Ctx *c, const char *pipeline) {
+int optimise(Ctx *c) {
+    if (c->needs_libdevice) RETURN_IF_ERROR(link_libdevice(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline, c->tm, po);
+    LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
@@ -175,39 +174,6 @@ static int run_passes(Ctx *c, const char *pipeline) {
         LLVMDisposeErrorMessage(m);
         return -1;
     }
-    return 0;
-}
-
-/* `while` loops that O3 left rolled (lower.c marked their back edges): unrolled 4
- * times now. A grid-stride `while i < n: ...; i += gpu.gridsize(1)` has a trip
- * count LLVM can compute but, needing a division, will not expand on its own
- * ("expensive"); an unroll count on the loop lifts that, as NVVM does for CUDA C's
- * loops. Asked only after O3, so loops O3 unrolls fully stay so. */
-static int unroll_while_loops(Ctx *c) {
-    unsigned mark = LLVMGetMDKindIDInContext(c->llctx, "gpujit.while", 12);
-    LLVMMetadataRef loop = NULL;
-    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb)) {
-            LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
-            if (!term || !LLVMGetMetadata(term, mark)) continue;
-            if (!loop) {
-                LLVMMetadataRef count[2] = {LLVMMDStringInContext2(c->llctx, "llvm.loop.unroll.count", 22),
-                                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 4, 0))};
-                LLVMMetadataRef self = LLVMTemporaryMDNode(c->llctx, NULL, 0);
-                LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(c->llctx, count, 2)};
-                loop = LLVMMDNodeInContext2(c->llctx, ops, 2);
-                LLVMMetadataReplaceAllUsesWith(self, loop);
-            }
-            LLVMSetMetadata(term, LLVMGetMDKindIDInContext(c->llctx, "llvm.loop", 9),
-                            LLVMMetadataAsValue(c->llctx, loop));
-        }
-    return loop ? run_passes(c, "function(loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg)") : 0;
-}
-
-int optimise(Ctx *c) {
-    if (c->needs_libdevice) RETURN_IF_ERROR(link_libdevice(c));
-    RETURN_IF_ERROR(run_passes(c, "default<O3>"));
-    RETURN_IF_ERROR(unroll_while_loops(c));
     if (debug_enabled("opt")) {
         char *s = LLVMPrintModuleToString(c->mod);
         fprintf(stderr, "== LLVM IR of %s (optimised)\n%s", c->funcname, s);

@@ -818,22 +818,6 @@ int lower(Ctx *c) {
     return 0;
 }
 
-/* A `while` loop's back edge (a branch to an earlier block that is not a `for`
- * loop's FOR_ITER) gets a "gpujit.while" mark; optimise() looks for the marks that
- * survive O3 (emit.c, unroll_while_loops). */
-static void mark_while_latch(Ctx *c, Block *b) {
-    Instr *last = b->instrs.n ? b->instrs.v[b->instrs.n - 1] : NULL;
-    if (!last || (last->op != IR_BR && last->op != IR_CONDBR)) return;
-    Block *back = NULL;
-    if (last->target && last->target->id <= b->id) back = last->target;
-    if (last->op == IR_CONDBR && last->target2 && last->target2->id <= b->id) back = last->target2;
-    if (!back || c->insns[back->first].op == OP_FOR_ITER) return;
-    LLVMValueRef term = LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b));
-    if (term)
-        LLVMSetMetadata(term, LLVMGetMDKindIDInContext(c->llctx, "gpujit.while", 12),
-                        LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, NULL, 0)));
-}
-
 /* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */
 static int lower_body(Ctx *c, LLVMValueRef *args) {
     c->params = args;
@@ -860,7 +844,6 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
             c->cur_loc = in->loc;
             RETURN_IF_ERROR(lower_instr(c, in));
         }
-        mark_while_latch(c, b);
     }
     return 0;
 }

@@ -214,32 +214,3 @@ def test_grid_stride_loop_index_needs_no_wrap():
     assert "selp" not in body, body
     llvm = gpu.jit(grid_stride_sum).inspect_llvm("void(float64[::1], float64[::1])")
     assert re.search(r"add nuw nsw i64 %i", llvm), llvm
-
-
-def test_grid_stride_while_loop_is_unrolled():
-    # the trip count needs a division by the grid size, which LLVM will not expand on its own;
-    # while loops left rolled by O3 are unrolled 4x afterwards (as NVVM does for CUDA C)
-    ptx = ptx_of(grid_stride_sum, "void(float64[::1], float64[::1])")
-    assert len(re.findall(r"ld\.global\.f64", ptx)) >= 4, ptx
-
-
-def tree_reduce(x, total):
-    sh = gpu.shared.array(256, gpu.float32)
-    t = gpu.threadIdx.x
-    sh[t] = x[gpu.grid(1)]
-    gpu.syncthreads()
-    s = 128
-    while s > 0:
-        if t < s:
-            sh[t] += sh[t + s]
-        gpu.syncthreads()
-        s //= 2
-    if t == 0:
-        gpu.atomic.add(total, 0, sh[0])
-
-
-def test_constant_trip_while_loop_stays_fully_unrolled():
-    # 8 halvings: O3 unrolls the loop completely (8 barriers + the first); the 4x request
-    # must not turn that back into a rolled loop
-    ptx = ptx_of(tree_reduce, "void(float32[::1], float32[::1])")
-    assert ptx.count("bar.sync") == 9, ptx
