@@ -1454,7 +1454,17 @@ static PyObject *disp_cached_kernels(GjDispatcher *d, PyObject *unused)
     return l;
 }
 
+/* for tests: the CuPy array type the launcher reads directly, once it has seen one */
+static PyObject *disp_cupy_type(GjDispatcher *d, PyObject *unused)
+{
+    PyObject *t = cupy_type ? (PyObject *)cupy_type : Py_None;
+    Py_INCREF(t);
+    return t;
+}
+
 static PyMethodDef disp_methods[] = {
+    {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
+     "the CuPy ndarray type read without __cuda_array_interface__, or None"},
     {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS,
      "drop every cached specialisation"},
     {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,

@@ -235,14 +235,27 @@ def test_cupy_both_ways(rng):
     np.testing.assert_array_equal(cp.asnumpy(c2), h)
     a, b = cp.asarray(rng.random(1000)), cp.asarray(rng.random(1000))
     out = cp.zeros(1000)
-    add[8, 128](a, b, out)  # CuPy arrays through CAI
+    add[8, 128](a, b, out)  # CuPy arrays, read from their attributes (not the CAI dict)
     np.testing.assert_array_equal(cp.asnumpy(out), cp.asnumpy(a + b))
+    assert add._cupy_fast_path_type() is type(a)
     s = cp.cuda.Stream(non_blocking=True)
     with s:
         out2 = cp.zeros(1000)
         add[8, 128, s.ptr](a, b, out2)
     s.synchronize()
     np.testing.assert_array_equal(cp.asnumpy(out2), cp.asnumpy(a + b))
+    # CuPy's current stream is the producer's: work queued there finishes before a launch
+    # on another stream reads the arrays (as with __cuda_array_interface__'s "stream")
+    big = cp.zeros(1 << 24)
+    with s:
+        big += 1.0
+        big[:1000] = a + 1.0
+        out3 = cp.zeros(1000)
+        s2 = cp.cuda.Stream(non_blocking=True)
+        add[8, 128, s2.ptr](big[:1000], b, out3)
+    s2.synchronize()
+    s.synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(out3), cp.asnumpy(a + 1.0 + b))
 
 
 def test_torch_both_ways(rng):
