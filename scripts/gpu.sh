@@ -5,9 +5,10 @@
 #
 # Here, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
-# Then run:      bash scripts/gpu.sh [tests|bench|fuzz|all]   carrying .deps and build/py312
+# Then run:      bash scripts/gpu.sh [tests|bench|stress|fuzz|all]   carrying .deps and build/py312
 # Results land in $OUT (when set): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
-# compile_time.log. The CPU backend's tests run in CI, not here.
+# compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
+# backend's tests run in CI, not here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -45,6 +46,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     timeout 40 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" | grep -v Warning
 fi
+if [ "$what" = stress ] || [ "$what" = all ]; then
+    # 10^6 launches: process and device memory sampled, no growth allowed (issue 6)
+    timeout ${STRESS_TIMEOUT:-120} python3 tests/stress/launches.py --target cuda --count ${STRESS_COUNT:-1000000} \
+        > "$OUT/stress.log" 2>&1 || rc=1
+    tail -8 "$OUT/stress.log"
+fi
 if [ "$what" = fuzz ] || [ "$what" = all ]; then
     # the saved GPU findings, then a fresh batch on the GPU
     for f in tests/fuzz/findings/*.txt; do
@@ -57,5 +64,9 @@ if [ "$what" = fuzz ] || [ "$what" = all ]; then
         tar czf "$OUT/fuzz_keep.tgz" -C /tmp fuzz_keep 2>/dev/null
         tail -15 "$OUT/fuzz.log"
     fi
+fi
+# the device tool brings back at most 8 files: pack them when there are more
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+    (cd "$OUT" && tar czf results.tgz --exclude results.tgz ./* && find . -maxdepth 1 -type f ! -name results.tgz -delete)
 fi
 exit $rc
