@@ -256,6 +256,23 @@ def main():
         run = lambda: f((blocks,), (tpb,), (cx, total, np.int64(n)))  # noqa: E731
         t = kernels.median_seconds(run, csync)
         record(kname, "CUDA C", 4 * n / t / 1e9, "GB/s")
+        # diagnosis of the sums' gap: gpujit's own PTX, loaded and launched by CuPy (our ABI:
+        # each array as data pointer, shape, byte stride). As fast as CUDA C: the gap is in
+        # gpujit's launch path; as slow as gpujit: it is in the code.
+        ptx = jit(impls["gpujit"][0], gpujit, kname).inspect_ptx(SIGS[kname])
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as fp:
+            fp.write(ptx)
+        g = cp.RawModule(path=fp.name).get_function(kname)
+        total = cp.zeros(1, cp.float32)
+        run = lambda: g((blocks,), (tpb,), (cx, np.int64(n), np.int64(4), total, np.int64(1), np.int64(4)))  # noqa: E731
+        run()
+        csync()
+        got = float(total.get()[0])
+        assert abs(got - want) < 1e-3 * want, (kname, "gpujit PTX via CuPy", got, want)
+        t = kernels.median_seconds(run, csync)
+        record(kname, "gpujit PTX, CuPy launch", 4 * n / t / 1e9, "GB/s")
+        os.unlink(fp.name)
     del cx
 
     # stencil
