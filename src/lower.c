@@ -198,10 +198,14 @@ LLVMValueRef fcall2(Ctx *c, const char *name, LLVMValueRef x, LLVMValueRef y) {
 }
 
 /* CPython's float floor division and modulo (Objects/floatobject.c). */
-static LLVMValueRef float_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, bool want_mod) {
+static LLVMValueRef float_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, Type *t, bool want_mod) {
     LLVMTypeRef ty = LLVMTypeOf(a);
     LLVMValueRef zero = LLVMConstReal(ty, 0.0);
-    LLVMValueRef mod = fp(c, LLVMBuildFRem(c->b, a, b, ""));
+    /* fmod, exact as CPython's: LLVM's frem is a - trunc(a / b) * b on NVPTX, wrong
+     * once the quotient passes 2**53 (1e300 % 3.0); libdevice's and libm's fmod are not */
+    LLVMValueRef ab[2] = {a, b};
+    LLVMValueRef mod = math_call(c, "fmod", t, ab, 2);
+    if (!mod) return NULL;
     LLVMValueRef div = fp(c, LLVMBuildFDiv(c->b, fp(c, LLVMBuildFSub(c->b, a, mod, "")), b, ""));
     LLVMValueRef modnz = LLVMBuildFCmp(c->b, LLVMRealUNE, mod, zero, "");
     LLVMValueRef signs = LLVMBuildXor(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, b, zero, ""),
@@ -303,8 +307,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
         return t->kind == TY_INT64 ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
     case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
-    case BIN_FLOORDIV: return f ? float_divmod(c, a, b, false) : int_divmod(c, a, b, t, false);
-    case BIN_MOD: return f ? float_divmod(c, a, b, true) : int_divmod(c, a, b, t, true);
+    case BIN_FLOORDIV: return f ? float_divmod(c, a, b, t, false) : int_divmod(c, a, b, t, false);
+    case BIN_MOD: return f ? float_divmod(c, a, b, t, true) : int_divmod(c, a, b, t, true);
     case BIN_POW: {
         if (!f) return int_pow(c, a, b, t);
         LLVMValueRef args[2] = {a, b};

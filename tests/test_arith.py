@@ -232,6 +232,23 @@ def test_float_floordiv_mod_match_cpython(rng):
     assert (np.sign(r[nz]) == np.sign(b[nz])).all()
 
 
+def test_float_mod_is_exact_for_large_quotients(rng):
+    # CPython's % is exact (fmod); LLVM's frem on NVPTX is a - trunc(a / b) * b, wrong once the
+    # quotient passes 2**53 -- kernels call fmod (libdevice / libm) instead
+    a = np.concatenate([rng.uniform(-1, 1, 100) * 10.0 ** rng.integers(15, 300, 100),
+                        [1e300, -1e300, 1e22, 5e15 + 1, 2.0 ** 60 + 3 * 2.0 ** 8]])
+    b = np.concatenate([rng.uniform(0.5, 10, 100) * rng.choice([-1, 1], 100), [3.0, 3.0, 7.0, 0.1, 7.0]])
+    r = poisoned(a.size, np.float64)
+    launch1d(k_mod, a.size, r, a, b)
+    want = np.array([float(x) % float(y) for x, y in zip(a.tolist(), b.tolist())])
+    assert r.tobytes() == want.tobytes(), np.nonzero(r != want)
+
+
+def test_float_mod_ptx_calls_exact_fmod():
+    ptx = gpu.compile_ptx(k_mod, "void(float64[::1], float64[::1], float64[::1])")[0]
+    assert "cvt.rzi.f64.f64" not in ptx      # not frem's a - trunc(a / b) * b
+
+
 def test_float_division_by_zero_gives_inf_nan():
     a = np.array([1.0, -1.0, 0.0], np.float64)
     b = np.zeros(3)
