@@ -28,23 +28,6 @@
 
 #include <string.h>
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} Buf;
-
-static void put(Buf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = 0;
-}
-
-static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
-
 static const char *skip_ws(const char *p) {
     while (*p == ' ' || *p == '\t') p++;
     return p;
@@ -96,23 +79,20 @@ int fix_ir_nvptx(Ctx *c) {
 /* ---- PTX text, before ptxas ---- */
 
 /* 1 when the line was rewritten into b. */
-static int rewrite(Buf *b, const char *line, const char *end) {
+static int rewrite(StrBuf *b, const char *line, const char *end) {
     const char *p = skip_ws(line);
-    char ops[3][64], tmp[512];
+    char ops[3][64];
     if (!strncmp(p, "abs.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
         if (operands(p + 7, end, ops) != 2) return 0;
-        snprintf(tmp, sizeof tmp,
-                 "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n\tsub.s64 \t%s, %s, %%gjfix_t;\n",
-                 ops[1], ops[0], ops[1], ops[0], ops[0]);
-        puts_(b, tmp);
+        sb_printf(b, "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n\tsub.s64 \t%s, %s, %%gjfix_t;\n",
+                  ops[1], ops[0], ops[1], ops[0], ops[0]);
         return 1;
     }
     if ((!strncmp(p, "min.", 4) || !strncmp(p, "max.", 4)) && (p[4] == 's' || p[4] == 'u') &&
         !strncmp(p + 5, "16", 2) && (p[7] == ' ' || p[7] == '\t')) {
         if (operands(p + 7, end, ops) != 3) return 0;
-        snprintf(tmp, sizeof tmp, "\tsetp.%s.%c16 \t%%gjfix_p, %s, %s;\n\tselp.b16 \t%s, %s, %s, %%gjfix_p;\n",
-                 p[1] == 'i' ? "lt" : "gt", p[4], ops[1], ops[2], ops[0], ops[1], ops[2]);
-        puts_(b, tmp);
+        sb_printf(b, "\tsetp.%s.%c16 \t%%gjfix_p, %s, %s;\n\tselp.b16 \t%s, %s, %s, %%gjfix_p;\n",
+                  p[1] == 'i' ? "lt" : "gt", p[4], ops[1], ops[2], ops[0], ops[1], ops[2]);
         return 1;
     }
     return 0;
@@ -128,7 +108,7 @@ static bool needs_fix(const char *ptx) {
 int fix_ptx(Ctx *c) {
     const char *ptx = c->out->ptx;
     if (!ptx || !needs_fix(ptx)) return 0;
-    Buf b = {0};
+    StrBuf b = {0};
     int depth = 0, changed = 0;
     for (const char *line = ptx; *line;) {
         const char *nl = strchr(line, '\n');
@@ -137,11 +117,11 @@ int fix_ptx(Ctx *c) {
         if (rewrite(&b, line, end)) {
             changed++;
         } else {
-            put(&b, line, next - line);
+            sb_printf(&b, "%.*s", (int)(next - line), line);
         }
         const char *t = skip_ws(line);
         if (*t == '{') {
-            if (depth++ == 0) puts_(&b, "\t.reg .pred \t%gjfix_p;\n\t.reg .b64 \t%gjfix_t;\n");
+            if (depth++ == 0) sb_printf(&b, "\t.reg .pred \t%%gjfix_p;\n\t.reg .b64 \t%%gjfix_t;\n");
         } else if (*t == '}') {
             depth--;
         }
