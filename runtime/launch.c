@@ -158,6 +158,41 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
     return 0;
 }
 
+/* A device array described by a pointer, a typestr ("<f4"), a shape tuple and a
+ * strides tuple in bytes (None or NULL: C-contiguous): CAI and CuPy arrays. */
+static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *typestr, PyObject *shape,
+                         PyObject *strides)
+{
+    const char *ts = PyUnicode_AsUTF8(typestr);
+    GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
+    if (!dt) {
+        PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
+        return -1;
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    if (nd > GJ_MAXDIM) {
+        PyErr_Format(PyExc_TypeError, "argument %d: %zd dimensions; at most %d", pos, nd, GJ_MAXDIM);
+        return -1;
+    }
+    set_array(d, A_FOREIGN, dt, (int)nd, ptr, ro);
+    for (Py_ssize_t i = 0; i < nd; i++)
+        if ((d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i))) == -1 && PyErr_Occurred())
+            return -1;
+    if (strides && strides != Py_None) {
+        if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
+            PyErr_Format(PyExc_TypeError, "argument %d: malformed strides", pos);
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < nd; i++)
+            if ((d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i))) == -1 &&
+                PyErr_Occurred())
+                return -1;
+    } else {
+        fill_c_strides(d, gj_dtype_size(dt));
+    }
+    return 0;
+}
+
 /* __cuda_array_interface__ v3 (cuda target only). *sync gets the producer's
  * stream if it must be synchronised, else NULL. */
 static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
@@ -182,37 +217,12 @@ static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
         PyErr_Format(PyExc_TypeError, "argument %d: masked arrays are not supported", pos);
         return -1;
     }
-    const char *ts = PyUnicode_AsUTF8(typestr);
-    GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
-    if (!dt) {
-        PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
-        return -1;
-    }
-    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
-    if (nd > GJ_MAXDIM) {
-        PyErr_Format(PyExc_TypeError, "argument %d: %zd dimensions; at most %d", pos, nd, GJ_MAXDIM);
-        return -1;
-    }
     uint64_t ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
     int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
     if (PyErr_Occurred() || ro < 0)
         return -1;
-    set_array(d, A_FOREIGN, dt, (int)nd, ptr, ro);
-    for (Py_ssize_t i = 0; i < nd; i++)
-        if ((d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i))) == -1 && PyErr_Occurred())
-            return -1;
-    if (strides && strides != Py_None) {
-        if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
-            PyErr_Format(PyExc_TypeError, "argument %d: malformed strides", pos);
-            return -1;
-        }
-        for (Py_ssize_t i = 0; i < nd; i++)
-            if ((d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i))) == -1 &&
-                PyErr_Occurred())
-                return -1;
-    } else {
-        fill_c_strides(d, gj_dtype_size(dt));
-    }
+    if (foreign_array(d, pos, ptr, ro, typestr, shape, strides) < 0)
+        return -1;
     if (stream && stream != Py_None) {
         unsigned long long s = PyLong_AsUnsignedLongLong(stream);
         if (PyErr_Occurred())
@@ -278,31 +288,12 @@ static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstrea
     int rc = -1;
     if (!ptr || !shape || !strides || !str)
         goto out;
-    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || !PyUnicode_Check(str) ||
-        PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(shape)) {
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || !PyUnicode_Check(str)) {
         PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
         goto out;
     }
-    const char *ts = PyUnicode_AsUTF8(str);
-    GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
-    if (!dt) {
-        PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
-        goto out;
-    }
-    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
-    if (nd > GJ_MAXDIM) {
-        PyErr_Format(PyExc_TypeError, "argument %d: %zd dimensions; at most %d", pos, nd, GJ_MAXDIM);
-        goto out;
-    }
     uint64_t p = PyLong_AsUnsignedLongLong(ptr);
-    if (PyErr_Occurred())
-        goto out;
-    set_array(d, A_FOREIGN, dt, (int)nd, p, 0);
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-        d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
-    }
-    if (PyErr_Occurred())
+    if (PyErr_Occurred() || foreign_array(d, pos, p, 0, str, shape, strides) < 0)
         goto out;
     if (*stream == (CUstream)(intptr_t)-1) {
         static PyObject *s_sptr;
@@ -488,8 +479,6 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
     if (target == GJ_TARGET_NVPTX && is_cupy_array(o)) {
         if (from_cupy(d, o, pos, cupy_stream, sync) < 0)
             return -1;
-        if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream))
-            *sync = NULL;
         goto array_done;
     }
     if (PyObject_CheckBuffer(o)) {
@@ -517,9 +506,6 @@ static int classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int d
             Py_DECREF(cai);
             if (rc < 0)
                 return -1;
-            /* 1 (legacy default) is our stream 0: no wait needed */
-            if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream))
-                *sync = NULL;
             goto array_done;
         }
         /* torch raises other errors than AttributeError for CPU tensors */
@@ -570,6 +556,10 @@ python_number:
     return 0;
 
 array_done:
+    /* a producer's stream (CAI, CuPy) that is the launch's needs no wait; 1 (the legacy
+     * default stream) is our stream 0 */
+    if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream))
+        *sync = NULL;
     d->c_contig = gj_is_c_contig(d->ndim, d->shape, d->strides, gj_dtype_size(d->dtype));
     return 0;
 }
