@@ -6,6 +6,7 @@ fixed in 0e1aca6 and are plain regression tests now. docs/reliability.md lists t
 """
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -15,7 +16,7 @@ import gpujit as gpu
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
 import shim  # noqa: E402
-import fuzz  # noqa: E402,F401  (the fuzzer, for its saved reproducers)
+import fuzz  # noqa: E402  (the fuzzer, for its saved reproducers)
 
 
 def run_vs_python(fn, n, *inputs, out_dtype=np.int64):
@@ -147,7 +148,6 @@ REGRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "
 def test_fuzz_regression(name):
     # the fuzzer's findings that were fixed, as it saved them: against CPython on the current
     # target (each of these failed or hung on the H200 before its fix)
-    import fuzz
     prog = fuzz.load_reproducer(os.path.join(REGRESSIONS, name))
     res = fuzz.check_program(prog, gpu.current_target())
     assert res["status"] == "ok", res
@@ -163,8 +163,6 @@ BAD_PTX = [
 
 @pytest.mark.parametrize("name", sorted(os.listdir(REGRESSIONS)))
 def test_fuzz_regression_ptx_avoids_miscompiled_patterns(name):
-    import re
-    import fuzz
     prog = fuzz.load_reproducer(os.path.join(REGRESSIONS, name))
     out, a, b = fuzz.make_inputs(prog)
     g = {"gpu": gpu, "math": math}

@@ -247,7 +247,6 @@ def worker(seed, start, stop, target, deadline=None):
     """Announce each program before running it, so the parent can name the one that crashed."""
     import warnings
     warnings.simplefilter("ignore")
-    os.environ["GPUJIT_TARGET"] = target     # 'cpu' must mean the CPU backend on a GPU machine too
     for k in range(start, stop):
         if deadline and time.time() > deadline:
             break
@@ -361,7 +360,9 @@ def main():
     args = ap.parse_args()
     if args.no_branchy_calls:
         os.environ["GJ_FUZZ_BRANCHY"] = "0"      # inherited by the workers
-    os.environ["GPUJIT_TARGET"] = args.target     # for the in-process modes below, and the workers
+    # for the in-process modes below and the workers: 'cpu' must mean the CPU backend on a
+    # GPU machine too
+    os.environ["GPUJIT_TARGET"] = args.target
     if args.worker:
         return worker(args.seed, args.start, args.stop, args.target, args.deadline)
     if args.source:
