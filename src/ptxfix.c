@@ -15,12 +15,19 @@
  *               abs.s64 a, x;  neg.s64 b, a;  max.s64 c, b, -350;
  *             it emits c = -350 whatever x is (a compare of -|x| with a constant
  *             folds the same way). Written as (x ^ (x >> 63)) - (x >> 63) it is
- *             compiled right.
+ *             compiled right (the subtraction as below).
  *   min/max.{s,u}16
  *             ptxas fuses a 16-bit min/max with a following compare against the same
  *             constant into one VIMNMX.U16x2 whose predicate output misses the tie
  *             (max(x, 1) == 1 when x == 1): a loop exit taken on it never fired and
  *             the kernel hung. Written as setp + selp it is compiled right.
+ *   sub.s64 / neg.s64 of a register
+ *             ptxas fuses  cvt.u64.u32 a, (mul.hi.u32 x, C);  sub.s64 d, a, b  (b known
+ *             to fit in 32 bits: `(x + 2) // 3 - (i & 3)`) into one IMAD.HI whose 64-bit
+ *             addend is (-b_lo, then -1 plus the carry): for b == 0 no carry comes and
+ *             the high word is all ones (neg.s64 + add.s64 the same). Written as
+ *             a + ~b + 1 it is compiled right: two carries into one IADD3, the same
+ *             instruction count. Only 64-bit subtractions of a register are rewritten.
  *
  * 32- and 64-bit min/max and 32-bit abs were checked the same way and are left alone.
  * The text is only copied when one of these instructions occurs. */
@@ -84,8 +91,22 @@ static int rewrite(StrBuf *b, const char *line, const char *end) {
     char ops[3][64];
     if (!strncmp(p, "abs.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
         if (operands(p + 7, end, ops) != 2) return 0;
-        sb_printf(b, "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n\tsub.s64 \t%s, %s, %%gjfix_t;\n",
-                  ops[1], ops[0], ops[1], ops[0], ops[0]);
+        sb_printf(b,
+                  "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n"
+                  "\tnot.b64 \t%%gjfix_t, %%gjfix_t;\n\tadd.s64 \t%s, %s, %%gjfix_t;\n\tadd.s64 \t%s, %s, 1;\n",
+                  ops[1], ops[0], ops[1], ops[0], ops[0], ops[0], ops[0]);
+        return 1;
+    }
+    /* a - b as a + ~b + 1, -b as ~b + 1 (b a register; d may be a or b) */
+    if ((!strncmp(p, "sub.s64", 7) || !strncmp(p, "sub.u64", 7)) && (p[7] == ' ' || p[7] == '\t')) {
+        if (operands(p + 7, end, ops) != 3 || ops[2][0] != '%') return 0;
+        sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", ops[2],
+                  ops[0], ops[1], ops[0], ops[0]);
+        return 1;
+    }
+    if (!strncmp(p, "neg.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
+        if (operands(p + 7, end, ops) != 2) return 0;
+        sb_printf(b, "\tnot.b64 \t%s, %s;\n\tadd.s64 \t%s, %s, 1;\n", ops[0], ops[1], ops[0], ops[0]);
         return 1;
     }
     if ((!strncmp(p, "min.", 4) || !strncmp(p, "max.", 4)) && (p[4] == 's' || p[4] == 'u') &&
@@ -99,7 +120,7 @@ static int rewrite(StrBuf *b, const char *line, const char *end) {
 }
 
 static bool needs_fix(const char *ptx) {
-    static const char *bad[] = {"abs.s64", "min.s16", "min.u16", "max.s16", "max.u16"};
+    static const char *bad[] = {"abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (strstr(ptx, bad[i])) return true;
     return false;

@@ -22,7 +22,7 @@ import fuzz  # noqa: E402  (the fuzzer, for its saved reproducers)
 def run_vs_python(fn, n, *inputs, out_dtype=np.int64):
     """Launch fn(out, *inputs) over n threads (one block) and compare with CPython running
     fn's body once per thread (tests/fuzz/shim.py stands in for gpujit)."""
-    out = np.zeros(n, out_dtype)
+    out = np.full(n, -12345, out_dtype)    # poisoned: a thread that stores nothing shows
     gpu.jit(fn)[1, n](out, *inputs)
     want = np.zeros(n, out_dtype)
     g = dict(fn.__globals__)
@@ -111,6 +111,9 @@ def test_helper_default_argument():
 #     min/max are written as setp + selp.
 #  c) LLVM's NVPTX back end turns `sitofp i1 true` into +1.0 (selp.u32 1, 0 + cvt.rn.f64.s32)
 #     in some contexts: float(-int(bool)) came out as 1.0. It is written as a select.
+#  e) ptxas fuses `zext(mul.hi.u32 x, C) - b` (64-bit, b a register known to fit in 32 bits)
+#     into one IMAD.HI whose addend is (-b_lo, high word -1 plus the carry): for b == 0 no carry
+#     comes and the high word is wrong. 64-bit sub/neg of a register are written as a + ~b + 1.
 def k_neg_abs_max(out, a):
     i = gpu.grid(1)
     out[i] = max(-abs(a[i]), -350) + 1000 * (min(-abs(a[i]), -350) < -400)
@@ -121,6 +124,20 @@ def test_neg_abs_max_64bit():
     run_vs_python(k_neg_abs_max, len(a), a)
     ptx = gpu.compile_ptx(k_neg_abs_max, "void(int64[::1], int64[::1])")[0]
     assert "abs.s64" not in ptx
+
+
+def k_udiv_sub(out, a):
+    i = gpu.grid(1)
+    out[i] = (a[i] + 2) // 3 - (i & 3)
+
+
+def test_udiv_minus_small_64bit():
+    # fuzz finding 30-8529: on the H200 every fourth thread (i & 3 == 0) stored (a + 2) // 3 - 2**32
+    a = np.random.default_rng().integers(0, 2 ** 16, 256).astype(np.uint16)
+    run_vs_python(k_udiv_sub, len(a), a)
+    ptx = gpu.compile_ptx(k_udiv_sub, "void(int64[::1], uint16[::1])")[0]
+    assert "mul.hi.u32" in ptx      # the division by 3 is still there, and its subtraction is not:
+    assert not re.search(r"\b(sub\.[su]64\s+[^,]+,[^,]+,\s*%|neg\.s64)", ptx)
 
 
 def k_pow_half(out, x):
@@ -156,6 +173,7 @@ def test_fuzz_regression(name):
 BAD_PTX = [
     ("abs.s64 (ptxas folds comparisons of -|x|)", r"\babs\.s64\b"),
     ("16-bit min/max (ptxas fuses them with a compare)", r"\b(min|max)\.[su]16\b"),
+    ("64-bit sub/neg of a register (ptxas's IMAD.HI fusion drops a carry)", r"\b(sub\.[su]64\s+[^,]+,[^,]+,\s*%|neg\.s64)"),
     ("sitofp i1 as selp.u32 1, 0 (+1.0 for true)",
      r"selp\.u32\s+(%r\d+), 1, 0, %p\d+;\s*\n\s*cvt\.rn\.f(32|64)\.s32\s+%f\w*, \1;"),
 ]
