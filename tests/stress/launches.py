@@ -4,7 +4,9 @@ the GPU, device memory): gpujit must not grow per launch.
     PYTHONPATH=python python3 tests/stress/launches.py [--count 1000000] [--target cpu|cuda]
 
 Prints samples and exits non-zero if resident memory grew by more than
---max-growth-mb after the warm-up (device memory: any growth).
+--max-growth-mb after the warm-up (device memory: any growth). Free device memory is the
+whole GPU's: with other processes on the same GPU (the test suite under pytest-xdist) it is
+only printed (--device-shared); scripts/gpu.sh's stress step runs alone and checks it.
 """
 import argparse
 import os
@@ -24,6 +26,8 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=1_000_000)
     ap.add_argument("--target")
     ap.add_argument("--max-growth-mb", type=float, default=8.0)
+    ap.add_argument("--device-shared", action="store_true",
+                    help="other processes use the GPU: report device memory, do not judge it")
     args = ap.parse_args(argv)
     if args.target:
         os.environ["GPUJIT_TARGET"] = args.target
@@ -60,7 +64,7 @@ def main(argv=None):
     if free0 is not None:
         free1 = gpu.mem_get_info()[0]
         print("device free memory change: %+d bytes" % (free1 - free0))
-        if free1 < free0:
+        if free1 < free0 and not args.device_shared:
             return 1
     return 0 if growth <= args.max_growth_mb else 1
 
