@@ -40,3 +40,19 @@ def test_generator_is_deterministic(seed):
     ia, ib = fuzz.make_inputs(a), fuzz.make_inputs(b)
     for x, y in zip(ia, ib):
         assert (x == y).all()
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/lib/llvm-19/bin/llc"), reason="needs LLVM 19's llc")
+def test_irhost_tells_a_right_ir_from_a_wrong_one(tmp_path):
+    # tests/fuzz/irhost.py runs a GPU kernel's optimised IR on the host: the reproducer of a
+    # ptxas bug (finding 9) is right there, and a planted IR bug (smin -> smax) is caught
+    import irhost  # noqa: E402
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "regressions",
+                        "gen5-cuda-mismatch-30-8529.txt")
+    assert irhost.run(path) is None
+    prog = fuzz.load_reproducer(path)
+    ir = irhost.kernel_ir(prog, *fuzz.make_inputs(prog))
+    assert "@llvm.smin.i64(" in ir
+    bad = tmp_path / "bad.ll"
+    bad.write_text(ir.replace("@llvm.smin.i64(", "@llvm.smax.i64("))
+    assert irhost.run(path, str(bad)) is not None
