@@ -31,7 +31,9 @@ static void init_targets(void) {
      * (`while i < n: ...; i += gpu.gridsize(1)`: trips = (n - i) / step) is never
      * runtime-unrolled and keeps one load in flight per thread (0.6 of CUDA C on the
      * H200's float32 sums). NVVM unrolls those loops; 32 lets LLVM do the same. It is a
-     * process-wide LLVM option: set once, here, for both targets. */
+     * process-wide LLVM option: set once, here, for both targets. (A bad or repeated
+     * option makes LLVM exit the process: this one exists in LLVM 19, which meson.build
+     * requires, and pthread_once sets it once.) */
     const char *argv[] = {"gpujit", "-scev-cheap-expansion-budget=32"};
     LLVMParseCommandLineOptions(2, argv, NULL);
 }
