@@ -394,6 +394,7 @@ int optimise(Ctx *c);
 int emit_ptx(Ctx *c);
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
 int fix_ptx(Ctx *c);      /* ptxfix.c: around known ptxas miscompiles */
+char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c);
 void host_jit_release(void *jit);
 

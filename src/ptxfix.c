@@ -126,30 +126,48 @@ static bool needs_fix(const char *ptx) {
     return false;
 }
 
-int fix_ptx(Ctx *c) {
-    const char *ptx = c->out->ptx;
-    if (!ptx || !needs_fix(ptx)) return 0;
+/* Net change in brace depth over a line, braces in a // comment not counted (vector
+ * operands `{%r1, %r2}` open and close on one line; LLVM's scoped-register blocks
+ * `{ .reg .b64 %tmp; ...` may close at the end of a later instruction line). */
+static int brace_delta(const char *line, const char *end) {
+    int d = 0;
+    for (const char *p = line; p < end; p++) {
+        if (p[0] == '/' && p + 1 < end && p[1] == '/') break;
+        d += *p == '{';
+        d -= *p == '}';
+    }
+    return d;
+}
+
+char *ptxfix_text(const char *ptx, int *changed) {
+    *changed = 0;
+    if (!ptx || !needs_fix(ptx)) return NULL;
     StrBuf b = {0};
-    int depth = 0, changed = 0;
+    int depth = 0;
     for (const char *line = ptx; *line;) {
         const char *nl = strchr(line, '\n');
         const char *end = nl ? nl : line + strlen(line);
         const char *next = nl ? nl + 1 : end;
         if (rewrite(&b, line, end)) {
-            changed++;
+            (*changed)++;
         } else {
             sb_printf(&b, "%.*s", (int)(next - line), line);
         }
-        const char *t = skip_ws(line);
-        if (*t == '{') {
-            if (depth++ == 0) sb_printf(&b, "\t.reg .pred \t%%gjfix_p;\n\t.reg .b64 \t%%gjfix_t;\n");
-        } else if (*t == '}') {
-            depth--;
-        }
+        int d = brace_delta(line, end);
+        /* a function body opens: its scratch registers come first */
+        if (depth == 0 && d > 0) sb_printf(&b, "\t.reg .pred \t%%gjfix_p;\n\t.reg .b64 \t%%gjfix_t;\n");
+        depth += d;
         line = next;
     }
+    return b.s;
+}
+
+int fix_ptx(Ctx *c) {
+    int changed;
+    char *fixed = ptxfix_text(c->out->ptx, &changed);
+    if (!fixed) return 0;
     free(c->out->ptx);
-    c->out->ptx = b.s;
+    c->out->ptx = fixed;
     if (debug_enabled("ptx"))
         fprintf(stderr, "== PTX of %s after ptxas workarounds (%d instructions rewritten)\n%s", c->funcname,
                 changed, c->out->ptx);

@@ -131,11 +131,24 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
     Py_RETURN_NONE;
 }
 
+/* The ptxas work-arounds alone, on any PTX text (src/ptxfix.c; for tests). */
+static PyObject *py_ptxfix(PyObject *mod, PyObject *arg) {
+    const char *ptx = PyUnicode_AsUTF8(arg);
+    if (!ptx) return NULL;
+    int changed;
+    char *fixed = ptxfix_text(ptx, &changed);
+    if (!fixed) return Py_NewRef(arg);
+    PyObject *r = PyUnicode_FromString(fixed);
+    free(fixed);
+    return r;
+}
+
 static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+    {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
     {NULL},
 };
 

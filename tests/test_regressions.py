@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import gpujit as gpu
+from conftest import assemble_ptx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
 import shim  # noqa: E402
@@ -156,6 +157,53 @@ def test_pow_half_is_correctly_rounded():
     assert out.tobytes() == want.tobytes(), (out, want)
     ptx = gpu.compile_ptx(k_pow_half, "void(float64[::1], float64[::1])")[0]
     assert "sqrt.rn.f64" in ptx and ptx.count("\n") < 100    # libdevice pow inlined is ~370 lines
+
+
+TWO_FUNCTIONS_PTX = """.version 7.8
+.target sm_90
+.address_size 64
+
+.func f(.param .b64 a, .param .b64 b)
+{
+    .reg .b64 %rd<5>;
+    .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [b];
+    { .reg .b64 %tmp;
+      cvta.to.local.u64 %tmp, %rd1;
+      cvt.u32.u64 %r1, %tmp; }
+    sub.s64 %rd3, %rd1, %rd2;
+    ret;
+}
+
+.visible .entry k(.param .u64 p, .param .u64 q)
+{
+    .reg .b64 %rd<6>;
+    .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u64 %rd2, [q];
+    mov.u32 %r1, 7;
+    mov.b64 %rd5, {%r1, %r1};   // a vector operand: its braces open and close on one line
+    neg.s64 %rd3, %rd2;
+    sub.s64 %rd4, %rd1, %rd2;
+    st.global.u64 [%rd1], %rd4;
+    st.global.u64 [%rd1+8], %rd3;
+    st.global.u64 [%rd1+16], %rd5;
+    ret;
+}
+"""
+
+
+def test_ptx_rewrites_declare_their_registers_in_every_function():
+    # the rewrites' scratch registers are declared where each function body opens; a scoped
+    # register block closing at the end of an instruction line (`cvt ...; }`, as LLVM writes
+    # 32-bit local pointers) once hid the second function's opening brace, and ptxas then
+    # rejected `%gjfix_t` there
+    fixed = gpu._core.ptxfix(TWO_FUNCTIONS_PTX)
+    assert not re.search(r"\b(sub|neg)\.s64\b", fixed), fixed
+    assert fixed.count(".reg .b64 \t%gjfix_t;") == 2, fixed
+    assemble_ptx([("two functions", fixed)])
+    assert gpu._core.ptxfix(".version 7.8\n") == ".version 7.8\n"   # nothing to do: unchanged
 
 
 REGRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "regressions")
