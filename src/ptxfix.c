@@ -2,8 +2,8 @@
  * one IR rewrite before LLVM's NVPTX back end (fix_ir_nvptx) and a few PTX
  * rewrites before ptxas (fix_ptx), each into an equivalent form that is compiled
  * right. All were found by the differential fuzzer on the H200 and reduced to a few
- * lines (tests/test_codegen_workarounds.py has each as a kernel; docs/reliability.md
- * the story).
+ * lines (tests/test_regressions.py has each as a kernel and checks the PTX for the
+ * patterns; docs/reliability.md tells the story).
  *
  * LLVM 19 NVPTX:
  *   sitofp i1 x   (InstCombine makes it of float(-int(bool)) and the like) is
@@ -85,32 +85,39 @@ int fix_ir_nvptx(Ctx *c) {
 
 /* ---- PTX text, before ptxas ---- */
 
+/* p starts with the opcode `name` followed by white space */
+static bool op_is(const char *p, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(p, name, n) && (p[n] == ' ' || p[n] == '\t');
+}
+
+/* d = a - x, written as a + ~x + 1 (see the header); d may be a or x */
+static void sub64(StrBuf *b, const char *d, const char *a, const char *x) {
+    sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", x, d, a, d,
+              d);
+}
+
 /* 1 when the line was rewritten into b. */
 static int rewrite(StrBuf *b, const char *line, const char *end) {
     const char *p = skip_ws(line);
     char ops[3][64];
-    if (!strncmp(p, "abs.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
+    if (op_is(p, "abs.s64")) {
         if (operands(p + 7, end, ops) != 2) return 0;
-        sb_printf(b,
-                  "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n"
-                  "\tnot.b64 \t%%gjfix_t, %%gjfix_t;\n\tadd.s64 \t%s, %s, %%gjfix_t;\n\tadd.s64 \t%s, %s, 1;\n",
-                  ops[1], ops[0], ops[1], ops[0], ops[0], ops[0], ops[0]);
+        sb_printf(b, "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n", ops[1], ops[0], ops[1]);
+        sub64(b, ops[0], ops[0], "%gjfix_t");
         return 1;
     }
-    /* a - b as a + ~b + 1, -b as ~b + 1 (b a register; d may be a or b) */
-    if ((!strncmp(p, "sub.s64", 7) || !strncmp(p, "sub.u64", 7)) && (p[7] == ' ' || p[7] == '\t')) {
-        if (operands(p + 7, end, ops) != 3 || ops[2][0] != '%') return 0;
-        sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", ops[2],
-                  ops[0], ops[1], ops[0], ops[0]);
+    if (op_is(p, "sub.s64") || op_is(p, "sub.u64")) {
+        if (operands(p + 7, end, ops) != 3 || ops[2][0] != '%') return 0; /* b a register */
+        sub64(b, ops[0], ops[1], ops[2]);
         return 1;
     }
-    if (!strncmp(p, "neg.s64", 7) && (p[7] == ' ' || p[7] == '\t')) {
+    if (op_is(p, "neg.s64")) { /* -b as ~b + 1 */
         if (operands(p + 7, end, ops) != 2) return 0;
         sb_printf(b, "\tnot.b64 \t%s, %s;\n\tadd.s64 \t%s, %s, 1;\n", ops[0], ops[1], ops[0], ops[0]);
         return 1;
     }
-    if ((!strncmp(p, "min.", 4) || !strncmp(p, "max.", 4)) && (p[4] == 's' || p[4] == 'u') &&
-        !strncmp(p + 5, "16", 2) && (p[7] == ' ' || p[7] == '\t')) {
+    if ((!strncmp(p, "min.", 4) || !strncmp(p, "max.", 4)) && (p[4] == 's' || p[4] == 'u') && op_is(p + 5, "16")) {
         if (operands(p + 7, end, ops) != 3) return 0;
         sb_printf(b, "\tsetp.%s.%c16 \t%%gjfix_p, %s, %s;\n\tselp.b16 \t%s, %s, %s, %%gjfix_p;\n",
                   p[1] == 'i' ? "lt" : "gt", p[4], ops[1], ops[2], ops[0], ops[1], ops[2]);

@@ -127,6 +127,9 @@ def test_neg_abs_max_64bit():
     assert "abs.s64" not in ptx
 
 
+SUB_NEG_64 = r"\b(sub\.[su]64\s+[^,]+,[^,]+,\s*%|neg\.s64)"    # 64-bit sub/neg of a register (e)
+
+
 def k_udiv_sub(out, a):
     i = gpu.grid(1)
     out[i] = (a[i] + 2) // 3 - (i & 3)
@@ -138,7 +141,7 @@ def test_udiv_minus_small_64bit():
     run_vs_python(k_udiv_sub, len(a), a)
     ptx = gpu.compile_ptx(k_udiv_sub, "void(int64[::1], uint16[::1])")[0]
     assert "mul.hi.u32" in ptx      # the division by 3 is still there, and its subtraction is not:
-    assert not re.search(r"\b(sub\.[su]64\s+[^,]+,[^,]+,\s*%|neg\.s64)", ptx)
+    assert not re.search(SUB_NEG_64, ptx)
 
 
 def k_pow_half(out, x):
@@ -221,7 +224,7 @@ def test_fuzz_regression(name):
 BAD_PTX = [
     ("abs.s64 (ptxas folds comparisons of -|x|)", r"\babs\.s64\b"),
     ("16-bit min/max (ptxas fuses them with a compare)", r"\b(min|max)\.[su]16\b"),
-    ("64-bit sub/neg of a register (ptxas's IMAD.HI fusion drops a carry)", r"\b(sub\.[su]64\s+[^,]+,[^,]+,\s*%|neg\.s64)"),
+    ("64-bit sub/neg of a register (ptxas's IMAD.HI fusion drops a carry)", SUB_NEG_64),
     ("sitofp i1 as selp.u32 1, 0 (+1.0 for true)",
      r"selp\.u32\s+(%r\d+), 1, 0, %p\d+;\s*\n\s*cvt\.rn\.f(32|64)\.s32\s+%f\w*, \1;"),
 ]
