@@ -53,7 +53,7 @@ def test_states_match_sequential_jumps(rng, start):
 
 def test_uniform_draws_bit_exact(rng):
     seed = int(rng.integers(0, 2**63))
-    n, m = 300, 6
+    n, m = 300, 18     # 5,400 draws: the 0.02 bound on the mean is 5 standard errors
     states = gr.create_xoroshiro128p_states(n, seed=seed)
     out = np.full((n, m), np.nan)
     uniforms64[3, 128](states, out)
@@ -101,7 +101,7 @@ def normals(states, out32, out64):
 
 def test_normal_draws(rng):
     seed = int(rng.integers(0, 2**63))
-    n, m = 512, 64
+    n, m = 512, 128    # 65,536 draws: the 0.02 bounds are 5 standard errors of mean and std
     states = gr.create_xoroshiro128p_states(n, seed=seed)
     o32 = np.full((n, m), np.nan, np.float32)
     o64 = np.full((n, m), np.nan)
