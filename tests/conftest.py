@@ -38,6 +38,26 @@ def _recording_compile(self, sig, target=None, cc=None):
 
 Dispatcher.compile = _recording_compile
 
+# -- GPUJIT_PTX_SNAPSHOT=DIR: every PTX the suite makes, for scripts/ptx_snapshot.py ------------
+_SNAPSHOT = os.environ.get("GPUJIT_PTX_SNAPSHOT")
+if _SNAPSHOT:
+    import hashlib
+    import json
+    _orig_core_compile = gpu._core.compile
+    _snap_file = open(os.path.join(_SNAPSHOT, "ptx-%d.jsonl" % os.getpid()), "a")
+
+    def _snapshot_compile(code, globals_, closure, sig, **kw):
+        k = _orig_core_compile(code, globals_, closure, sig, **kw)
+        if kw.get("target") == "cuda":
+            key = "%s:%d %s %s %s" % (os.path.relpath(code.co_filename), code.co_firstlineno, code.co_name, sig,
+                                      sorted((n, v) for n, v in kw.items() if n != "keep_llvm"))
+            _snap_file.write(json.dumps({"key": key, "sha": hashlib.sha256(k.ptx.encode()).hexdigest(),
+                                         "ptx": k.ptx}) + "\n")
+            _snap_file.flush()
+        return k
+
+    gpu._core.compile = _snapshot_compile
+
 
 def assemble_ptx(named_ptx):
     """Run ptxas on several PTX texts [(label, ptx)], one process each, all at once (ptxas
