@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Everything that needs the GPU, in one call on the device machine (the
-# `device` tool): carried LLVM runtime + a cp312 build made here, then the
-# example, the whole test suite on the cuda target, and the benchmarks.
+# Everything that needs the GPU, in one call on a GPU machine that has no LLVM
+# and no package registry: a carried LLVM runtime and a cp312 build made on the
+# development machine, then the example, the whole test suite on the cuda
+# target, and the benchmarks.
 #
-# Here, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
+# On the development machine, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
-# Then run:      bash scripts/gpu.sh [tests|bench|stress|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
-# Results land in $OUT (when set): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
+# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
+# Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
 set -uo pipefail
@@ -48,7 +49,7 @@ if want bench; then
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" | grep -v Warning
 fi
 if want stress; then
-    # 10^6 launches: process and device memory sampled, no growth allowed (issue 6)
+    # 10^6 launches: process and device memory sampled, no growth allowed
     timeout ${STRESS_TIMEOUT:-120} python3 tests/stress/launches.py --target cuda --count ${STRESS_COUNT:-1000000} \
         > "$OUT/stress.log" 2>&1 || rc=1
     tail -8 "$OUT/stress.log"
