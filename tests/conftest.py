@@ -49,10 +49,18 @@ if _SNAPSHOT:
     def _snapshot_compile(code, globals_, closure, sig, **kw):
         k = _orig_core_compile(code, globals_, closure, sig, **kw)
         if kw.get("target") == "cuda":
-            key = "%s:%d %s %s %s" % (os.path.relpath(code.co_filename), code.co_firstlineno, code.co_name, sig,
-                                      sorted((n, v) for n, v in kw.items() if n != "keep_llvm"))
-            _snap_file.write(json.dumps({"key": key, "sha": hashlib.sha256(k.ptx.encode()).hexdigest(),
-                                         "ptx": k.ptx}) + "\n")
+            cells = []
+            for cell in closure or ():
+                try:
+                    cells.append(repr(cell.cell_contents)[:80])
+                except ValueError:  # an empty cell
+                    cells.append("<empty>")
+            key = "%s:%d %s %s %s %s" % (os.path.relpath(code.co_filename), code.co_firstlineno, code.co_name, sig,
+                                         sorted((n, v) for n, v in kw.items() if n != "keep_llvm"), cells)
+            # the checkout's path appears in lineinfo's .file directives
+            ptx = k.ptx.replace(os.getcwd(), "<checkout>")
+            _snap_file.write(json.dumps({"key": key, "sha": hashlib.sha256(ptx.encode()).hexdigest(),
+                                         "ptx": ptx}) + "\n")
             _snap_file.flush()
         return k
 
