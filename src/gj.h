@@ -178,30 +178,27 @@ int for_iter_exit(Ctx *c, const Insn *in);
 //
 // build.c: stack simulation, bytecode -> IR
 //
+enum { IRF_VALUE = 1, IRF_TERM = 2 }; /* irops.h's flags */
 typedef enum {
-    IR_CONST,        /* ival / fval / bval / str, or a constant tuple (args) */
-    IR_ARG,          /* ival = argument index */
-    IR_LOAD_VAR,     /* var */
-    IR_STORE_VAR,    /* var <- args[0] */
-    IR_OBJ,          /* compile-time object: name = dotted path */
-    IR_ATTR,         /* args[0].name */
-    IR_BINOP,        /* ival = BinOp; args[0], args[1] */
-    IR_UNARY,        /* ival = UnOp; args[0] */
-    IR_CMP,          /* ival = CmpOp; args[0], args[1] */
-    IR_TRUTH,        /* bool(args[0]) */
-    IR_CALL,         /* args[0] callee, args[1..] positional then keyword args; kwnames */
-    IR_GETITEM,      /* args[0][args[1]] */
-    IR_SETITEM,      /* args[0][args[1]] = args[2] */
-    IR_TUPLE,        /* (args...) */
-    IR_TUPLE_GET,    /* args[0][ival] (unpacking) */
-    IR_GET_ITER,     /* iterator over args[0] (a range) */
-    IR_ITER_NEXT,    /* advance args[0]; yields the value; the block's condbr tests IR_ITER_OK */
-    IR_ITER_VALID,   /* args[0] = the IR_ITER_NEXT: true while not exhausted */
-    IR_BR,           /* target */
-    IR_CONDBR,       /* args[0] (bool) ? target : target2 */
-    IR_RET,          /* kernels return None */
-    IR_RET_VALUE,    /* device functions: args[0] */
+#define IR_OP(name, spelling, nargs, flags) IR_##name,
+#include "irops.h"
+#undef IR_OP
+    IR_NUM_OPS
 } IrOp;
+/* irops.h's columns, by IrOp */
+typedef struct IrOpInfo { const char *name; int nargs, flags; } IrOpInfo;
+extern const IrOpInfo ir_op_info[IR_NUM_OPS];
+
+/* What an IR_CONST holds. */
+typedef enum {
+    CK_INT,      /* ival (a uint64 beyond int64's range when is_uint64) */
+    CK_FLOAT,    /* fval */
+    CK_BOOL,     /* ival 0 or 1 */
+    CK_NONE,
+    CK_STR,      /* name */
+    CK_TUPLE,    /* args, nargs: constants */
+    CK_COMPLEX,  /* fval + fimag j */
+} ConstKind;
 
 typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,
                BIN_OR, BIN_POW, BIN_RSHIFT, BIN_SUB, BIN_DIV, BIN_XOR } BinOp;
@@ -216,11 +213,13 @@ struct Instr {
     Instr **args; int nargs;
     int64_t ival;
     double fval;
-    int ckind;          /* IR_CONST: 0 int, 1 float, 2 bool, 3 none, 4 str, 5 tuple, 6 complex */
-    double fimag;       /* IR_CONST complex: the imaginary part (fval the real) */
+    ConstKind ckind;    /* IR_CONST */
+    bool is_uint64;     /* IR_CONST CK_INT: too big for int64, so typed uint64 */
+    double fimag;       /* IR_CONST CK_COMPLEX: the imaginary part (fval the real) */
     const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
     int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    int nunpack;        /* IR_TUPLE_GET: how many values the code unpacks into */
     Block *target, *target2;
     PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
     PyObject *func;     /* IR_OBJ: the Python function of a device function, borrowed */
@@ -230,7 +229,7 @@ struct Instr {
     uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
     Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
     bool alloc_done;
-    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */         /* typeinfer.c: the resolved intrinsic of an IR_CALL */
+    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */
 };
 
 typedef struct Var {
@@ -258,11 +257,11 @@ typedef enum {
     IK_MATH1,       /* float -> float (libm name in `name`) */
     IK_MATH2,       /* (float, float) -> float */
     IK_MATH_TOINT,  /* floor/ceil/trunc: float -> int64 */
-    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id 0, 1, 2) */
-    IK_MATH_SCALE,  /* radians/degrees: float * constant (id 0, 1) */
+    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id = MathClass) */
+    IK_MATH_SCALE,  /* radians/degrees: float * constant (id = MathScale) */
     IK_FMA,         /* gpu.fma(a, b, c) */
-    IK_BITS,        /* gpu.popc/clz/ffs/brev (id 0..3) */
-    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = 0, 1, 2) */
+    IK_BITS,        /* gpu.popc/clz/ffs/brev (id = BitsOp) */
+    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = SyncReduceOp) */
     IK_FENCE,       /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
     IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
     IK_LANEMASK_LT,
@@ -280,6 +279,10 @@ typedef struct Intrinsic {
     const char *name;   /* math: the C function */
 } Intrinsic;
 int infer_types(Ctx *c);
+/* For typing functions of (Ctx *c, Instr *in, ...) that return a Type *:
+ * raise the error at the instruction's line and return NULL. */
+#define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
+#define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
 static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN; }
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
@@ -289,6 +292,8 @@ void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types
 //
 typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
 typedef enum { FENCE_BLOCK, FENCE_DEVICE, FENCE_SYSTEM } FenceScope;
+/* syncthreads_count/and/or; numbered as runtime/cpu.h's GJ_SYNC_*. */
+typedef enum { SYNC_COUNT, SYNC_AND, SYNC_OR } SyncReduceOp;
 /* Warp-level operations; numbered as runtime/cpu.h's GJ_WARP_* (the CPU
  * backend passes them to the runtime): change both together. */
 typedef enum {
@@ -312,7 +317,7 @@ struct Target {
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
     /* A libm/libdevice function by its C name ("sqrt", "powf"...). */
     LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
-    /* syncthreads_count/and/or (op 0, 1, 2): a barrier that reduces an i32
+    /* syncthreads_count/and/or (op a SyncReduceOp): a barrier that reduces an i32
      * predicate over the block; returns the i32 result. */
     LLVMValueRef (*barrier_reduce)(Ctx *c, int op, LLVMValueRef pred);
     void (*fence)(Ctx *c, FenceScope scope);
