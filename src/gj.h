@@ -302,9 +302,32 @@ typedef enum {
     WARP_SYNC, WARP_ACTIVEMASK,
 } WarpOp;
 
+/* The LLVM target machine a target compiles for. */
+typedef struct MachineSpec {
+    char triple[96], cpu[64], features[1024];
+    LLVMRelocMode reloc;
+    LLVMCodeModel code_model;
+} MachineSpec;
+
+/* Everything that differs between targets: compile.c and emit.c call these
+ * without knowing which target it is (setup picks it with target_for). */
 struct Target {
     const char *name;
-    const char *triple;
+    const char *api_name;    /* gpujit's name for it: target="cuda" / "cpu" */
+    /* Once per process, before any compilation: initialise LLVM's back end. */
+    void (*init)(void);
+    /* Setup: the per-target state of a compilation (its LLVM context, and
+     * on the host a process-unique c->symbol); end() frees it at teardown,
+     * after the module, even when begin() or the pipeline failed. */
+    int (*begin)(Ctx *c);
+    void (*end)(Ctx *c);
+    /* The triple, CPU and features to compile for (emit.c pools the machines). */
+    void (*machine)(Ctx *c, MachineSpec *m);
+    /* Before optimisation: link libraries the module calls (libdevice). */
+    int (*link)(Ctx *c);
+    /* After optimisation: the output (PTX text, or host code in the JIT). */
+    int (*emit)(Ctx *c);
+    /* ---- lowering (lower.c, intrinsics.c) ---- */
     AddrSpace array_space;   /* address space of array arguments' data */
     int shared_space;        /* LLVM address space of shared arrays */
     /* Create c->fn (the function that holds the kernel body) with its params. */
@@ -343,6 +366,7 @@ struct Target {
     void (*begin_device_fn)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
+const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the last */
 
 //
 // intrinsics.c
@@ -392,20 +416,25 @@ LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 //
 // emit.c: optimise, then PTX text or host machine code
 //
-int emit_init(void);                /* once: initialise LLVM targets */
+int emit_init(void);                /* once: initialise every target's LLVM back end */
 int make_target_machine(Ctx *c);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
-int emit_ptx(Ctx *c);
+int emit_ptx(Ctx *c);     /* target_nvptx's emit: the PTX text of c->mod */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
 int fix_ptx(Ctx *c);      /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
-int emit_host(Ctx *c);
+int emit_host(Ctx *c);     /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
 
 //
 // compile.c: the pipeline
 //
+/* A pass of the pipeline: run it, and with GPUJIT_DEBUG=time print how long
+ * it took. Needs `Ctx *c` in scope. */
+#define STAGE(x) do { double t_ = now_ms(); RETURN_IF_ERROR(x); if (c->timing) stage_time(#x, t_); } while (0)
+double now_ms(void);
+void stage_time(const char *what, double start_ms);
 /* One specialisation of a device function (a Python function called from a
  * kernel), compiled into the kernel's module. */
 struct Func {
@@ -437,6 +466,7 @@ struct Ctx {
     Arena arena;
     GjOptions opt;
     const Target *target;
+    bool timing;               /* GPUJIT_DEBUG=time: STAGE prints each pass's time */
     /* the function */
     PyObject *code, *globals, *closure;
     const char *filename, *funcname;
@@ -469,7 +499,7 @@ struct Ctx {
     const char *tm_key;        /* emit.c: the pool's key for tm */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, voidt;
     const char *symbol;
-    const char *triple;        /* host: the default triple */
+    const char *triple;        /* emit.c: the target machine's triple */
     LLVMValueRef host_blk;     /* target_host.c: the GjBlockCtx* parameter */
     LLVMValueRef host_tid[3];
     bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */

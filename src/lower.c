@@ -730,7 +730,6 @@ static void debug_finish(Ctx *c) {
 static int lower_body(Ctx *c, LLVMValueRef *args);
 
 int lower(Ctx *c) {
-    if (!c->llctx) c->llctx = LLVMContextCreate(); /* the host target builds in ORC's context */
     c->mod = LLVMModuleCreateWithNameInContext(c->funcname, c->llctx);
     c->b = LLVMCreateBuilderInContext(c->llctx);
     c->i1 = LLVMInt1TypeInContext(c->llctx);
@@ -742,7 +741,7 @@ int lower(Ctx *c) {
     c->f64 = LLVMDoubleTypeInContext(c->llctx);
     c->ptr = LLVMPointerTypeInContext(c->llctx, 0);
     c->voidt = LLVMVoidTypeInContext(c->llctx);
-    LLVMSetTarget(c->mod, c->triple ? c->triple : c->target->triple);
+    LLVMSetTarget(c->mod, c->triple);
     if (c->tm) {
         LLVMTargetDataRef td = LLVMCreateTargetDataLayout(c->tm);
         char *dl = LLVMCopyStringRepOfTargetData(td);

@@ -36,7 +36,7 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     case 2: return str_or_none(o->types);
     case 3: return str_or_none(o->symbol);
     case 4: return str_or_none(o->restype);
-    case 5: return PyUnicode_FromString(o->target == GJ_TARGET_HOST ? "cpu" : "cuda");
+    case 5: return PyUnicode_FromString(target_for(o->target)->api_name);
     case 6: return PyLong_FromSize_t(o->shared_bytes);
     case 7: return PyBool_FromLong(o->uses_barrier);
     case 8: return Py_NewRef(self->signature);
@@ -94,9 +94,10 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
                                      &device, &name, &keep_llvm))
         return NULL;
     GjOptions opt = {0};
-    if (!strcmp(target, "cpu")) opt.target = GJ_TARGET_HOST;
-    else if (!strcmp(target, "cuda")) opt.target = GJ_TARGET_NVPTX;
-    else return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
+    int kind = 0;
+    while (target_for(kind) && strcmp(target, target_for(kind)->api_name)) kind++;
+    if (!target_for(kind)) return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
+    opt.target = (GjTargetKind)kind;
     if (cc_major < 3 || cc_major > 12 || cc_minor < 0 || cc_minor > 9)
         return PyErr_Format(PyExc_ValueError, "unsupported compute capability %d.%d", cc_major, cc_minor);
     opt.cc_major = cc_major;
