@@ -10,7 +10,7 @@
 #include "gj.h"
 
 /* The NULL that CPython pushes below a callable. */
-static Instr null_marker;
+static Instr null_marker = {.id = -1}; /* no id: the verifier rejects it as an operand */
 #define NULLV (&null_marker)
 
 typedef struct Builder {

@@ -50,6 +50,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     if (!c->out) return PyErr_NoMemory(), -1;
     c->out->target = opt->target;
     c->timing = debug_enabled("time");
+    c->verify = VERIFY_ALWAYS || debug_enabled("verify");
     return c->target->begin(c);
 }
 
@@ -123,7 +124,9 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(decode_bytecode(c));
     STAGE(build_cfg(c));
     STAGE(build_ir(c));
+    STAGE(verify_ir(c, "build_ir"));
     STAGE(infer_types(c));
+    STAGE(verify_ir(c, "infer_types"));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
     STAGE(optimise(c));
@@ -162,6 +165,8 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     s->opt = root->opt;
     s->opt.device = 1;
     s->target = root->target;
+    s->timing = root->timing;
+    s->verify = root->verify;
     s->code = (PyObject *)code;
     s->globals = PyFunction_GET_GLOBALS(func);
     s->closure = PyFunction_GET_CLOSURE(func);
@@ -182,7 +187,9 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     RETURN_IF_ERROR(decode_bytecode(s));
     RETURN_IF_ERROR(build_cfg(s));
     RETURN_IF_ERROR(build_ir(s));
+    RETURN_IF_ERROR(verify_ir(s, "build_ir"));
     RETURN_IF_ERROR(infer_types(s));
+    RETURN_IF_ERROR(verify_ir(s, "infer_types"));
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
@@ -220,6 +227,19 @@ int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char 
         gj_output_free(c->out);
         *out = NULL;
     }
+    teardown(c);
+    return rc;
+}
+
+int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const char *what) {
+    Ctx ctx = {0}, *c = &ctx;
+    GjOptions opt = {.target = GJ_TARGET_HOST};
+    int rc = setup(c, code, globals, NULL, &opt);
+    if (rc == 0)
+        rc = bytecode_init() < 0 || parse_signature(c, sig) < 0 || decode_bytecode(c) < 0 || build_cfg(c) < 0 ||
+             build_ir(c) < 0 || infer_types(c) < 0 || verify_ir(c, "infer_types") < 0 ||
+             verify_break(c, what) < 0 || verify_ir(c, "verify_break") < 0 ? -1 : 0;
+    gj_output_free(c->out);
     teardown(c);
     return rc;
 }

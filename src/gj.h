@@ -369,6 +369,19 @@ extern const Target target_nvptx, target_host;
 const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the last */
 
 //
+// verify.c: the IR's invariants, checked between passes
+//
+/* After `pass` (its name, for the message): an internal error for the first
+ * broken invariant of c's IR; 0 at once unless c->verify. */
+int verify_ir(Ctx *c, const char *pass);
+#ifdef NDEBUG
+#define VERIFY_ALWAYS 0  /* release builds: only with GPUJIT_DEBUG=verify */
+#else
+#define VERIFY_ALWAYS 1
+#endif
+int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
+
+//
 // intrinsics.c
 //
 const Intrinsic *intrinsic_lookup(const char *path);
@@ -448,6 +461,10 @@ struct Func {
  * types; *out is NULL with no error when arg types are not known yet. */
 int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out);
 Ctx *ctx_root(Ctx *c);
+/* Tests: the front end on `code`, then verify_break(what), then the verifier
+ * (when on, as in any compilation), which must raise an internal error (-1);
+ * 0 if it did not. */
+int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const char *what);
 struct GjOutput {
     GjTargetKind target;
     char *ptx, *llvm, *types, *symbol, *restype;
@@ -467,6 +484,7 @@ struct Ctx {
     GjOptions opt;
     const Target *target;
     bool timing;               /* GPUJIT_DEBUG=time: STAGE prints each pass's time */
+    bool verify;               /* GPUJIT_DEBUG=verify or a debug build: verify_ir runs */
     /* the function */
     PyObject *code, *globals, *closure;
     const char *filename, *funcname;
@@ -485,6 +503,7 @@ struct Ctx {
     PtrVec vars;         /* Var* */
     int nvalues;
     /* typeinfer.c */
+    bool typed;          /* infer_types finished: every value has a type */
     bool uses_barrier;
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */

@@ -144,12 +144,23 @@ static PyObject *py_ptxfix(PyObject *mod, PyObject *arg) {
     return r;
 }
 
+/* The verifier's own test: see verify_selftest (src/compile.c). */
+static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
+    PyObject *code, *globals;
+    const char *sig, *what;
+    if (!PyArg_ParseTuple(args, "O!Oss", &PyCode_Type, &code, &globals, &sig, &what)) return NULL;
+    if (verify_selftest(code, PyDict_Check(globals) ? globals : NULL, sig, what) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
     {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
+    {"_verify_selftest", py_verify_selftest, METH_VARARGS,
+     "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
     {NULL},
 };
 
@@ -160,7 +171,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     if (PyType_Ready(&CompiledKernel_Type) < 0 || PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
-        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0) {
+        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 ||
+        PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -383,6 +383,7 @@ int infer_types(Ctx *c) {
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }
     }
+    c->typed = true;
     if (debug_enabled("types")) {
         StrBuf sb = {0};
         types_report(c, &sb);
