@@ -55,7 +55,7 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
 int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
-bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
+bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
 
 //
 // types.c
