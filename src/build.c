@@ -10,7 +10,7 @@
 #include "gj.h"
 
 /* The NULL that CPython pushes below a callable. */
-static Instr null_marker;
+static Instr null_marker = {.id = -1}; /* no id: the verifier rejects it as an operand */
 #define NULLV (&null_marker)
 
 typedef struct Builder {
@@ -90,7 +90,7 @@ static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
     Py_ssize_t n = PyTuple_GET_SIZE(o);
     Instr *t = new_const(bd);
     if (!t) return NULL;
-    t->ckind = 5;
+    t->ckind = CK_TUPLE;
     t->nargs = (int)n;
     t->args = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
     if (!t->args) return NULL;
@@ -112,7 +112,7 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
     Instr *k;
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
-        k->ckind = o == Py_None ? 3 : 2;
+        k->ckind = o == Py_None ? CK_NONE : CK_BOOL;
         k->ival = o == Py_True;
         return k;
     }
@@ -129,20 +129,20 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
             v = (long long)u;
         }
         if (!(k = new_const(bd))) return NULL;
-        k->ckind = 0;
+        k->ckind = CK_INT;
         k->ival = v;
-        k->fval = overflow ? 1.0 : 0.0; /* marks a uint64 constant */
+        k->is_uint64 = overflow;
         return k;
     }
     if (PyFloat_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
-        k->ckind = 1;
+        k->ckind = CK_FLOAT;
         k->fval = PyFloat_AS_DOUBLE(o);
         return k;
     }
     if (PyComplex_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
-        k->ckind = 6;
+        k->ckind = CK_COMPLEX;
         k->fval = PyComplex_RealAsDouble(o);
         k->fimag = PyComplex_ImagAsDouble(o);
         return k;
@@ -151,7 +151,7 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
         const char *s = PyUnicode_AsUTF8(o);
         if (!s) return NULL;
         if (!(k = new_const(bd))) return NULL;
-        k->ckind = 4;
+        k->ckind = CK_STR;
         k->name = arena_strdup(&c->arena, s);
         return k;
     }
@@ -390,7 +390,7 @@ static Instr *truth(Builder *bd, Instr *v) {
 static int ret(Builder *bd, Instr *v) {
     Ctx *c = bd->c;
     if (!c->opt.device) {
-        if (!(v->op == IR_CONST && v->ckind == 3))
+        if (!(v->op == IR_CONST && v->ckind == CK_NONE))
             return error_at(c, ERR_TYPING, bd->loc, "a kernel cannot return a value (kernels return None)");
         return emit(bd, IR_RET, 0) ? 0 : -1;
     }
@@ -642,7 +642,7 @@ static int build_block(Builder *bd, Block *b) {
         }
         case OP_CALL_KW: { /* (callable self_or_null args... kwnames -- result) */
             POP(names);
-            if (!(names->op == IR_CONST && names->ckind == 5))
+            if (!(names->op == IR_CONST && names->ckind == CK_TUPLE))
                 return internal_error(c, in->loc, "build: CALL_KW without a names tuple");
             PyObject *kw = PyTuple_New(names->nargs);
             if (!kw) return -1;
@@ -709,7 +709,7 @@ static int build_block(Builder *bd, Block *b) {
             Instr *t = all_const ? new_const(bd) : emit(bd, IR_TUPLE, arg);
             if (!t) return -1;
             if (all_const) {
-                t->ckind = 5;
+                t->ckind = CK_TUPLE;
                 t->nargs = arg;
                 t->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(arg ? arg : 1));
                 if (!t->args) return -1;
@@ -725,7 +725,7 @@ static int build_block(Builder *bd, Block *b) {
                 if (!g) return -1;
                 g->args[0] = t;
                 g->ival = k;
-                g->nkw = arg; /* the count the code expects */
+                g->nunpack = arg;
                 RETURN_IF_ERROR(push(bd, g));
             }
             break;
@@ -883,21 +883,25 @@ done:
 
 /* ---- dump ---- */
 
-static const char *const ir_names[] = {
-    "const", "arg", "load", "store", "obj", "attr", "binop", "unary", "cmp", "truth", "call",
-    "getitem", "setitem", "tuple", "tuple_get", "get_iter", "iter_next", "iter_valid", "br",
-    "condbr", "ret", "ret_value"};
+const IrOpInfo ir_op_info[IR_NUM_OPS] = {
+#define IR_OP(name, spelling, nargs, flags) [IR_##name] = {spelling, nargs, flags},
+#include "irops.h"
+#undef IR_OP
+};
 
 static void dump_value(Ctx *c, FILE *f, Instr *v) {
     if (v->op == IR_CONST) {
         switch (v->ckind) {
-        case 0: fprintf(f, "%lld", (long long)v->ival); break;
-        case 1: fprintf(f, "%g", v->fval); break;
-        case 2: fprintf(f, v->ival ? "True" : "False"); break;
-        case 3: fprintf(f, "None"); break;
-        case 4: fprintf(f, "'%s'", v->name); break;
-        case 6: fprintf(f, "(%g%+gj)", v->fval, v->fimag); break;
-        default:
+        case CK_INT:
+            if (v->is_uint64) fprintf(f, "%llu", (unsigned long long)v->ival);
+            else fprintf(f, "%lld", (long long)v->ival);
+            break;
+        case CK_FLOAT: fprintf(f, "%g", v->fval); break;
+        case CK_BOOL: fprintf(f, v->ival ? "True" : "False"); break;
+        case CK_NONE: fprintf(f, "None"); break;
+        case CK_STR: fprintf(f, "'%s'", v->name); break;
+        case CK_COMPLEX: fprintf(f, "(%g%+gj)", v->fval, v->fimag); break;
+        case CK_TUPLE:
             fprintf(f, "(");
             for (int i = 0; i < v->nargs; i++) {
                 if (i) fprintf(f, ", ");
@@ -918,7 +922,7 @@ void dump_ir(Ctx *c, FILE *f) {
         fprintf(f, "block%d (depth %d):\n", b->id, b->depth);
         for (int k = 0; k < b->instrs.n; k++) {
             Instr *in = b->instrs.v[k];
-            fprintf(f, "  %%%d = %s", in->id, ir_names[in->op]);
+            fprintf(f, "  %%%d = %s", in->id, ir_op_info[in->op].name);
             if (in->op == IR_LOAD_VAR || in->op == IR_STORE_VAR) fprintf(f, " %s", ctx_var(c, in->var)->name);
             if (in->op == IR_OBJ || in->op == IR_ATTR) fprintf(f, " %s", in->name);
             if (in->op == IR_BINOP || in->op == IR_UNARY || in->op == IR_CMP || in->op == IR_TUPLE_GET ||

@@ -139,7 +139,9 @@ int decode_bytecode(Ctx *c) {
             in->loc.line = sl > 0 ? sl : 0;
             in->loc.col = sc > 0 ? sc : 0;
         }
-        if (in->loc.line == 0 && count > 0) in->loc = c->insns[count - 1].loc;
+        /* no line of its own: the previous instruction's, or for a closure's leading
+         * COPY_FREE_VARS the function's first line (where RESUME, next, has it) */
+        if (in->loc.line == 0) in->loc = count > 0 ? c->insns[count - 1].loc : (Loc){c->firstlineno, 0};
         /* a jump to an EXTENDED_ARG prefix lands on its instruction */
         c->insn_at[(ext_start >= 0 ? ext_start : off) / 2] = count;
         c->insn_at[off / 2] = count;

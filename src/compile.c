@@ -9,6 +9,12 @@
 
 Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
 
+static const Target *const targets[] = {[GJ_TARGET_NVPTX] = &target_nvptx, [GJ_TARGET_HOST] = &target_host};
+
+const Target *target_for(int kind) {
+    return kind >= 0 && kind < (int)(sizeof targets / sizeof targets[0]) ? targets[kind] : NULL;
+}
+
 /* A symbol for LLVM: the name with anything but [A-Za-z0-9_] replaced. */
 static char *sanitise(Arena *a, const char *name) {
     char *sym = arena_strdup(a, name);
@@ -27,7 +33,8 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     c->code = code;
     c->globals = globals && PyDict_Check(globals) ? globals : NULL;
     c->closure = closure && PyTuple_Check(closure) ? closure : NULL;
-    c->target = opt->target == GJ_TARGET_HOST ? &target_host : &target_nvptx;
+    if (!(c->target = target_for(opt->target)))
+        return PyErr_Format(PyExc_ValueError, "gj_compile: unknown target %d", (int)opt->target), -1;
     PyCodeObject *co = (PyCodeObject *)code;
     const char *fn = PyUnicode_AsUTF8(co->co_filename), *name = PyUnicode_AsUTF8(co->co_name);
     if (!fn || !name) return -1;
@@ -37,18 +44,14 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     if (opt->device)
         return PyErr_SetString(PyExc_NotImplementedError,
                                "compiling a device function on its own is not supported: call it from a kernel"), -1;
-    /* a symbol PTX and ORC accept: the name, sanitised; host symbols unique per process */
-    char *sym = sanitise(&c->arena, opt->name ? opt->name : name);
-    if (opt->target == GJ_TARGET_HOST) {
-        static long counter; /* atomic: compilations may run on several threads */
-        long id = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-        sym = arena_printf(&c->arena, "%s_gj%ld", sym, id);
-    }
-    c->symbol = sym;
+    /* a symbol PTX and ORC accept: the name, sanitised (begin() may make it unique) */
+    c->symbol = sanitise(&c->arena, opt->name ? opt->name : name);
     c->out = calloc(1, sizeof *c->out);
     if (!c->out) return PyErr_NoMemory(), -1;
     c->out->target = opt->target;
-    return 0;
+    c->timing = debug_enabled("time");
+    c->verify = VERIFY_ALWAYS || debug_enabled("verify");
+    return c->target->begin(c);
 }
 
 static int check_signature(Ctx *c) {
@@ -102,18 +105,18 @@ static int describe(Ctx *c) {
     return 0;
 }
 
-/* GPUJIT_DEBUG=time prints how long each stage took. */
-#define STAGE(x) do { double t_ = now_ms(); RETURN_IF_ERROR(x); if (timing) fprintf(stderr, "  %-32s %7.3f ms\n", #x, now_ms() - t_); } while (0)
-
-static double now_ms(void) {
+double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+void stage_time(const char *what, double start_ms) {
+    fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms);
+}
+
 static int compile(Ctx *c, const char *sig) {
-    bool timing = debug_enabled("time");
-    if (timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
+    if (c->timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
     RETURN_IF_ERROR(bytecode_init());
     RETURN_IF_ERROR(emit_init());
     STAGE(parse_signature(c, sig));
@@ -121,18 +124,14 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(decode_bytecode(c));
     STAGE(build_cfg(c));
     STAGE(build_ir(c));
+    STAGE(verify_ir(c, "build_ir"));
     STAGE(infer_types(c));
+    STAGE(verify_ir(c, "infer_types"));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
     STAGE(optimise(c));
     STAGE(describe(c));
-    if (c->opt.target == GJ_TARGET_NVPTX) {
-        STAGE(fix_ir_nvptx(c));
-        STAGE(emit_ptx(c));
-        STAGE(fix_ptx(c));
-    } else {
-        STAGE(emit_host(c));
-    }
+    STAGE(c->target->emit(c));
     return 0;
 }
 
@@ -166,6 +165,8 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     s->opt = root->opt;
     s->opt.device = 1;
     s->target = root->target;
+    s->timing = root->timing;
+    s->verify = root->verify;
     s->code = (PyObject *)code;
     s->globals = PyFunction_GET_GLOBALS(func);
     s->closure = PyFunction_GET_CLOSURE(func);
@@ -186,7 +187,9 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     RETURN_IF_ERROR(decode_bytecode(s));
     RETURN_IF_ERROR(build_cfg(s));
     RETURN_IF_ERROR(build_ir(s));
+    RETURN_IF_ERROR(verify_ir(s, "build_ir"));
     RETURN_IF_ERROR(infer_types(s));
+    RETURN_IF_ERROR(verify_ir(s, "infer_types"));
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
@@ -207,8 +210,7 @@ static void teardown(Ctx *c) {
     if (c->b) LLVMDisposeBuilder(c->b);
     if (c->mod) LLVMDisposeModule(c->mod);
     if (c->tm) release_target_machine(c->tm, c->tm_key);
-    if (c->tsc) LLVMOrcDisposeThreadSafeContext(c->tsc);
-    else if (c->llctx) LLVMContextDispose(c->llctx);
+    if (c->target) c->target->end(c);
     arena_free(&c->arena);
 }
 
@@ -216,13 +218,7 @@ int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char 
                GjOutput **out) {
     Ctx ctx = {0}, *c = &ctx;
     int rc = setup(c, code, globals, closure, opt);
-    if (rc == 0) {
-        if (opt->target == GJ_TARGET_HOST) {
-            c->tsc = LLVMOrcCreateNewThreadSafeContext();
-            c->llctx = LLVMOrcThreadSafeContextGetContext(c->tsc);
-        }
-        rc = compile(c, sig);
-    }
+    if (rc == 0) rc = compile(c, sig);
     if (rc == 0 && PyErr_Occurred()) rc = -1;
     if (rc < 0 && !PyErr_Occurred()) internal_error(c, NO_LOCATION, "compile failed without a message");
     if (rc == 0) {
@@ -231,6 +227,19 @@ int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char 
         gj_output_free(c->out);
         *out = NULL;
     }
+    teardown(c);
+    return rc;
+}
+
+int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const char *what) {
+    Ctx ctx = {0}, *c = &ctx;
+    GjOptions opt = {.target = GJ_TARGET_HOST};
+    int rc = setup(c, code, globals, NULL, &opt);
+    if (rc == 0)
+        rc = bytecode_init() < 0 || parse_signature(c, sig) < 0 || decode_bytecode(c) < 0 || build_cfg(c) < 0 ||
+             build_ir(c) < 0 || infer_types(c) < 0 || verify_ir(c, "infer_types") < 0 ||
+             verify_break(c, what) < 0 || verify_ir(c, "verify_break") < 0 ? -1 : 0;
+    gj_output_free(c->out);
     teardown(c);
     return rc;
 }

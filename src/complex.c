@@ -101,9 +101,9 @@ static bool int_exponent(Instr *e, long *n) {
     if (!e || e->op != IR_CONST) return false;
     double v;
     switch (e->ckind) {
-    case 0: case 2: *n = (long)e->ival; return e->fval == 0.0 && e->ival >= -100 && e->ival <= 100;
-    case 1: v = e->fval; break;
-    case 6: if (e->fimag != 0.0) return false; v = e->fval; break;
+    case CK_INT: case CK_BOOL: *n = (long)e->ival; return !e->is_uint64 && e->ival >= -100 && e->ival <= 100;
+    case CK_FLOAT: v = e->fval; break;
+    case CK_COMPLEX: if (e->fimag != 0.0) return false; v = e->fval; break;
     default: return false;
     }
     if (v != floor(v) || fabs(v) > 100.0) return false;
@@ -233,8 +233,6 @@ static const char *const cmath_names[] = {
     [CM_ATANH] = "atanh", [CM_PHASE] = "phase", [CM_POLAR] = "polar", [CM_RECT] = "rect", [CM_ISNAN] = "isnan",
     [CM_ISINF] = "isinf", [CM_ISFINITE] = "isfinite",
 };
-
-#define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
 
 /* A real argument becomes the complex of its width (float32 -> complex64,
  * ints and float64 -> complex128); a complex keeps its type. */

@@ -1,16 +1,14 @@
-/* emit.c: the back end. Target machines, LLVM's O3 pipeline, libdevice
- * linking for the GPU, PTX text, and host machine code through one
+/* emit.c: the back end's shared machinery. A pool of target machines (each
+ * target says which machine it wants), LLVM's O3 pipeline, and the two
+ * outputs the targets emit with: PTX text, and host machine code through one
  * process-wide ORC LLJIT (each kernel's code lives in its own resource
  * tracker and is removed with its output). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <llvm-c/BitReader.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
-#include <llvm-c/Linker.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -20,18 +18,13 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init_targets(void) {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-    LLVMInitializeNativeTarget();
-    LLVMInitializeNativeAsmPrinter();
+    for (int k = 0; target_for(k); k++) target_for(k)->init();
     /* How much code a loop transform may add to compute a trip count before it gives up.
      * LLVM's default (4) counts a division as too dear, so a grid-stride loop
      * (`while i < n: ...; i += gpu.gridsize(1)`: trips = (n - i) / step) is never
      * runtime-unrolled and keeps one load in flight per thread (0.6 of CUDA C on the
      * H200's float32 sums). NVVM unrolls those loops; 32 lets LLVM do the same. It is a
-     * process-wide LLVM option: set once, here, for both targets. (A bad or repeated
+     * process-wide LLVM option: set once, here, for every target. (A bad or repeated
      * option makes LLVM exit the process: this one exists in LLVM 19, which meson.build
      * requires, and pthread_once sets it once.) */
     const char *argv[] = {"gpujit", "-scev-cheap-expansion-budget=32"};
@@ -42,9 +35,6 @@ int emit_init(void) {
     pthread_once(&init_once, init_targets);
     return 0;
 }
-
-/* PTX ISA for the cc: sm_90 needs 7.8 (CUDA 11.8+ drivers). */
-static int default_ptx(int cc) { return cc >= 90 ? 78 : cc >= 89 ? 78 : cc >= 80 ? 70 : 64; }
 
 /* Target machines are costly to create (a tenth of a small kernel's compile)
  * and are only read while compiling, so finished compilations hand theirs back
@@ -95,87 +85,24 @@ void release_target_machine(LLVMTargetMachineRef tm, const char *key) {
 int make_target_machine(Ctx *c) {
     char *err = NULL;
     LLVMTargetRef t;
-    char triple[96], cpu[64], feat[1024];
-    char *host_triple = NULL, *host_cpu = NULL, *host_feat = NULL;
-    if (c->opt.target == GJ_TARGET_NVPTX) {
-        int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
-        snprintf(triple, sizeof triple, "nvptx64-nvidia-cuda");
-        snprintf(cpu, sizeof cpu, "sm_%d", cc);
-        snprintf(feat, sizeof feat, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
-    } else {
-        host_triple = LLVMGetDefaultTargetTriple();
-        host_cpu = LLVMGetHostCPUName();
-        host_feat = LLVMGetHostCPUFeatures();
-        snprintf(triple, sizeof triple, "%s", host_triple);
-        snprintf(cpu, sizeof cpu, "%s", host_cpu);
-        snprintf(feat, sizeof feat, "%s", host_feat);
-        LLVMDisposeMessage(host_triple);
-        LLVMDisposeMessage(host_cpu);
-        LLVMDisposeMessage(host_feat);
-        c->triple = arena_strdup(&c->arena, triple);
-    }
-    c->tm_key = arena_printf(&c->arena, "%s|%s|%.100s", triple, cpu, feat);
+    MachineSpec m = {.reloc = LLVMRelocDefault, .code_model = LLVMCodeModelDefault};
+    c->target->machine(c, &m);
+    c->triple = arena_strdup(&c->arena, m.triple);
+    c->tm_key = arena_printf(&c->arena, "%s|%s|%.100s", m.triple, m.cpu, m.features);
     if ((c->tm = tm_acquire(c->tm_key))) return 0;
-    if (LLVMGetTargetFromTriple(triple, &t, &err)) {
-        internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", triple, err ? err : "");
+    if (LLVMGetTargetFromTriple(m.triple, &t, &err)) {
+        internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", m.triple, err ? err : "");
         LLVMDisposeMessage(err);
         return -1;
     }
-    bool host = c->opt.target == GJ_TARGET_HOST;
-    c->tm = LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelAggressive,
-                                    host ? LLVMRelocPIC : LLVMRelocDefault,
-                                    host ? LLVMCodeModelJITDefault : LLVMCodeModelDefault);
+    c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features, LLVMCodeGenLevelAggressive, m.reloc,
+                                    m.code_model);
     if (!c->tm) return internal_error(c, NO_LOCATION, "emit: could not create a target machine");
     return 0;
 }
 
-/* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
-static const char *find_libdevice(void) {
-    static char path[4096];
-    const char *env = getenv("GPUJIT_LIBDEVICE");
-    if (env && access(env, R_OK) == 0) return env;
-    const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda",
-                           "/usr/local/cuda-13.0", "/usr/local/cuda-12"};
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        if (!roots[i]) continue;
-        snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
-        if (access(path, R_OK) == 0) return path;
-    }
-    return NULL;
-}
-
-static int link_libdevice(Ctx *c) {
-    const char *path = find_libdevice();
-    if (!path)
-        return error_at(c, ERR_COMPILE, NO_LOCATION,
-                        "this kernel needs CUDA's libdevice (math functions), which was not found: "
-                        "set GPUJIT_LIBDEVICE to libdevice.10.bc or CUDA_HOME");
-    LLVMMemoryBufferRef buf;
-    char *err = NULL;
-    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &err)) {
-        error_at(c, ERR_COMPILE, NO_LOCATION, "cannot read %s: %s", path, err ? err : "");
-        LLVMDisposeMessage(err);
-        return -1;
-    }
-    LLVMModuleRef lib;
-    int bad = LLVMParseBitcodeInContext2(c->llctx, buf, &lib);
-    LLVMDisposeMemoryBuffer(buf);
-    if (bad) return error_at(c, ERR_COMPILE, NO_LOCATION, "cannot parse %s", path);
-    LLVMSetTarget(lib, LLVMGetTarget(c->mod));
-    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(c->mod));
-    if (LLVMLinkModules2(c->mod, lib)) return internal_error(c, NO_LOCATION, "emit: linking libdevice failed");
-    /* keep only the kernel visible, so O3 drops what we do not call */
-    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
-        if (!LLVMIsDeclaration(f) && f != c->fn) LLVMSetLinkage(f, LLVMInternalLinkage);
-    for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g))
-        if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
-    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
-                      LLVMValueAsMetadata(LLVMConstInt(c->i32, c->opt.fastmath ? 1 : 0, 0)));
-    return 0;
-}
-
 int optimise(Ctx *c) {
-    if (c->needs_libdevice) RETURN_IF_ERROR(link_libdevice(c));
+    if (c->target->link) RETURN_IF_ERROR(c->target->link(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);

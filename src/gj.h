@@ -55,7 +55,7 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
 int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
-bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
+bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
 
 //
 // types.c
@@ -178,30 +178,27 @@ int for_iter_exit(Ctx *c, const Insn *in);
 //
 // build.c: stack simulation, bytecode -> IR
 //
+enum { IRF_VALUE = 1, IRF_TERM = 2 }; /* irops.h's flags */
 typedef enum {
-    IR_CONST,        /* ival / fval / bval / str, or a constant tuple (args) */
-    IR_ARG,          /* ival = argument index */
-    IR_LOAD_VAR,     /* var */
-    IR_STORE_VAR,    /* var <- args[0] */
-    IR_OBJ,          /* compile-time object: name = dotted path */
-    IR_ATTR,         /* args[0].name */
-    IR_BINOP,        /* ival = BinOp; args[0], args[1] */
-    IR_UNARY,        /* ival = UnOp; args[0] */
-    IR_CMP,          /* ival = CmpOp; args[0], args[1] */
-    IR_TRUTH,        /* bool(args[0]) */
-    IR_CALL,         /* args[0] callee, args[1..] positional then keyword args; kwnames */
-    IR_GETITEM,      /* args[0][args[1]] */
-    IR_SETITEM,      /* args[0][args[1]] = args[2] */
-    IR_TUPLE,        /* (args...) */
-    IR_TUPLE_GET,    /* args[0][ival] (unpacking) */
-    IR_GET_ITER,     /* iterator over args[0] (a range) */
-    IR_ITER_NEXT,    /* advance args[0]; yields the value; the block's condbr tests IR_ITER_OK */
-    IR_ITER_VALID,   /* args[0] = the IR_ITER_NEXT: true while not exhausted */
-    IR_BR,           /* target */
-    IR_CONDBR,       /* args[0] (bool) ? target : target2 */
-    IR_RET,          /* kernels return None */
-    IR_RET_VALUE,    /* device functions: args[0] */
+#define IR_OP(name, spelling, nargs, flags) IR_##name,
+#include "irops.h"
+#undef IR_OP
+    IR_NUM_OPS
 } IrOp;
+/* irops.h's columns, by IrOp */
+typedef struct IrOpInfo { const char *name; int nargs, flags; } IrOpInfo;
+extern const IrOpInfo ir_op_info[IR_NUM_OPS];
+
+/* What an IR_CONST holds. */
+typedef enum {
+    CK_INT,      /* ival (a uint64 beyond int64's range when is_uint64) */
+    CK_FLOAT,    /* fval */
+    CK_BOOL,     /* ival 0 or 1 */
+    CK_NONE,
+    CK_STR,      /* name */
+    CK_TUPLE,    /* args, nargs: constants */
+    CK_COMPLEX,  /* fval + fimag j */
+} ConstKind;
 
 typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,
                BIN_OR, BIN_POW, BIN_RSHIFT, BIN_SUB, BIN_DIV, BIN_XOR } BinOp;
@@ -216,11 +213,13 @@ struct Instr {
     Instr **args; int nargs;
     int64_t ival;
     double fval;
-    int ckind;          /* IR_CONST: 0 int, 1 float, 2 bool, 3 none, 4 str, 5 tuple, 6 complex */
-    double fimag;       /* IR_CONST complex: the imaginary part (fval the real) */
+    ConstKind ckind;    /* IR_CONST */
+    bool is_uint64;     /* IR_CONST CK_INT: too big for int64, so typed uint64 */
+    double fimag;       /* IR_CONST CK_COMPLEX: the imaginary part (fval the real) */
     const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
     int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    int nunpack;        /* IR_TUPLE_GET: how many values the code unpacks into */
     Block *target, *target2;
     PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
     PyObject *func;     /* IR_OBJ: the Python function of a device function, borrowed */
@@ -230,7 +229,7 @@ struct Instr {
     uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
     Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
     bool alloc_done;
-    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */         /* typeinfer.c: the resolved intrinsic of an IR_CALL */
+    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */
 };
 
 typedef struct Var {
@@ -258,11 +257,11 @@ typedef enum {
     IK_MATH1,       /* float -> float (libm name in `name`) */
     IK_MATH2,       /* (float, float) -> float */
     IK_MATH_TOINT,  /* floor/ceil/trunc: float -> int64 */
-    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id 0, 1, 2) */
-    IK_MATH_SCALE,  /* radians/degrees: float * constant (id 0, 1) */
+    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id = MathClass) */
+    IK_MATH_SCALE,  /* radians/degrees: float * constant (id = MathScale) */
     IK_FMA,         /* gpu.fma(a, b, c) */
-    IK_BITS,        /* gpu.popc/clz/ffs/brev (id 0..3) */
-    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = 0, 1, 2) */
+    IK_BITS,        /* gpu.popc/clz/ffs/brev (id = BitsOp) */
+    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = SyncReduceOp) */
     IK_FENCE,       /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
     IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
     IK_LANEMASK_LT,
@@ -280,6 +279,10 @@ typedef struct Intrinsic {
     const char *name;   /* math: the C function */
 } Intrinsic;
 int infer_types(Ctx *c);
+/* For typing functions of (Ctx *c, Instr *in, ...) that return a Type *:
+ * raise the error at the instruction's line and return NULL. */
+#define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
+#define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
 static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN; }
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
@@ -289,6 +292,8 @@ void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types
 //
 typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
 typedef enum { FENCE_BLOCK, FENCE_DEVICE, FENCE_SYSTEM } FenceScope;
+/* syncthreads_count/and/or; numbered as runtime/cpu.h's GJ_SYNC_*. */
+typedef enum { SYNC_COUNT, SYNC_AND, SYNC_OR } SyncReduceOp;
 /* Warp-level operations; numbered as runtime/cpu.h's GJ_WARP_* (the CPU
  * backend passes them to the runtime): change both together. */
 typedef enum {
@@ -297,9 +302,32 @@ typedef enum {
     WARP_SYNC, WARP_ACTIVEMASK,
 } WarpOp;
 
+/* The LLVM target machine a target compiles for. */
+typedef struct MachineSpec {
+    char triple[96], cpu[64], features[1024];
+    LLVMRelocMode reloc;
+    LLVMCodeModel code_model;
+} MachineSpec;
+
+/* Everything that differs between targets: compile.c and emit.c call these
+ * without knowing which target it is (setup picks it with target_for). */
 struct Target {
     const char *name;
-    const char *triple;
+    const char *api_name;    /* gpujit's name for it: target="cuda" / "cpu" */
+    /* Once per process, before any compilation: initialise LLVM's back end. */
+    void (*init)(void);
+    /* Setup: the per-target state of a compilation (its LLVM context, and
+     * on the host a process-unique c->symbol); end() frees it at teardown,
+     * after the module, even when begin() or the pipeline failed. */
+    int (*begin)(Ctx *c);
+    void (*end)(Ctx *c);
+    /* The triple, CPU and features to compile for (emit.c pools the machines). */
+    void (*machine)(Ctx *c, MachineSpec *m);
+    /* Before optimisation: link libraries the module calls (libdevice). */
+    int (*link)(Ctx *c);
+    /* After optimisation: the output (PTX text, or host code in the JIT). */
+    int (*emit)(Ctx *c);
+    /* ---- lowering (lower.c, intrinsics.c) ---- */
     AddrSpace array_space;   /* address space of array arguments' data */
     int shared_space;        /* LLVM address space of shared arrays */
     /* Create c->fn (the function that holds the kernel body) with its params. */
@@ -312,7 +340,7 @@ struct Target {
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
     /* A libm/libdevice function by its C name ("sqrt", "powf"...). */
     LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
-    /* syncthreads_count/and/or (op 0, 1, 2): a barrier that reduces an i32
+    /* syncthreads_count/and/or (op a SyncReduceOp): a barrier that reduces an i32
      * predicate over the block; returns the i32 result. */
     LLVMValueRef (*barrier_reduce)(Ctx *c, int op, LLVMValueRef pred);
     void (*fence)(Ctx *c, FenceScope scope);
@@ -338,6 +366,20 @@ struct Target {
     void (*begin_device_fn)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
+const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the last */
+
+//
+// verify.c: the IR's invariants, checked between passes
+//
+/* After `pass` (its name, for the message): an internal error for the first
+ * broken invariant of c's IR; 0 at once unless c->verify. */
+int verify_ir(Ctx *c, const char *pass);
+#ifdef NDEBUG
+#define VERIFY_ALWAYS 0  /* release builds: only with GPUJIT_DEBUG=verify */
+#else
+#define VERIFY_ALWAYS 1
+#endif
+int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
 
 //
 // intrinsics.c
@@ -387,20 +429,25 @@ LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 //
 // emit.c: optimise, then PTX text or host machine code
 //
-int emit_init(void);                /* once: initialise LLVM targets */
+int emit_init(void);                /* once: initialise every target's LLVM back end */
 int make_target_machine(Ctx *c);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
-int emit_ptx(Ctx *c);
+int emit_ptx(Ctx *c);     /* target_nvptx's emit: the PTX text of c->mod */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
 int fix_ptx(Ctx *c);      /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
-int emit_host(Ctx *c);
+int emit_host(Ctx *c);     /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
 
 //
 // compile.c: the pipeline
 //
+/* A pass of the pipeline: run it, and with GPUJIT_DEBUG=time print how long
+ * it took. Needs `Ctx *c` in scope. */
+#define STAGE(x) do { double t_ = now_ms(); RETURN_IF_ERROR(x); if (c->timing) stage_time(#x, t_); } while (0)
+double now_ms(void);
+void stage_time(const char *what, double start_ms);
 /* One specialisation of a device function (a Python function called from a
  * kernel), compiled into the kernel's module. */
 struct Func {
@@ -414,6 +461,10 @@ struct Func {
  * types; *out is NULL with no error when arg types are not known yet. */
 int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out);
 Ctx *ctx_root(Ctx *c);
+/* Tests: the front end on `code`, then verify_break(what), then the verifier
+ * (when on, as in any compilation), which must raise an internal error (-1);
+ * 0 if it did not. */
+int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const char *what);
 struct GjOutput {
     GjTargetKind target;
     char *ptx, *llvm, *types, *symbol, *restype;
@@ -432,6 +483,8 @@ struct Ctx {
     Arena arena;
     GjOptions opt;
     const Target *target;
+    bool timing;               /* GPUJIT_DEBUG=time: STAGE prints each pass's time */
+    bool verify;               /* GPUJIT_DEBUG=verify or a debug build: verify_ir runs */
     /* the function */
     PyObject *code, *globals, *closure;
     const char *filename, *funcname;
@@ -450,6 +503,7 @@ struct Ctx {
     PtrVec vars;         /* Var* */
     int nvalues;
     /* typeinfer.c */
+    bool typed;          /* infer_types finished: every value has a type */
     bool uses_barrier;
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */
@@ -464,7 +518,7 @@ struct Ctx {
     const char *tm_key;        /* emit.c: the pool's key for tm */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, voidt;
     const char *symbol;
-    const char *triple;        /* host: the default triple */
+    const char *triple;        /* emit.c: the target machine's triple */
     LLVMValueRef host_blk;     /* target_host.c: the GjBlockCtx* parameter */
     LLVMValueRef host_tid[3];
     bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */

@@ -8,9 +8,6 @@
 
 #include "gj.h"
 
-#define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
-#define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
-
 /* ---- the table ---- */
 
 /* gpu.atomic.*: the op (an Intrinsic's id), the element types it takes. */
@@ -26,6 +23,10 @@ static const int atomic_types[] = {
     [AT_INC] = AT_UINTS, [AT_DEC] = AT_UINTS,
     [AT_CAS] = AT_INTS | AT_UINTS, [AT_COMPARE_AND_SWAP] = AT_INTS | AT_UINTS,
 };
+
+typedef enum { BITS_POPC, BITS_CLZ, BITS_FFS, BITS_BREV } BitsOp;
+typedef enum { CLASS_ISNAN, CLASS_ISINF, CLASS_ISFINITE } MathClass;
+typedef enum { SCALE_RADIANS, SCALE_DEGREES } MathScale;
 
 static const Intrinsic intrinsics[] = {
     {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0}, {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
@@ -46,8 +47,8 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.atomic.inc", IK_ATOMIC, AT_INC}, {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
     {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
     {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
-    {"gpujit.syncthreads_count", IK_SYNC_REDUCE, 0}, {"gpujit.syncthreads_and", IK_SYNC_REDUCE, 1},
-    {"gpujit.syncthreads_or", IK_SYNC_REDUCE, 2},
+    {"gpujit.syncthreads_count", IK_SYNC_REDUCE, SYNC_COUNT},
+    {"gpujit.syncthreads_and", IK_SYNC_REDUCE, SYNC_AND}, {"gpujit.syncthreads_or", IK_SYNC_REDUCE, SYNC_OR},
     {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK}, {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
     {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
     {"gpujit.syncwarp", IK_WARP, WARP_SYNC}, {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
@@ -60,8 +61,8 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.const.array_like", IK_CONST_ARRAY},
     {"builtins.print", IK_PRINT},
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
-    {"gpujit.popc", IK_BITS, 0}, {"gpujit.clz", IK_BITS, 1}, {"gpujit.ffs", IK_BITS, 2},
-    {"gpujit.brev", IK_BITS, 3},
+    {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
+    {"gpujit.brev", IK_BITS, BITS_BREV},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -103,8 +104,9 @@ static const Intrinsic intrinsics[] = {
     {"math.copysign", IK_MATH2, 0, 0, "copysign"},
     {"math.floor", IK_MATH_TOINT, 0, 0, "floor"}, {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
     {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
-    {"math.isnan", IK_MATH_CLASS, 0}, {"math.isinf", IK_MATH_CLASS, 1}, {"math.isfinite", IK_MATH_CLASS, 2},
-    {"math.radians", IK_MATH_SCALE, 0}, {"math.degrees", IK_MATH_SCALE, 1},
+    {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
+    {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+    {"math.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
 };
 
 const Intrinsic *intrinsic_lookup(const char *path) {
@@ -155,7 +157,7 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
 
 /* The element type named by a dtype argument: np.float32, gpu.int32, 'float32'. */
 static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
-    if (d->op == IR_CONST && d->ckind == 4) {
+    if (d->op == IR_CONST && d->ckind == CK_STR) {
         Type *t = type_from_name(d->name);
         if (t && is_number(t)) return t;
         TERR("unknown dtype '%s'", d->name);
@@ -168,14 +170,14 @@ static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
 }
 
 static int64_t const_int(Instr *v, bool *ok) {
-    *ok = v->op == IR_CONST && (v->ckind == 0 || v->ckind == 2);
+    *ok = v->op == IR_CONST && (v->ckind == CK_INT || v->ckind == CK_BOOL);
     return v->ival;
 }
 
 /* shared.array(0, dtype) or shared.array((0,), dtype): dynamic shared memory. */
 static bool shape_is_dynamic(Instr *shape) {
-    if (shape->op == IR_CONST && shape->ckind == 5 && shape->nargs == 1) shape = shape->args[0];
-    return shape->op == IR_CONST && shape->ckind == 0 && shape->ival == 0;
+    if (shape->op == IR_CONST && shape->ckind == CK_TUPLE && shape->nargs == 1) shape = shape->args[0];
+    return shape->op == IR_CONST && shape->ckind == CK_INT && shape->ival == 0;
 }
 
 static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
@@ -189,7 +191,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     int64_t n = 1;
     if (shared && shape_is_dynamic(shape)) /* sized by the launch; all alias one buffer */
         return type_array(c, elem, 1, 'C', AS_SHARED);
-    if (shape->op == IR_CONST && shape->ckind == 5) {
+    if (shape->op == IR_CONST && shape->ckind == CK_TUPLE) {
         ndim = shape->nargs;
         for (int i = 0; i < ndim; i++) {
             bool ok;
@@ -395,7 +397,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_PRINT:
         for (int i = 0; i < nargs; i++) {
             Instr *v = in->args[1 + i];
-            if (!is_scalar(at[i]) && !(v->op == IR_CONST && v->ckind == 4))
+            if (!is_scalar(at[i]) && !(v->op == IR_CONST && v->ckind == CK_STR))
                 UNSUP("print() of %s (numbers, bools and string constants can be printed)", type_name(c, at[i]));
         }
         return &ty_none;
@@ -407,8 +409,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_BITS:
         if (nargs != 1 || !is_int(at[0])) TERR("%s() takes one integer", path_pretty(k->path));
-        if (k->id == 2) return &ty_uint32;                                /* ffs: a bit position */
-        if (k->id == 3) return type_bits(at[0]) == 64 ? &ty_uint64 : &ty_uint32; /* brev: numba's u4/u8 */
+        if (k->id == BITS_FFS) return &ty_uint32;                         /* a bit position */
+        if (k->id == BITS_BREV) return type_bits(at[0]) == 64 ? &ty_uint64 : &ty_uint32; /* numba's u4/u8 */
         return at[0];                                                    /* popc, clz */
     case IK_MATH_CLASS:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
@@ -635,7 +637,7 @@ static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
     for (int i = 0; i < nargs && n + 64 < sizeof fmt; i++) {
         if (i) fmt[n++] = ' ';
         Type *t = a[i]->type;
-        if (a[i]->op == IR_CONST && a[i]->ckind == 4) {
+        if (a[i]->op == IR_CONST && a[i]->ckind == CK_STR) {
             for (const char *p = a[i]->name; *p && n + 8 < sizeof fmt; p++) {
                 if (*p == '%') fmt[n++] = '%';
                 fmt[n++] = *p;
@@ -679,7 +681,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
         Instr *shape = in->nkw && !strcmp(in->kwnames[0], "shape") ? a[nargs - in->nkw] : a[0];
         int64_t n = 1;
-        if (shape->ckind == 5) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
+        if (shape->ckind == CK_TUPLE) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
         else n = shape->ival;
         if (k->kind == IK_SHARED_ARRAY && shape_is_dynamic(shape)) {
             LLVMValueRef nbytes, data = c->target->dynamic_shared(c, &nbytes);
@@ -717,35 +719,35 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return fp(c, call_intrinsic(c, "llvm.fma", &t, 1, args, 3));
     }
     case IK_BITS: {
-        Type *xt = k->id == 3 ? rt : a[0]->type; /* brev works on numba's u4/u8 */
+        Type *xt = k->id == BITS_BREV ? rt : a[0]->type; /* brev works on numba's u4/u8 */
         LLVMValueRef x = val_as(c, a[0], xt);
         LLVMTypeRef t = llvm_type(c, xt);
         LLVMValueRef no = LLVMConstInt(c->i1, 0, 0), args[2] = {x, no};
         switch (k->id) {
-        case 0: return call_intrinsic(c, "llvm.ctpop", &t, 1, &x, 1);
-        case 1: return call_intrinsic(c, "llvm.ctlz", &t, 1, args, 2);
-        case 2: { /* CUDA's __ffs: 1 + the lowest set bit's position, 0 for 0 */
+        case BITS_POPC: return call_intrinsic(c, "llvm.ctpop", &t, 1, &x, 1);
+        case BITS_CLZ: return call_intrinsic(c, "llvm.ctlz", &t, 1, args, 2);
+        case BITS_FFS: { /* CUDA's __ffs: 1 + the lowest set bit's position, 0 for 0 */
             LLVMValueRef tz = call_intrinsic(c, "llvm.cttz", &t, 1, args, 2);
             LLVMValueRef pos = LLVMBuildAdd(c->b, tz, LLVMConstInt(t, 1, 0), "");
             LLVMValueRef zero = LLVMBuildICmp(c->b, LLVMIntEQ, x, LLVMConstInt(t, 0, 0), "");
             pos = LLVMBuildSelect(c->b, zero, LLVMConstInt(t, 0, 0), pos, "");
             return LLVMBuildZExtOrBitCast(c->b, type_bits(xt) > 32 ? LLVMBuildTrunc(c->b, pos, c->i32, "") : pos, c->i32, "");
         }
-        default: return call_intrinsic(c, "llvm.bitreverse", &t, 1, &x, 1);
+        default: return call_intrinsic(c, "llvm.bitreverse", &t, 1, &x, 1); /* BITS_BREV */
         }
     }
     case IK_MATH_CLASS: {
         Type *xt = a[0]->type;
-        if (!is_float(xt)) return LLVMConstInt(c->i1, k->id == 2, 0); /* ints are finite */
+        if (!is_float(xt)) return LLVMConstInt(c->i1, k->id == CLASS_ISFINITE, 0); /* ints are finite */
         LLVMValueRef x = val(c, a[0]);
-        if (k->id == 0) return LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, "");
+        if (k->id == CLASS_ISNAN) return LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, "");
         /* no fast-math flags here: they would let LLVM assume the answer */
         LLVMTypeRef t = LLVMTypeOf(x);
         LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1), inf = LLVMConstReal(t, INFINITY);
-        return LLVMBuildFCmp(c->b, k->id == 1 ? LLVMRealOEQ : LLVMRealOLT, ax, inf, "");
+        return LLVMBuildFCmp(c->b, k->id == CLASS_ISINF ? LLVMRealOEQ : LLVMRealOLT, ax, inf, "");
     }
     case IK_MATH_SCALE: {
-        static const double factor[] = {M_PI / 180.0, 180.0 / M_PI}; /* numba's: x * constant */
+        static const double factor[] = {[SCALE_RADIANS] = M_PI / 180.0, [SCALE_DEGREES] = 180.0 / M_PI}; /* numba's */
         LLVMValueRef x = val_as(c, a[0], rt);
         return fp(c, LLVMBuildFMul(c->b, x, LLVMConstReal(LLVMTypeOf(x), factor[k->id]), ""));
     }

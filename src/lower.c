@@ -118,14 +118,14 @@ LLVMValueRef val_as(Ctx *c, Instr *v, Type *to) { return convert(c, val(c, v), v
 
 static LLVMValueRef const_value(Ctx *c, Instr *k) {
     switch (k->ckind) {
-    case 0: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
-    case 1: return LLVMConstReal(c->f64, k->fval);
-    case 2: return LLVMConstInt(c->i1, (unsigned long long)k->ival, 0);
-    case 6: {
+    case CK_INT: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
+    case CK_FLOAT: return LLVMConstReal(c->f64, k->fval);
+    case CK_BOOL: return LLVMConstInt(c->i1, (unsigned long long)k->ival, 0);
+    case CK_COMPLEX: {
         LLVMValueRef parts[2] = {LLVMConstReal(c->f64, k->fval), LLVMConstReal(c->f64, k->fimag)};
         return LLVMConstStructInContext(c->llctx, parts, 2, 0);
     }
-    case 5: {
+    case CK_TUPLE: {
         LLVMValueRef items[256];
         for (int i = 0; i < k->nargs; i++) {
             items[i] = const_value(c, k->args[i]);
@@ -276,14 +276,14 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     Type *t = in->conv;
     LLVMValueRef a = val_as(c, in->args[0], t), b;
     if (is_complex(t)) return complex_binop(c, (BinOp)in->ival, a, val_as(c, in->args[1], t), t, in->args[1]);
-    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == 0 &&
+    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == CK_INT &&
         in->args[1]->ival >= 0 && in->args[1]->ival <= 4) {
         /* x ** small constant: multiplications, as nvcc would */
         LLVMValueRef r = LLVMConstReal(llvm_type(c, t), 1.0);
         for (int i = 0; i < in->args[1]->ival; i++) r = i ? fp(c, LLVMBuildFMul(c->b, r, a, "")) : a;
         return r;
     }
-    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == 1 &&
+    if (in->ival == BIN_POW && is_float(t) && in->args[1]->op == IR_CONST && in->args[1]->ckind == CK_FLOAT &&
         in->args[1]->fval == 0.5) {
         /* x ** 0.5: a correctly rounded sqrt, as CPython's pow gives (libdevice's pow is
          * not: 9.0 ** 0.5 came out above 3.0 on the GPU), with pow's answers at -0.0
@@ -483,7 +483,7 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
     LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
     a = LLVMBuildInsertValue(c->b, a, data, 0, "");
     int64_t dims[32];
-    if (shape->ckind == 5)
+    if (shape->ckind == CK_TUPLE)
         for (int k = 0; k < t->ndim; k++) dims[k] = shape->args[k]->ival;
     else
         dims[0] = shape->ival;
@@ -730,7 +730,6 @@ static void debug_finish(Ctx *c) {
 static int lower_body(Ctx *c, LLVMValueRef *args);
 
 int lower(Ctx *c) {
-    if (!c->llctx) c->llctx = LLVMContextCreate(); /* the host target builds in ORC's context */
     c->mod = LLVMModuleCreateWithNameInContext(c->funcname, c->llctx);
     c->b = LLVMCreateBuilderInContext(c->llctx);
     c->i1 = LLVMInt1TypeInContext(c->llctx);
@@ -742,7 +741,7 @@ int lower(Ctx *c) {
     c->f64 = LLVMDoubleTypeInContext(c->llctx);
     c->ptr = LLVMPointerTypeInContext(c->llctx, 0);
     c->voidt = LLVMVoidTypeInContext(c->llctx);
-    LLVMSetTarget(c->mod, c->triple ? c->triple : c->target->triple);
+    LLVMSetTarget(c->mod, c->triple);
     if (c->tm) {
         LLVMTargetDataRef td = LLVMCreateTargetDataLayout(c->tm);
         char *dl = LLVMCopyStringRepOfTargetData(td);

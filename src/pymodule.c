@@ -36,7 +36,7 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     case 2: return str_or_none(o->types);
     case 3: return str_or_none(o->symbol);
     case 4: return str_or_none(o->restype);
-    case 5: return PyUnicode_FromString(o->target == GJ_TARGET_HOST ? "cpu" : "cuda");
+    case 5: return PyUnicode_FromString(target_for(o->target)->api_name);
     case 6: return PyLong_FromSize_t(o->shared_bytes);
     case 7: return PyBool_FromLong(o->uses_barrier);
     case 8: return Py_NewRef(self->signature);
@@ -94,9 +94,10 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
                                      &device, &name, &keep_llvm))
         return NULL;
     GjOptions opt = {0};
-    if (!strcmp(target, "cpu")) opt.target = GJ_TARGET_HOST;
-    else if (!strcmp(target, "cuda")) opt.target = GJ_TARGET_NVPTX;
-    else return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
+    int kind = 0;
+    while (target_for(kind) && strcmp(target, target_for(kind)->api_name)) kind++;
+    if (!target_for(kind)) return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
+    opt.target = (GjTargetKind)kind;
     if (cc_major < 3 || cc_major > 12 || cc_minor < 0 || cc_minor > 9)
         return PyErr_Format(PyExc_ValueError, "unsupported compute capability %d.%d", cc_major, cc_minor);
     opt.cc_major = cc_major;
@@ -143,12 +144,23 @@ static PyObject *py_ptxfix(PyObject *mod, PyObject *arg) {
     return r;
 }
 
+/* The verifier's own test: see verify_selftest (src/compile.c). */
+static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
+    PyObject *code, *globals;
+    const char *sig, *what;
+    if (!PyArg_ParseTuple(args, "O!Oss", &PyCode_Type, &code, &globals, &sig, &what)) return NULL;
+    if (verify_selftest(code, PyDict_Check(globals) ? globals : NULL, sig, what) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
     {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
+    {"_verify_selftest", py_verify_selftest, METH_VARARGS,
+     "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
     {NULL},
 };
 
@@ -159,7 +171,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     if (PyType_Ready(&CompiledKernel_Type) < 0 || PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
-        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0) {
+        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 ||
+        PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

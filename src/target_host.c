@@ -235,9 +235,48 @@ static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
     LLVMBuildCall2(c->b, flty, fl, &null, 1, "");
 }
 
+/* ---- the back end: this machine's CPU, code into the process's JIT (emit.c) ---- */
+
+static void init(void) {
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+}
+
+/* Every kernel of the process lives in one JIT: its symbols must be unique
+ * there, and the module is built in a context that ORC can take over. */
+static int begin(Ctx *c) {
+    static long counter; /* atomic: compilations may run on several threads */
+    long id = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+    c->symbol = arena_printf(&c->arena, "%s_gj%ld", c->symbol, id);
+    c->tsc = LLVMOrcCreateNewThreadSafeContext();
+    c->llctx = LLVMOrcThreadSafeContextGetContext(c->tsc);
+    return 0;
+}
+
+static void end(Ctx *c) {
+    if (c->tsc) LLVMOrcDisposeThreadSafeContext(c->tsc);
+}
+
+static void machine(Ctx *c, MachineSpec *m) {
+    char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
+    snprintf(m->triple, sizeof m->triple, "%s", triple);
+    snprintf(m->cpu, sizeof m->cpu, "%s", cpu);
+    snprintf(m->features, sizeof m->features, "%s", feat);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(feat);
+    m->reloc = LLVMRelocPIC;
+    m->code_model = LLVMCodeModelJITDefault;
+}
+
 const Target target_host = {
     .name = "host",
-    .triple = "",
+    .api_name = "cpu",
+    .init = init,
+    .begin = begin,
+    .end = end,
+    .machine = machine,
+    .emit = emit_host,
     .array_space = AS_GENERIC,
     .shared_space = 0,
     .begin_kernel = begin_kernel,

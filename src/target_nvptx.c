@@ -1,8 +1,15 @@
-/* target_nvptx.c: what a CUDA GPU needs from lowering: the ptx_kernel calling
+/* target_nvptx.c: the CUDA GPU target. For lowering: the ptx_kernel calling
  * convention, thread geometry from special registers, bar.sync, shared
  * memory in address space 3, global arrays in address space 1, and math
- * functions from libdevice (linked in emit.c). */
+ * functions from libdevice. For the back end: the nvptx64 machine for the
+ * compute capability, libdevice linked before optimisation, and PTX text
+ * (with ptxfix.c's work-arounds on either side of LLVM's code generator). */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
 
 #include "gj.h"
 
@@ -192,9 +199,98 @@ static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
     LLVMBuildCall2(c->b, fty, fn, cargs, 2, "");
 }
 
+/* ---- the back end ---- */
+
+static void init(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+static int begin(Ctx *c) {
+    c->llctx = LLVMContextCreate();
+    return 0;
+}
+
+static void end(Ctx *c) {
+    if (c->llctx) LLVMContextDispose(c->llctx);
+}
+
+/* PTX ISA for the cc: sm_90 needs 7.8 (CUDA 11.8+ drivers). */
+static int default_ptx(int cc) { return cc >= 90 ? 78 : cc >= 89 ? 78 : cc >= 80 ? 70 : 64; }
+
+static void machine(Ctx *c, MachineSpec *m) {
+    int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
+    snprintf(m->triple, sizeof m->triple, "nvptx64-nvidia-cuda");
+    snprintf(m->cpu, sizeof m->cpu, "sm_%d", cc);
+    snprintf(m->features, sizeof m->features, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
+}
+
+/* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
+static const char *find_libdevice(void) {
+    static char path[4096];
+    const char *env = getenv("GPUJIT_LIBDEVICE");
+    if (env && access(env, R_OK) == 0) return env;
+    const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda",
+                           "/usr/local/cuda-13.0", "/usr/local/cuda-12"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        if (!roots[i]) continue;
+        snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
+        if (access(path, R_OK) == 0) return path;
+    }
+    return NULL;
+}
+
+/* Math functions come from libdevice (math_fn declared them): link it in
+ * before optimisation so that O3 inlines what the kernel calls. */
+static int link_libdevice(Ctx *c) {
+    if (!c->needs_libdevice) return 0;
+    const char *path = find_libdevice();
+    if (!path)
+        return error_at(c, ERR_COMPILE, NO_LOCATION,
+                        "this kernel needs CUDA's libdevice (math functions), which was not found: "
+                        "set GPUJIT_LIBDEVICE to libdevice.10.bc or CUDA_HOME");
+    LLVMMemoryBufferRef buf;
+    char *err = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &err)) {
+        error_at(c, ERR_COMPILE, NO_LOCATION, "cannot read %s: %s", path, err ? err : "");
+        LLVMDisposeMessage(err);
+        return -1;
+    }
+    LLVMModuleRef lib;
+    int bad = LLVMParseBitcodeInContext2(c->llctx, buf, &lib);
+    LLVMDisposeMemoryBuffer(buf);
+    if (bad) return error_at(c, ERR_COMPILE, NO_LOCATION, "cannot parse %s", path);
+    LLVMSetTarget(lib, LLVMGetTarget(c->mod));
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(c->mod));
+    if (LLVMLinkModules2(c->mod, lib)) return internal_error(c, NO_LOCATION, "emit: linking libdevice failed");
+    /* keep only the kernel visible, so O3 drops what we do not call */
+    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f) && f != c->fn) LLVMSetLinkage(f, LLVMInternalLinkage);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                      LLVMValueAsMetadata(LLVMConstInt(c->i32, c->opt.fastmath ? 1 : 0, 0)));
+    return 0;
+}
+
+static int emit(Ctx *c) {
+    STAGE(fix_ir_nvptx(c));
+    STAGE(emit_ptx(c));
+    STAGE(fix_ptx(c));
+    return 0;
+}
+
 const Target target_nvptx = {
     .name = "nvptx",
-    .triple = "nvptx64-nvidia-cuda",
+    .api_name = "cuda",
+    .init = init,
+    .begin = begin,
+    .end = end,
+    .machine = machine,
+    .link = link_libdevice,
+    .emit = emit,
     .array_space = AS_GLOBAL,
     .shared_space = 3,
     .begin_kernel = begin_kernel,

@@ -12,19 +12,15 @@
 
 typedef struct { Ctx *c; bool changed; } TI;
 
-#define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
-#define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
-
-
 static Type *const_type(Ctx *c, Instr *k) {
     switch (k->ckind) {
-    case 0: return k->fval != 0.0 ? &ty_uint64 : &ty_int64;
-    case 1: return &ty_float64;
-    case 2: return &ty_bool;
-    case 3: return &ty_none;
-    case 4: return &ty_str;
-    case 6: return &ty_complex128;
-    default: {
+    case CK_INT: return k->is_uint64 ? &ty_uint64 : &ty_int64;
+    case CK_FLOAT: return &ty_float64;
+    case CK_BOOL: return &ty_bool;
+    case CK_NONE: return &ty_none;
+    case CK_STR: return &ty_str;
+    case CK_COMPLEX: return &ty_complex128;
+    case CK_TUPLE: {
         Type *items[256];
         /* the items get their types too: lowering reads them (a[2, 1] indexes with a constant
          * tuple whose items are never an instruction's direct argument) */
@@ -35,6 +31,7 @@ static Type *const_type(Ctx *c, Instr *k) {
         return type_tuple(c, k->nargs, items);
     }
     }
+    return &ty_unknown;
 }
 
 /* Bind a call's positional and keyword arguments to parameter names. */
@@ -137,9 +134,9 @@ static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
         k->op = IR_CONST;
         k->loc = in->loc;
         k->id = c->nvalues++;
-        if (PyBool_Check(d)) k->ckind = 2, k->ival = d == Py_True, k->type = &ty_bool;
-        else if (PyLong_Check(d)) k->ckind = 0, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
-        else if (PyFloat_Check(d)) k->ckind = 1, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
+        if (PyBool_Check(d)) k->ckind = CK_BOOL, k->ival = d == Py_True, k->type = &ty_bool;
+        else if (PyLong_Check(d)) k->ckind = CK_INT, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
+        else if (PyFloat_Check(d)) k->ckind = CK_FLOAT, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
         else return error_at(c, ERR_UNSUPPORTED, in->loc, "default value of type '%s' for argument %d of %s()",
                              Py_TYPE(d)->tp_name, i + 1, in->args[0]->type->path);
         if (PyErr_Occurred()) return error_at(c, ERR_TYPING, in->loc, "default value does not fit in 64 bits");
@@ -282,7 +279,7 @@ static Type *type_of(TI *ti, Instr *in) {
     case IR_TUPLE_GET:
         if (!type_known(a)) return &ty_unknown;
         if (a->kind != TY_TUPLE) TERR("cannot unpack %s", type_name(c, a));
-        if (a->n != in->nkw) TERR("cannot unpack %d values into %d variables", a->n, in->nkw);
+        if (a->n != in->nunpack) TERR("cannot unpack %d values into %d variables", a->n, in->nunpack);
         return a->items[in->ival];
     case IR_GET_ITER:
         if (!type_known(a)) return &ty_unknown;
@@ -386,6 +383,7 @@ int infer_types(Ctx *c) {
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }
     }
+    c->typed = true;
     if (debug_enabled("types")) {
         StrBuf sb = {0};
         types_report(c, &sb);

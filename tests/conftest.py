@@ -12,10 +12,15 @@ import shutil
 import subprocess
 import tempfile
 
-import numpy as np
-import pytest
+# The IR verifier (src/verify.c) checks every kernel the suite compiles. The compiler reads
+# GPUJIT_DEBUG per compilation; "verify" alone turns on no dumps. A value already set is left
+# alone, so GPUJIT_DEBUG=ir etc. still work (add verify to keep the checks).
+os.environ.setdefault("GPUJIT_DEBUG", "verify")
 
-import gpujit as gpu
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gpujit as gpu  # noqa: E402
 from gpujit.dispatcher import Dispatcher
 
 PTXAS = shutil.which("ptxas")
