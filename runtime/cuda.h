@@ -315,7 +315,7 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 void gj_module_forget(PyObject *compiled);
 void gj_module_forget_device(int dev);
 
-/* ---- adders: each file contributes its types and functions to _core ---- */
+/* ---- adders: each file's types and functions for _core (runtime/registry.c) ---- */
 
 int gj_driver_add(PyObject *m);
 int gj_memory_add(PyObject *m);

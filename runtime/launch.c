@@ -16,6 +16,8 @@
 
 #include "args.h"
 
+PyObject *GjExc_LaunchError;
+
 #define MAX_STACK_ARGS 16
 #define MAX_STACK_PARAMS 128
 #define KEY_HEADER 4
@@ -629,6 +631,11 @@ static PyTypeObject GjDispatcher_Type = {
 
 int gj_launch_add(PyObject *m)
 {
+    GjExc_LaunchError = PyErr_NewExceptionWithDoc(
+        "gpujit.LaunchError", "A kernel launch on the CPU target failed.", PyExc_RuntimeError,
+        NULL);
+    if (!GjExc_LaunchError || PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0)
+        return -1;
     if (PyType_Ready(&GjDispatcher_Type) < 0 || PyType_Ready(&GjLaunchConfig_Type) < 0 ||
         PyModule_AddObjectRef(m, "DispatcherBase", (PyObject *)&GjDispatcher_Type) < 0 ||
         PyModule_AddObjectRef(m, "LaunchConfig", (PyObject *)&GjLaunchConfig_Type) < 0)
