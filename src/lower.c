@@ -870,8 +870,11 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->i1 = root->i1, s->i8 = root->i8, s->i16 = root->i16, s->i32 = root->i32, s->i64 = root->i64;
     s->f32 = root->f32, s->f64 = root->f64, s->ptr = root->ptr, s->voidt = root->voidt;
     s->b = LLVMCreateBuilderInContext(s->llctx);
-    LLVMTypeRef pt[260];
-    int nh = s->target->hidden_params(s, pt, NULL);
+    /* the target's hidden parameters, the error buffer, the arguments */
+    int nh = s->target->hidden_params(s, NULL, NULL);
+    LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(nh + 1 + s->nargs));
+    if (!pt) return NULL;
+    s->target->hidden_params(s, pt, NULL);
     if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
@@ -894,8 +897,10 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     Func *f = in->callee;
     LLVMValueRef fn = device_fn(c, f);
     if (!fn) return NULL;
-    LLVMValueRef args[260];
-    int nh = c->target->hidden_params(c, NULL, args);
+    int nh = c->target->hidden_params(c, NULL, NULL);
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nh + 1 + f->sub->nargs));
+    if (!args) return NULL;
+    c->target->hidden_params(c, NULL, args);
     if (c->opt.debug) args[nh++] = c->errbuf;
     for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
     LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");

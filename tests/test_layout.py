@@ -125,3 +125,20 @@ def test_scalar_conversions_follow_the_parameter_dtype(rng):
     x = int(rng.integers(-1000, 1000))
     k[1, 1](out, x, x, -7, True)
     np.testing.assert_array_equal(out, [x, x, 0, -7, 1])
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_device_function_with_many_arguments(rng, debug):
+    # a device function's parameters are the target's hidden ones (the CPU's block context
+    # and thread index), the debug error buffer, then its arguments (CPython passes at most
+    # 30 positionally; beyond, it builds a list, which kernels do not support)
+    n = 30
+    ns = {}
+    exec("def dev(%s):\n    return %s\n" % (", ".join("x%d" % i for i in range(n)),
+                                            " + ".join("x%d * %d" % (i, i + 1) for i in range(n))), ns)
+    exec("def kern(out, a):\n    out[0] = dev(%s)\n" % ", ".join("a[%d]" % i for i in range(n)), ns)
+    k = gpu.jit(ns["kern"], debug=debug)
+    a = rng.integers(-1000, 1000, n)
+    out = poisoned(1, np.int64)
+    k[1, 1](out, a)
+    assert out[0] == int((a * np.arange(1, n + 1)).sum())
