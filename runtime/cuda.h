@@ -272,6 +272,8 @@ int gj_dtype_size(int dtype);
 const char *gj_dtype_name(int dtype);
 /* Whether shape/strides describe a C-contiguous array of itemsize bytes. */
 int gj_is_c_contig(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize);
+/* The strides in bytes of a C-contiguous array of this shape and itemsize. */
+void gj_c_strides(int ndim, const int64_t *shape, int64_t itemsize, int64_t *strides);
 /* Maps a buffer-protocol / CAI format ("d", "<f8", "?", "|b1", ...) to a dtype; 0 if unknown. */
 GjDtype gj_dtype_from_format(const char *fmt, Py_ssize_t itemsize);
 GjDtype gj_dtype_from_typestr(const char *typestr);
@@ -313,7 +315,7 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 void gj_module_forget(PyObject *compiled);
 void gj_module_forget_device(int dev);
 
-/* ---- adders: each file contributes its types and functions to _core ---- */
+/* ---- adders: each file's types and functions for _core (runtime/registry.c) ---- */
 
 int gj_driver_add(PyObject *m);
 int gj_memory_add(PyObject *m);

@@ -95,6 +95,16 @@ int gj_is_c_contig(int ndim, const int64_t *shape, const int64_t *strides, int64
     return 1;
 }
 
+void gj_c_strides(int ndim, const int64_t *shape, int64_t itemsize, int64_t *strides)
+{
+    /* an empty dimension counts as 1, as NumPy does, so the strides stay distinct */
+    int64_t s = itemsize;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= shape[i] ? shape[i] : 1;
+    }
+}
+
 static int64_t array_size(const GjDeviceArray *a)
 {
     int64_t n = 1;
@@ -166,11 +176,7 @@ static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw)
     a->dtype = dtype;
     a->itemsize = gj_dtype_size(dtype);
     if (strides == Py_None) {
-        int64_t s = a->itemsize;
-        for (int i = ndim - 1; i >= 0; i--) {
-            a->strides[i] = s;
-            s *= a->shape[i] ? a->shape[i] : 1;
-        }
+        gj_c_strides(ndim, a->shape, a->itemsize, a->strides);
     } else {
         if (parse_dims(strides, "strides", a->strides, &nstrides) < 0)
             return -1;

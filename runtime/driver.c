@@ -18,7 +18,6 @@
 
 GjCuda gj_cu;
 PyObject *GjExc_CudaError;
-PyObject *GjExc_LaunchError;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -538,22 +537,8 @@ int gj_driver_add(PyObject *m)
     Py_DECREF(d);
     if (!GjExc_CudaError)
         return -1;
-    GjExc_LaunchError = PyErr_NewExceptionWithDoc(
-        "gpujit.LaunchError", "A kernel launch on the CPU target failed.", PyExc_RuntimeError,
-        NULL);
-    if (!GjExc_LaunchError)
-        return -1;
     if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 ||
-        PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0 ||
         PyModule_AddFunctions(m, driver_methods) < 0)
-        return -1;
-    return 0;
-}
-
-int gj_runtime_add_to_module(PyObject *m)
-{
-    if (gj_driver_add(m) < 0 || gj_memory_add(m) < 0 || gj_devicearray_add(m) < 0 ||
-        gj_stream_add(m) < 0 || gj_module_add(m) < 0 || gj_launch_add(m) < 0)
         return -1;
     return 0;
 }

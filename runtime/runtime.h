@@ -6,8 +6,9 @@
 #include "gpujit/gpujit.h"
 #include "cpu.h"
 
-/* Adds the runtime's types and functions to the extension module `m`
- * (DeviceArray base, streams, events, driver queries, the launcher). */
+/* runtime/registry.c: adds the runtime's types and functions to the
+ * extension module `m` (DeviceArray base, streams, events, driver queries,
+ * the launcher). */
 int gj_runtime_add_to_module(PyObject *m);
 
 /* src/pymodule.c: the CompiledKernel type wraps one GjOutput (one specialisation
@@ -15,7 +16,8 @@ int gj_runtime_add_to_module(PyObject *m);
 GjOutput *gj_compiled_output(PyObject *obj);
 
 /* Exceptions created by the module: gpujit.CompileError and friends live in
- * src/pymodule.c; gpujit.CudaError in runtime/driver.c. */
+ * src/diag.c; gpujit.CudaError in runtime/driver.c; gpujit.LaunchError in
+ * runtime/launch.c. */
 extern PyObject *GjExc_CudaError;
 
 extern PyObject *GjExc_LaunchError; /* gpujit.LaunchError: a cpu-target launch failed */

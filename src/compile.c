@@ -61,35 +61,18 @@ static int check_signature(Ctx *c) {
     return 0;
 }
 
-/* The kernel ABI: what the launcher packs (docs/runtime.md). */
+/* The kernel ABI: what the launcher checks and packs (layout.c). */
 static int describe(Ctx *c) {
     GjOutput *o = c->out;
+    GjParam *lay;
+    int np = layout_params(c, &lay);
+    if (np < 0) return -1;
     o->nargs = c->nargs;
     o->args = calloc((size_t)c->nargs + 1, sizeof *o->args);
-    int np = 0;
-    for (int i = 0; i < c->nargs; i++)
-        np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : is_complex(c->argtypes[i]) ? 2 : 1;
-    o->params = calloc((size_t)np + 2, sizeof *o->params);
+    o->params = calloc((size_t)np + 1, sizeof *o->params);
     if (!o->args || !o->params) return PyErr_NoMemory(), -1;
-    np = 0;
-    for (int i = 0; i < c->nargs; i++) {
-        Type *t = c->argtypes[i];
-        if (t->kind == TY_ARRAY) {
-            o->args[i] = (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout,
-                                     i >= 64 || (c->written >> i & 1)};
-            o->params[np++].size = 8;
-            for (int k = 0; k < 2 * t->ndim; k++) o->params[np++].size = 8;
-        } else {
-            o->args[i] = (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0};
-            if (is_complex(t)) { /* two parameters, re and im: every slot stays 8 bytes */
-                o->params[np++].size = (uint8_t)type_align(t);
-                o->params[np++].size = (uint8_t)type_align(t);
-            } else {
-                o->params[np++].size = (uint8_t)(type_bits(t) / 8);
-            }
-        }
-    }
-    if (c->opt.debug) o->params[np++].size = 8; /* the error buffer */
+    for (int i = 0; i < c->nargs; i++) o->args[i] = layout_arg(c, i);
+    memcpy(o->params, lay, sizeof *lay * (size_t)np);
     o->nparams = np;
     o->debug = c->opt.debug;
     o->nfiles = c->files.n;

@@ -427,6 +427,12 @@ LLVMValueRef complex_cmp(Ctx *c, CmpOp op, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 
 //
+// layout.c: the kernel ABI (gj_layout in gpujit.h), for this compilation
+//
+GjArgInfo layout_arg(Ctx *c, int i);           /* kernel argument i as the launcher sees it */
+int layout_params(Ctx *c, GjParam **out);      /* the kernel's parameters, in the arena: how many, or -1 */
+
+//
 // emit.c: optimise, then PTX text or host machine code
 //
 int emit_init(void);                /* once: initialise every target's LLVM back end */

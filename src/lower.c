@@ -729,6 +729,37 @@ static void debug_finish(Ctx *c) {
 
 static int lower_body(Ctx *c, LLVMValueRef *args);
 
+/* The LLVM type of one kernel parameter: pointers in the address space of
+ * the argument's array (or of global memory, the error buffer), else the
+ * dtype as stored in memory (bool is a byte). */
+static LLVMTypeRef param_type(Ctx *c, const GjParam *p) {
+    switch (p->role) {
+    case GJ_PARAM_DATA: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, c->argtypes[p->arg]->space));
+    case GJ_PARAM_ERRBUF: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
+    default: return mem_type(c, type_scalar((TypeKind)p->dtype));
+    }
+}
+
+/* Argument value of type `t` from its `n` parameters `pv` (laid out as `lay`
+ * says): an array's struct, a complex's pair, a scalar (bool from its byte).
+ * NULL if they do not fit the type. */
+static LLVMValueRef reassemble(Ctx *c, Type *t, const GjParam *lay, LLVMValueRef *pv, int n) {
+    if (t->kind == TY_ARRAY) {
+        if (n != 1 + 2 * t->ndim || lay[0].role != GJ_PARAM_DATA) return NULL;
+        LLVMValueRef a = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), pv[0], 0, "");
+        for (int f = 1; f <= 2; f++) { /* shape, then strides */
+            LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(c->i64, (uint64_t)t->ndim));
+            for (int k = 0; k < t->ndim; k++)
+                dims = LLVMBuildInsertValue(c->b, dims, pv[1 + (f - 1) * t->ndim + k], (unsigned)k, "");
+            a = LLVMBuildInsertValue(c->b, a, dims, (unsigned)f, "");
+        }
+        return a;
+    }
+    if (is_complex(t)) return n == 2 && lay[0].role == GJ_PARAM_REAL ? complex_make(c, t, pv[0], pv[1]) : NULL;
+    if (n != 1 || lay[0].role != GJ_PARAM_VALUE) return NULL;
+    return t->kind == TY_BOOL ? LLVMBuildICmp(c->b, LLVMIntNE, pv[0], LLVMConstInt(c->i8, 0, 0), "") : pv[0];
+}
+
 int lower(Ctx *c) {
     c->mod = LLVMModuleCreateWithNameInContext(c->funcname, c->llctx);
     c->b = LLVMCreateBuilderInContext(c->llctx);
@@ -749,58 +780,31 @@ int lower(Ctx *c) {
         LLVMDisposeMessage(dl);
         LLVMDisposeTargetData(td);
     }
-    /* flattened parameters: arrays as (data, shape..., strides...), a complex as (re, im) */
-    int np = 0;
-    for (int i = 0; i < c->nargs; i++)
-        np += c->argtypes[i]->kind == TY_ARRAY ? 1 + 2 * c->argtypes[i]->ndim : is_complex(c->argtypes[i]) ? 2 : 1;
-    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 2));
+    /* the kernel's parameters: layout.c flattens the arguments */
+    GjParam *lay;
+    int np = layout_params(c, &lay);
+    if (np < 0) return -1;
+    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(np + 1));
     if (!pt) return -1;
-    np = 0;
-    for (int i = 0; i < c->nargs; i++) {
-        Type *t = c->argtypes[i];
-        if (t->kind == TY_ARRAY) {
-            pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->space));
-            for (int k = 0; k < 2 * t->ndim; k++) pt[np++] = c->i64;
-        } else if (is_complex(t)) {
-            pt[np++] = llvm_type(c, complex_part(t));
-            pt[np++] = llvm_type(c, complex_part(t));
-        } else {
-            pt[np++] = t->kind == TY_BOOL ? c->i8 : llvm_type(c, t);
-        }
-    }
-    if (c->opt.debug) pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
+    for (int j = 0; j < np; j++) pt[j] = param_type(c, &lay[j]);
     RETURN_IF_ERROR(c->target->begin_kernel(c, pt, np));
     if (c->opt.debug) c->errbuf = LLVMGetParam(c->fn, LLVMCountParams(c->fn) - 1);
     debug_begin(c);
     debug_subprogram(c);
     c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
     LLVMPositionBuilderAtEnd(c->b, c->entry);
-    /* reassemble the Python-level arguments */
+    /* reassemble the Python-level arguments; the body function takes the
+     * target's hidden parameters first */
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(c->nargs + 1));
-    if (!args) return -1;
-    int p = 0;
-    for (int i = 0; i < c->nargs; i++) {
-        Type *t = c->argtypes[i];
-        LLVMValueRef fp0 = LLVMGetParam(c->fn, (unsigned)(p + (c->host_blk ? 4 : 0)));
-        if (t->kind == TY_ARRAY) {
-            LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
-            a = LLVMBuildInsertValue(c->b, a, fp0, 0, "");
-            p++;
-            for (int f = 1; f <= 2; f++) {
-                LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(c->i64, (uint64_t)t->ndim));
-                for (int k = 0; k < t->ndim; k++)
-                    dims = LLVMBuildInsertValue(c->b, dims, LLVMGetParam(c->fn, (unsigned)(p++ + (c->host_blk ? 4 : 0))), (unsigned)k, "");
-                a = LLVMBuildInsertValue(c->b, a, dims, (unsigned)f, "");
-            }
-            args[i] = a;
-        } else if (is_complex(t)) {
-            LLVMValueRef im = LLVMGetParam(c->fn, (unsigned)(p + 1 + (c->host_blk ? 4 : 0)));
-            args[i] = complex_make(c, t, fp0, im);
-            p += 2;
-        } else {
-            args[i] = t->kind == TY_BOOL ? LLVMBuildICmp(c->b, LLVMIntNE, fp0, LLVMConstInt(c->i8, 0, 0), "") : fp0;
-            p++;
-        }
+    LLVMValueRef *pv = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(np + 1));
+    if (!args || !pv) return -1;
+    int nh = c->target->hidden_params(c, NULL, NULL);
+    for (int j = 0; j < np; j++) pv[j] = LLVMGetParam(c->fn, (unsigned)(nh + j));
+    for (int j = 0, i = 0; i < c->nargs; i++) {
+        int first = j;
+        while (j < np && lay[j].arg == i) j++;
+        args[i] = reassemble(c, c->argtypes[i], &lay[first], &pv[first], j - first);
+        if (!args[i]) return internal_error(c, NO_LOCATION, "lower: argument %d does not match its parameters", i);
     }
     RETURN_IF_ERROR(lower_body(c, args));
     LLVMSetCurrentDebugLocation2(c->b, NULL);
@@ -865,8 +869,11 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->i1 = root->i1, s->i8 = root->i8, s->i16 = root->i16, s->i32 = root->i32, s->i64 = root->i64;
     s->f32 = root->f32, s->f64 = root->f64, s->ptr = root->ptr, s->voidt = root->voidt;
     s->b = LLVMCreateBuilderInContext(s->llctx);
-    LLVMTypeRef pt[260];
-    int nh = s->target->hidden_params(s, pt, NULL);
+    /* the target's hidden parameters, the error buffer, the arguments */
+    int nh = s->target->hidden_params(s, NULL, NULL);
+    LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(nh + 1 + s->nargs));
+    if (!pt) return NULL;
+    s->target->hidden_params(s, pt, NULL);
     if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
@@ -889,8 +896,10 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     Func *f = in->callee;
     LLVMValueRef fn = device_fn(c, f);
     if (!fn) return NULL;
-    LLVMValueRef args[260];
-    int nh = c->target->hidden_params(c, NULL, args);
+    int nh = c->target->hidden_params(c, NULL, NULL);
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nh + 1 + f->sub->nargs));
+    if (!args) return NULL;
+    c->target->hidden_params(c, NULL, args);
     if (c->opt.debug) args[nh++] = c->errbuf;
     for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
     LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");

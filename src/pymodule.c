@@ -48,6 +48,17 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
         return l;
     }
     case 10: return Py_NewRef(self->name);
+    case 11: {
+        PyObject *l = PyList_New(o->nparams);
+        for (int i = 0; l && i < o->nparams; i++) {
+            const GjParam *p = &o->params[i];
+            PyObject *t = Py_BuildValue("(siiiii)", gj_param_role_name(p->role), p->arg, p->axis, p->dtype, p->size,
+                                        p->align);
+            if (!t) Py_CLEAR(l);
+            else PyList_SET_ITEM(l, i, t);
+        }
+        return l;
+    }
     }
     Py_RETURN_NONE;
 }
@@ -64,6 +75,8 @@ static PyGetSetDef ck_getset[] = {
     {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
     {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
     {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
+    {"params", (getter)ck_get, NULL,
+     "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
     {NULL},
 };
 

@@ -33,11 +33,6 @@ typedef struct GjOptions {
     const char *name;       /* symbol name; NULL derives it from the code object */
 } GjOptions;
 
-/* One flattened parameter of the kernel ABI (see docs/abi.md). */
-typedef struct GjParam {
-    uint8_t size;  /* bytes: 1, 2, 4 or 8 (a complex scalar is two: re, im) */
-} GjParam;
-
 /* One Python-level argument of a compiled kernel. */
 typedef enum GjArgKind { GJ_ARG_SCALAR = 0, GJ_ARG_ARRAY = 1 } GjArgKind;
 
@@ -58,6 +53,38 @@ typedef struct GjArgInfo {
     char layout;     /* arrays: 'C' contiguous, 'A' any strides */
     int written;     /* arrays: the kernel may store into it (read-only arrays are refused) */
 } GjArgInfo;
+
+/* What one flattened kernel parameter carries (docs/runtime.md, "Kernel ABI"). */
+typedef enum GjParamRole {
+    GJ_PARAM_VALUE = 0, /* a scalar argument's value in `dtype` (bool: one byte, 0 or 1) */
+    GJ_PARAM_REAL,      /* a complex scalar's real part, in `dtype` float32/float64 */
+    GJ_PARAM_IMAG,      /* its imaginary part */
+    GJ_PARAM_DATA,      /* an array's data pointer (the address of element [0, ..., 0]) */
+    GJ_PARAM_SHAPE,     /* an array's extent along `axis` (int64) */
+    GJ_PARAM_STRIDE,    /* an array's stride along `axis`, in bytes (int64) */
+    GJ_PARAM_ERRBUF,    /* debug kernels, last: the error record (gj_output_debug) */
+    GJ_NPARAM_ROLES
+} GjParamRole;
+
+/* One flattened parameter of the kernel ABI. Every one is its own
+ * kernelParams entry and fits an 8-byte slot. */
+typedef struct GjParam {
+    uint8_t size;    /* bytes: 1, 2, 4 or 8 */
+    uint8_t align;   /* bytes */
+    uint8_t role;    /* GjParamRole */
+    uint8_t dtype;   /* GjDtype of the value; 0 for pointers (DATA, ERRBUF) */
+    int16_t arg;     /* the argument it comes from (0-based); -1 for ERRBUF */
+    int16_t axis;    /* SHAPE, STRIDE: the dimension; else 0 */
+} GjParam;
+
+/* The kernel ABI: the parameters of a kernel taking `args` (plus the error
+ * buffer when `debug`), in order. Writes at most `cap` of them to `out` (which
+ * may be NULL) and returns how many there are, or -1 if an argument's kind or
+ * dtype is not one a kernel takes. The compiler lowers kernels and the launcher
+ * packs kernelParams from this one description. */
+int gj_layout(const GjArgInfo *args, int nargs, int debug, GjParam *out, int cap);
+/* "value", "real", "imag", "data", "shape", "stride", "errbuf" */
+const char *gj_param_role_name(int role);
 
 typedef struct GjOutput GjOutput; /* opaque: free with gj_output_free() */
 
