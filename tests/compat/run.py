@@ -227,6 +227,9 @@ def normalise(cause):
     c = re.sub(r"(/[^\s:'\"]+)+\.py", "<file>", cause or "")
     c = re.sub(r"<file>:\d+(:\d+)?", "<file>", c)
     c = re.sub(r"0x[0-9a-fA-F]+", "0x…", c)
+    c = re.sub(r"\b\w+\(\)", "<fn>()", c)                                # a kernel's name
+    c = re.sub(r"Module/Function\([\w.]+\)", "Module/Function(<name>)", c)
+    c = re.sub(r"variable '\w+'", "variable '<name>'", c)
     c = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "N", c)
     return c[:200]
 
@@ -245,7 +248,7 @@ def summarise(by_module, groups):
 def table(rows, totals_only=False):
     out = ["| group | module | passed | failed | errors | out of scope | in scope |",
            "|---|---|---:|---:|---:|---:|---:|"]
-    tot = collections.defaultdict(lambda: [0, 0, 0, 0])
+    tot = collections.OrderedDict((g, [0, 0, 0, 0]) for g in dict.fromkeys([r[0] for r in rows] + ["all"]))
     for g, m, p, f, o, e in rows:
         if not totals_only:
             out.append("| %s | %s | %d | %d | %d | %d | %d |" % (g, m.split("/")[-1][:-3], p, f, e, o, p + f + e))
@@ -298,6 +301,10 @@ def write_docs(path, rows, cause_list, oos, meta):
         "crashed the process or ran past the per-test timeout; the rest of its module then runs again in",
         "a fresh process. A skip that no rule covers counts as failed.",
         "",
+        "Run it with `scripts/compat.sh` (`--target cuda` on a GPU machine, `--write-docs` to rewrite this",
+        "page); it fails when the CPU target's passes drop below `tests/compat/floor.txt`. Results per",
+        "test: `build/compat-cpu.json`.",
+        "",
         "Measured %s, %s target, %s; wall time %.0f s (%s)." % (
             meta["date"], meta["target"], meta["machine"], meta["wall_s"], meta["note"]),
         "",
@@ -309,8 +316,13 @@ def write_docs(path, rows, cause_list, oos, meta):
               "Each failure's exception type and first message line (paths and numbers folded), with",
               "the count of tests it fails and the modules they are in.", "",
               "| tests | cause | modules |", "|---:|---|---|"]
-    for n, k, mods in cause_list:
+    shown = 40
+    for n, k, mods in cause_list[:shown]:
         lines.append("| %d | %s | %s |" % (n, md(k), ", ".join(mods[:8]) + (" …" if len(mods) > 8 else "")))
+    rest = cause_list[shown:]
+    if rest:
+        lines.append("| %d | (%d other causes, each failing %d test%s or fewer) | |"
+                     % (sum(n for n, _, _ in rest), len(rest), rest[0][0], "s" if rest[0][0] > 1 else ""))
     lines += ["", "## Out of scope, by rule", "", "| tests | reason |", "|---:|---|"]
     for reason, n in oos:
         lines.append("| %d | %s |" % (n, md(reason)))
@@ -324,17 +336,27 @@ def main():
     ap.add_argument("-k", dest="filter", default=None, help="only modules whose path contains this")
     ap.add_argument("--group", action="append", help="cudapy, host-api, doc_examples (default: all)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--budget", type=float, default=1500, help="whole-run time budget, seconds")
-    ap.add_argument("--test-timeout", type=float, default=90, help="per-test time limit, seconds")
+    ap.add_argument("--budget", type=float, default=900, help="whole-run time budget, seconds")
+    ap.add_argument("--test-timeout", type=float, default=180, help="per-test time limit, seconds")
     ap.add_argument("--cache", default=os.environ.get("GPUJIT_COMPAT_CACHE",
                                                       os.path.expanduser("~/.cache/gpujit-compat")))
     ap.add_argument("--json", default=os.path.join(REPO, "build", "compat-%s.json"))
     ap.add_argument("--write-docs", action="store_true", help="write docs/compatibility.md")
     ap.add_argument("--keep", action="store_true", help="keep the extracted tests and logs")
+    ap.add_argument("--from-json", help="report (and --write-docs) from an earlier run's JSON, running nothing")
     ap.add_argument("--peer-dir", help="run the tests of this folder (holding tests/) instead of the wheel's")
     args = ap.parse_args()
 
     t_start = time.monotonic()
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        by_module = {m: collections.OrderedDict((t, (r["outcome"], r["cause"])) for t, r in res.items())
+                     for m, res in saved["modules"].items()}
+        groups = collections.OrderedDict()
+        for m in by_module:
+            groups.setdefault(saved.get("groups", {}).get(m, "host-api" if m in HOST_API else m.split("/")[0]), []).append(m)
+        return report(args, groups, by_module, saved["wall_s"], saved.get("jobs", args.jobs))
     peer = tempfile.mkdtemp(prefix="gpujit-compat-")
     try:
         if args.peer_dir:
@@ -358,7 +380,10 @@ def main():
         else:
             shutil.rmtree(peer, ignore_errors=True)
     wall = time.monotonic() - t_start
+    return report(args, groups, by_module, wall, args.jobs)
 
+
+def report(args, groups, by_module, wall, jobs):
     rows = summarise(by_module, groups)
     print("\n".join(table(rows)))
     cause_list = causes(by_module)
@@ -372,6 +397,7 @@ def main():
     os.makedirs(os.path.dirname(json_path), exist_ok=True)
     with open(json_path, "w") as f:
         json.dump({"peer": "numba-cuda " + PEER_VERSION, "target": args.target, "wall_s": round(wall, 1),
+                   "jobs": jobs, "groups": {m: g for g, ms in groups.items() for m in ms},
                    "modules": {m: {t: {"outcome": o, "cause": c} for t, (o, c) in res.items()}
                                for m, res in by_module.items()}}, f, indent=1)
     print("compat: results in", json_path)
@@ -380,11 +406,11 @@ def main():
         meta = {"date": os.environ.get("GPUJIT_COMPAT_DATE", datetime.date.today().isoformat()),
                 "target": args.target.upper() if args.target == "cpu" else "CUDA",
                 "machine": os.environ.get("GPUJIT_COMPAT_MACHINE", "%d cores" % (os.cpu_count() or 1)),
-                "wall_s": wall, "note": "-j %d" % args.jobs}
+                "wall_s": wall, "note": "%d modules at a time" % jobs}
         write_docs(os.path.join(REPO, "docs", "compatibility.md"), rows, cause_list, oos_reasons(by_module), meta)
         print("compat: wrote docs/compatibility.md")
 
-    full = not args.filter and not args.group and not args.peer_dir
+    full = not args.filter and not args.group and not args.peer_dir and not args.from_json
     if args.target == "cpu" and full:
         with open(os.path.join(HERE, "floor.txt")) as f:
             floor = int(f.read().split()[0])
