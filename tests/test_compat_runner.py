@@ -67,6 +67,17 @@ class TestBroken(unittest.TestCase):
         pass
 '''
 
+IMPORT_CRASH = '''
+import os
+import unittest
+os.abort()
+
+
+class TestNeverRuns(unittest.TestCase):
+    def test_x(self):
+        pass
+'''
+
 
 def test_runner_counts_crashes_hangs_and_import_errors(tmp_path):
     tests = tmp_path / "peer" / "tests"
@@ -77,6 +88,7 @@ def test_runner_counts_crashes_hangs_and_import_errors(tmp_path):
     (tests / "cudapy" / "__init__.py").write_text("")
     (tests / "cudapy" / "test_fake.py").write_text(textwrap.dedent(FAKE))
     (tests / "cudapy" / "test_broken.py").write_text(textwrap.dedent(BROKEN))
+    (tests / "cudapy" / "test_importcrash.py").write_text(textwrap.dedent(IMPORT_CRASH))
     out = tmp_path / "res.json"
     env = dict(os.environ, SHIM=os.path.join(HERE, "compat", "shim"))
     p = subprocess.run([sys.executable, RUN, "--peer-dir", str(tmp_path / "peer"), "--json", str(out),
@@ -95,3 +107,7 @@ def test_runner_counts_crashes_hangs_and_import_errors(tmp_path):
     assert broken["test_one"]["outcome"] == "failed"
     assert "no_such_name_in_gpujit" in broken["test_one"]["cause"]
     assert broken["test_internal"]["outcome"] == "oos"
+    crashed = mods["cudapy/test_importcrash.py"]
+    assert list(crashed) == ["cudapy/test_importcrash.py::TestNeverRuns::test_x"]
+    assert crashed["cudapy/test_importcrash.py::TestNeverRuns::test_x"] == {
+        "outcome": "error", "cause": "crash while importing the module (killed by signal SIGABRT)"}

@@ -146,3 +146,7 @@ _rootdir = [None]
 
 def pytest_configure(config):
     _rootdir[0] = config.rootpath
+    import numba
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
+    if not os.path.abspath(numba.__file__).startswith(shim + os.sep):
+        raise pytest.UsageError("compat: numba must be the test-only shim, not %s" % numba.__file__)

@@ -16,7 +16,9 @@ test as it starts and ends). A test that crashes the process or runs past
 --test-timeout is charged as an error, and the rest of its module runs again
 in a fresh process; a module that cannot be imported charges each of its
 in-scope tests (listed from its source) as failed with the import error.
-Tests the out-of-scope rules name (out_of_scope.txt) are not counted.
+Tests the out-of-scope rules name (out_of_scope.txt) are not counted; a
+module they put wholly out of scope is not run (its tests are listed from its
+source).
 Modules not reached within --budget seconds are charged as errors.
 
 Exit status: 1 when the CPU target's passes drop below floor.txt (full runs
@@ -101,7 +103,8 @@ class ModuleRun:
         self.args, self.peer, self.rel, self.deadline = args, peer, rel, deadline
         self.results = collections.OrderedDict()   # test id -> (outcome, cause)
         self.collected = None
-        self.collect_error = None
+        self.collect_error = None       # why the module's tests never ran
+        self.collect_outcome = "failed"  # "error" when that was a crash, a hang or the budget
         self.attempts = 0
 
     def env(self, log, done):
@@ -111,11 +114,19 @@ class ModuleRun:
                    PYTHONPATH=os.pathsep.join([os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE]))
         return env
 
-    def run(self):
+    def run(self, rule_list):
+        whole = _rules.match_test(rule_list, self.rel)
+        if whole is not None:  # the whole module is out of scope: list it, run nothing
+            for tid, _, _ in self.static():
+                self.results[tid] = ("oos", "%s (rule line %d)" % (whole.reason, whole.line))
+            return
         work = tempfile.mkdtemp(prefix="attempt-", dir=self.peer)
         while True:
             if time.monotonic() >= self.deadline:
-                self.charge_rest("error", "not run: the whole-run time budget was spent")
+                if self.collected is None:
+                    self.collect_error, self.collect_outcome = "not run: the whole-run time budget was spent", "error"
+                else:
+                    self.charge_rest("error", "not run: the whole-run time budget was spent")
                 return
             self.attempts += 1
             log = os.path.join(work, "log%d.jsonl" % self.attempts)
@@ -127,6 +138,7 @@ class ModuleRun:
             if self.collect_error is not None or self.collected is None:
                 if self.collected is None and self.collect_error is None:
                     self.collect_error = "crash while importing the module (%s)" % status
+                    self.collect_outcome = "error"
                 return
             if not [t for t in self.collected if t not in self.results]:
                 return
@@ -168,7 +180,7 @@ class ModuleRun:
         if self.running is not None:
             self.results[self.running] = ("error", why or "crash: " + status)
         elif why and self.collected is None:
-            self.collect_error = why
+            self.collect_error, self.collect_outcome = why, "error"
         return status
 
     def read_log(self, log):
@@ -196,8 +208,7 @@ class ModuleRun:
                         self.running = None
 
     def charge_rest(self, outcome, cause):
-        ids = self.collected if self.collected is not None else [t for t, _, _ in self.static()]
-        for t in ids:
+        for t in self.collected:
             if t not in self.results:
                 self.results[t] = (outcome, cause)
 
@@ -217,6 +228,8 @@ class ModuleRun:
                         rule = _rules.match_skip(rule_list, s) or rule
                 if rule:
                     self.results[tid] = ("oos", "%s (rule line %d)" % (rule.reason, rule.line))
+                elif self.collect_outcome == "error":
+                    self.results[tid] = ("error", self.collect_error)
                 else:
                     self.results[tid] = ("failed", "import: " + self.collect_error)
         return self.results
@@ -429,7 +442,7 @@ def run_all(args, peer, todo, deadline, rule_list):
     def one(rel):
         t = time.monotonic()
         mr = ModuleRun(args, peer, rel, deadline)
-        mr.run()
+        mr.run(rule_list)
         res = mr.finish(rule_list)
         c = collections.Counter(o for o, _ in res.values())
         print("%-45s %3d passed %3d failed %3d errors %3d oos  %5.1f s%s" % (
