@@ -3,8 +3,10 @@
 # installs what it needs (apt: llvm-19-dev; pip: numpy, pytest, meson, ninja),
 # builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
 # bytecode), and runs the whole suite with each on the CPU backend (and on
-# the GPU where one exists), plus the CPU executor's C tests, and finally the
-# suite once more under ASan+UBSan (scripts/sanitize.sh).
+# the GPU where one exists), plus the CPU executor's C tests, then the
+# numba.cuda compatibility yardstick once on the CPU target (scripts/compat.sh:
+# fails below its floor; downloads numba-cuda's wheel from PyPI), and finally
+# the suite once more under ASan+UBSan (scripts/sanitize.sh).
 #   GPUJIT_PYTHONS="python3.12 ..."   overrides the interpreters
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +50,10 @@ for py in "${pythons[@]}"; do
     scripts/build.sh "$py"
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done
+
+echo "== numba.cuda compatibility yardstick, CPU target (CPython ${pythons[0]})"
+PYTHON="${pythons[0]}" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
+    { tail -40 /tmp/gpujit-compat.log; status=1; }
 
 echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
 bash scripts/sanitize.sh "${pythons[0]}" || status=1

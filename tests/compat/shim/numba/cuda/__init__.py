@@ -1,0 +1,48 @@
+"""Test-only `numba.cuda`: gpujit under numba's name.
+
+Every public name of gpujit is re-exported unchanged, and each gpujit
+submodule is registered as `numba.cuda.<name>`, so `numba.cuda` behaves as
+if it were the gpujit package itself. Nothing is added except what the test
+harness needs to run the peer's tests at all:
+  - `HAS_NUMBA = False`: numba really is absent, and the peer's tests use this
+    flag to leave out their numba-CPU interop parts;
+  - `config` (also `numba.cuda.core.config`): the harness settings object the
+    peer's tests consult, holding only ENABLE_CUDASIM = 0;
+  - `testing`: stand-ins for the peer's test decorators (testing.py);
+  - `tests`: the peer's test package, found on __path__ at the folder the
+    runner extracted from the numba-cuda wheel (GPUJIT_COMPAT_PEER).
+A gpujit name that numba.cuda has and gpujit lacks stays missing.
+"""
+import importlib
+import os
+import pkgutil
+import sys
+
+import gpujit as _gpujit
+
+for _name in dir(_gpujit):
+    if not _name.startswith("_"):
+        globals()[_name] = getattr(_gpujit, _name)
+
+for _info in pkgutil.iter_modules(_gpujit.__path__):
+    if _info.name.startswith("_"):
+        continue
+    try:
+        _mod = importlib.import_module("gpujit." + _info.name)
+    except Exception:  # a module gpujit itself cannot import stays missing
+        continue
+    sys.modules[__name__ + "." + _info.name] = _mod
+    globals()[_info.name] = _mod
+
+HAS_NUMBA = False
+
+from .core import config  # noqa: E402
+
+sys.modules[__name__ + ".config"] = config
+
+_peer = os.environ.get("GPUJIT_COMPAT_PEER")
+if _peer:
+    __path__.append(_peer)
+    from . import _support_loader  # noqa: E402
+
+    _support_loader.install(os.path.join(_peer, "tests", "support.py"))
