@@ -6,7 +6,7 @@
 #
 # On the development machine, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
-# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
+# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
@@ -54,6 +54,18 @@ if want stress; then
         > "$OUT/stress.log" 2>&1 || rc=1
     tail -8 "$OUT/stress.log"
 fi
+if want compat; then
+    # numba-cuda's own tests against gpujit on the GPU; the tests come from the numba-cuda
+    # installed on this machine (same version as the wheel the CPU run downloads)
+    peer=$(python3 -c "import importlib.util, os; s = importlib.util.find_spec('numba_cuda'); print(os.path.join(os.path.dirname(s.origin), 'numba', 'cuda'))" 2>/dev/null)
+    if [ -d "$peer/tests" ]; then
+        timeout ${COMPAT_TIMEOUT:-400} python3 tests/compat/run.py --target cuda --peer-dir "$peer" -j ${COMPAT_JOBS:-8} \
+            --budget $(( ${COMPAT_TIMEOUT:-400} - 30 )) --json "$OUT/compat-cuda.json" > "$OUT/compat.log" 2>&1
+        tail -12 "$OUT/compat.log"
+    else
+        echo "compat: numba-cuda's tests not found on this machine"
+    fi
+fi
 if want fuzz; then
     # the saved GPU findings, then a fresh batch on the GPU
     for f in tests/fuzz/findings/*.txt; do
@@ -71,7 +83,7 @@ if want fuzz; then
         tail -15 "$OUT/fuzz.log"
     fi
 fi
-# the device tool brings back at most 8 files: pack them when there are more
+# at most 8 result files are fetched back: pack them when there are more
 if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
     (cd "$OUT" && tar czf results.tgz --exclude results.tgz ./* && find . -maxdepth 1 -type f ! -name results.tgz -delete)
 fi
