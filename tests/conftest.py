@@ -17,6 +17,7 @@ import pytest
 
 import gpujit as gpu
 from gpujit.dispatcher import Dispatcher
+from gpujit.typing import signature_string
 
 PTXAS = shutil.which("ptxas")
 
@@ -27,6 +28,7 @@ _orig_compile = Dispatcher.compile
 
 
 def _recording_compile(self, sig, target=None, cc=None):
+    sig = signature_string(sig)  # types and tuples of types too
     k = _orig_compile(self, sig, target, cc)
     if (target or gpu.current_target()) != "cuda":
         key = (self.py_func.__code__, sig.strip())
