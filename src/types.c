@@ -235,9 +235,11 @@ Type *unify(Ctx *c, Type *a, Type *b) {
  *   type  := base ['[' dim (',' dim)* ']'] ['*']
  *   dim   := ':' | '::1'                          '::1' on the last dimension: C order
  *   base  := name                                 float32, f4, intc, ... (type_from_name)
- *          | 'UniTuple' '(' type 'x' int ')'
+ *          | 'UniTuple' '(' type ('x' | ',') int ')'
  *          | 'Tuple' '(' [type (',' type)*] ')'
- *          | 'array' '(' name ',' int 'd' ',' ('C' | 'A' | 'F') ')'   (numba's printed form) */
+ *          | 'array' '(' name ',' int 'd' ',' layout ')'          numba's printed form
+ *          | 'Array' '(' name ',' int ',' quote layout quote ')'  numba's constructor
+ *   layout := 'C' | 'A' | 'F' */
 
 enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = 16, SIG_MAX_DEPTH = 16 };
 
@@ -315,8 +317,8 @@ static int parse_items(Parser *ps, int depth, Type **items, int limit, const cha
     }
 }
 
-/* "array(float32, 2d, C)": the '(' already read */
-static Type *parse_array_call(Parser *ps) {
+/* "array(float32, 2d, C)" or "Array(float32, 2, 'C')": the '(' already read */
+static Type *parse_array_call(Parser *ps, bool printed) {
     char name[32];
     int n = ident(ps, name, sizeof name);
     Type *elem = n && n < (int)sizeof name ? type_from_name(name) : NULL;
@@ -324,15 +326,19 @@ static Type *parse_array_call(Parser *ps) {
     ps->p += n;
     if (!element_type(ps, elem)) return NULL;
     int ndim;
-    if (!accept(ps, ',') || parse_count(ps, &ndim) < 0) SIG_FAIL("expected ', Nd' (the number of dimensions)");
-    if (*ps->p++ != 'd') SIG_FAIL("expected 'd' after the number of dimensions");
+    if (!accept(ps, ',') || parse_count(ps, &ndim) < 0) SIG_FAIL("expected ', ' and the number of dimensions");
+    if (printed && *ps->p++ != 'd') SIG_FAIL("expected 'd' after the number of dimensions");
     if (ndim < 1 || ndim > SIG_MAX_DIMS) SIG_FAIL("arrays have 1 to %d dimensions, not %d", SIG_MAX_DIMS, ndim);
-    if (!accept(ps, ',')) SIG_FAIL("expected ', C', ', A' or ', F' (the layout)");
+    if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the layout");
     skip_ws(ps);
+    char quote = printed ? 0 : *ps->p;
+    if (!printed && quote != '\'' && quote != '"') SIG_FAIL("expected the layout, quoted: 'C', 'A' or 'F'");
+    if (quote) ps->p++;
     char layout = *ps->p;
     if (layout != 'C' && layout != 'A' && layout != 'F') SIG_FAIL("expected the layout 'C', 'A' or 'F'");
     if (layout == 'F' && ndim > 1) return f_order_error(ps);
     ps->p++;
+    if (quote && *ps->p++ != quote) SIG_FAIL("expected the closing quote");
     if (!accept(ps, ')')) SIG_FAIL("expected ')'");
     return type_array(ps->c, elem, ndim, layout == 'A' ? 'A' : 'C', AS_GLOBAL);
 }
@@ -374,7 +380,7 @@ static Type *parse_base(Parser *ps, int depth) {
         if (!item) return NULL;
         if (item->kind == TY_NONE) SIG_FAIL("a tuple item cannot be void");
         skip_ws(ps);
-        if (*ps->p != 'x') SIG_FAIL("expected 'x' (UniTuple(type x count))");
+        if (*ps->p != 'x' && *ps->p != ',') SIG_FAIL("expected 'x' or ',' (UniTuple(type x count))");
         ps->p++;
         int count;
         if (parse_count(ps, &count) < 0) return NULL;
@@ -390,7 +396,9 @@ static Type *parse_base(Parser *ps, int depth) {
         if (parse_items(ps, depth + 1, items, SIG_MAX_ITEMS, "tuple items", &count) < 0) return NULL;
         return type_tuple(ps->c, count, items);
     }
-    if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps);
+    if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true);
+    if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false);
+    if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");
     Type *t = n < (int)sizeof name ? type_from_name(name) : NULL;
     if (!t) {
         ps->p = at;

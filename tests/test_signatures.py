@@ -93,6 +93,7 @@ SAXPY_FORMS = {
     "Array": void(Array(float32, 1, "C"), float32, Array(float32, 1, "C"), Array(float32, 1, "C")),
     "any-layout": void(float32[:], float32, float32[:], float32[:]),
     "numba-printed": "void(array(float32, 1d, C), float32, array(float32, 1d, A), array(f4, 1d, C))",
+    "numba-constructor": "void(Array(float32, 1, 'C'), float32, Array(float32, 1, \"A\"), float32[::1])",
     "top-level": gpu.void(gpu.float32[::1], gpu.f4, gpu.float32[::1], gpu.float32[::1]),
     "list": [void(float64[::1], float64, float64[::1], float64[::1]), (float32[::1], float32, float32[::1],
                                                                            float32[::1])],
@@ -210,6 +211,10 @@ BAD = [
     ("void(array(float32, 2d, F))", "F-order arrays are not supported"),
     ("void(float32[:, ::1, :])", "only the last dimension may be '::1'"),
     (void(CPointer(float32)), r"pointer types \(float32\*\) are not supported"),
+    ("void(CPointer(float32))", r"pointer types \(CPointer\) are not supported"),
+    ("void(Array(float32, 2, C))", "expected the layout, quoted"),
+    ("void(Array(float32, 2, 'F'))", "F-order arrays are not supported"),
+    ("void(array(float32, 17d, C))", "arrays have 1 to 16 dimensions, not 17"),
     ("void(UniTuple(float32 x 2))", "argument 1 is UniTuple\\(float32 x 2\\); a kernel takes arrays and numbers"),
     (void(Tuple([int8, float32])), "argument 1 is Tuple\\(int8, float32\\)"),
     ("void(float65[:])", "unknown type name 'float65' at column 6"),
@@ -263,6 +268,7 @@ def test_type_spellings_are_the_parsers():
     for t in objs:
         ret, _ = _core.parse_signature("%s()" % t)
         assert ret[0] == str(t), t
+    assert _core.parse_signature("(UniTuple(i1, 3))")[1][0][0] == str(UniTuple(int8, 3)) == "UniTuple(int8 x 3)"
     sig = void(float32[::1], int64, UniTuple(int8, 2))
     assert str(sig) == "void(float32[::1], int64, UniTuple(int8 x 2))"
     assert _core.parse_signature(str(sig))[1] == [("float32[::1]", "array", "float32", 1, "C"),
