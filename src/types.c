@@ -224,7 +224,6 @@ Type *unify(Ctx *c, Type *a, Type *b) {
     return NULL;
 }
 
-
 /* ---- signatures ----
  * One parser for every spelling of a signature: the compiler reads a kernel's
  * signature with it, and the launcher (through _core.parse_signature) reads
@@ -326,7 +325,8 @@ static Type *parse_array_call(Parser *ps, bool printed) {
     ps->p += n;
     if (!element_type(ps, elem)) return NULL;
     int ndim;
-    if (!accept(ps, ',') || parse_count(ps, &ndim) < 0) SIG_FAIL("expected ', ' and the number of dimensions");
+    if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the number of dimensions");
+    if (parse_count(ps, &ndim) < 0) return NULL;
     if (printed && *ps->p++ != 'd') SIG_FAIL("expected 'd' after the number of dimensions");
     if (ndim < 1 || ndim > SIG_MAX_DIMS) SIG_FAIL("arrays have 1 to %d dimensions, not %d", SIG_MAX_DIMS, ndim);
     if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the layout");
