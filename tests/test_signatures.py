@@ -7,7 +7,7 @@ import pytest
 import gpujit as gpu
 from gpujit import _core, types
 from gpujit.types import (Array, CPointer, Tuple, UniTuple, complex64, complex128, float32, float64, int8, int16,
-                          int32, int64, uint8, void)
+                          int32, int64, uint8, uint32, void)
 from conftest import poisoned, random_array
 
 # numba.core.types' scalar names and the type each is on a 64-bit Linux host
@@ -156,9 +156,16 @@ def test_best_signature_is_chosen():
     assert out[0] == float(np.float32(0.1))
     k[1, 1](out, np.int8(-7))                 # int8 -> int16 is the safe one
     assert out[0] == -7
-    k[1, 1](out, 2**40 + 1)                   # int64: only lossy conversions; float32 is first
-    assert out[0] == float(np.float32(2**40 + 1))
+    k[1, 1](out, 2**40 + 1)                   # int64: to float64 is numba's safe one
+    assert out[0] == 2**40 + 1
+    k[1, 1](out, np.uint16(40000))            # uint16 -> float32 and -> float64 are lossless, to int16
+    assert out[0] == 40000                    # not: the first of those two
     assert len(k.signatures) == 3
+    k2 = gpu.jit([void(float64[::1], int8), void(float64[::1], uint32)])(put)
+    k2[1, 1](out, 300)                        # int64: both lossy, the first declared
+    assert out[0] == 300 - 256
+    k2[1, 1](out, np.uint16(300))             # uint16 -> uint32 is a promotion
+    assert out[0] == 300
 
 
 def test_scalar_conversions():

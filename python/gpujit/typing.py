@@ -123,20 +123,23 @@ def _kind_bits(name):
     return dt.kind, dt.itemsize * 8
 
 
-def _safe(have, want):
-    """Does `have` convert to `want` without loss (numba's safe conversions)?"""
+def _conversion_cost(have, want):
+    """1 for a promotion (a wider type of the same kind), 2 for another conversion that keeps
+    the value (numba's 'safe': bool to a number, an int to float64 or to a float32 from at most
+    16 bits, to a wider signed int from unsigned, a real to a complex), 3 for one that may lose
+    it. As numba, any int converts safely to float64."""
     (hk, hb), (wk, wb) = _kind_bits(have), _kind_bits(want)
-    if hk == "b":
-        return True
-    if wk == "c":
-        if hk == "c":
-            return wb >= hb
-        return _safe(have, "float%d" % (wb // 2))
-    if wk == "f":
-        return wb >= hb if hk == "f" else hb <= (16 if wb == 32 else 32)
-    if hk == "f" or wk == "b":
-        return False
-    return wb >= hb if hk == wk else hk == "u" and wk == "i" and wb > hb
+    if hk == wk and wb >= hb and hk != "b":
+        return 1
+    if hk == "b" and wk != "b":
+        return 2
+    if wk == "c" and hk != "c":
+        return 3 if _conversion_cost(have, "float%d" % (wb // 2)) == 3 else 2
+    if wk == "f" and hk in "iu":
+        return 2 if wb == 64 or hb <= 16 else 3
+    if wk == "i" and hk == "u" and wb > hb:
+        return 2
+    return 3
 
 
 def _scalar_cost(have, want):
@@ -148,7 +151,7 @@ def _scalar_cost(have, want):
     # and no float to an int.
     if not (wk == "c" or (hk in "biu" and wk in "iuf") or (hk == "f" and wk == "f")):
         return None
-    return 1 if _safe(have, want) else 2
+    return _conversion_cost(have, want)
 
 
 def match_cost(want, have):
