@@ -120,7 +120,10 @@ Type *type_from_name(const char *name);       /* "float32", "int64", "bool"... o
 Type *promote_arith(Type *a, Type *b);
 /* Unify two types at a control-flow join or a re-assignment; NULL if they conflict. */
 Type *unify(Ctx *c, Type *a, Type *b);
-/* Parse "void(float32[::1], int64)"; fills c->argtypes, c->nargs, c->restype. */
+/* Parse any signature spelling ("void(float32[::1], intc)", "(f8[:, :])",
+ * "UniTuple(int64 x 2)(float32)"); *ret is NULL where none is written. */
+int sig_parse(Ctx *c, const char *sig, Type **ret, Type ***args, int *nargs);
+/* A kernel's signature (arrays and numbers): fills c->argtypes, c->nargs, c->restype. */
 int parse_signature(Ctx *c, const char *sig);
 
 //

@@ -1,6 +1,7 @@
 /* pymodule.c: the gpujit._core extension module: the compiler's Python entry
- * point (compile -> CompiledKernel), the path registry that names gpujit's
- * own objects, and the runtime's types (added by runtime/ files). */
+ * point (compile -> CompiledKernel), its signature parser, the path registry
+ * that names gpujit's own objects, and the runtime's types (added by runtime/
+ * files). */
 #include <stddef.h>
 #include <string.h>
 
@@ -145,6 +146,45 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
     Py_RETURN_NONE;
 }
 
+/* (name, kind, dtype, ndim, layout) of one parsed type: the canonical spelling,
+ * 'scalar' / 'array' / 'tuple' / 'none', the element's name, and the array's
+ * ndim and layout ('C' or 'A'). */
+static PyObject *type_desc(Ctx *c, const Type *t) {
+    if (!t) Py_RETURN_NONE;
+    bool arr = t->kind == TY_ARRAY;
+    const char *kind = arr ? "array" : t->kind == TY_TUPLE ? "tuple" : t->kind == TY_NONE ? "none" : "scalar";
+    const char *dtype = arr ? type_name(c, t->elem) : is_number(t) ? type_name(c, t) : "";
+    const char layout[2] = {arr ? t->layout : 0, 0};
+    return Py_BuildValue("(sssis)", type_name(c, t), kind, dtype, arr ? t->ndim : 0, layout);
+}
+
+/* The compiler's signature parser, for the launcher's matching of eager
+ * signatures (python/gpujit/typing.py): one parser, so both read a spelling alike. */
+static PyObject *py_parse_signature(PyObject *mod, PyObject *arg) {
+    if (!PyUnicode_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "a signature is a string such as 'void(float32[::1], int32)', not %.100s",
+                            Py_TYPE(arg)->tp_name);
+    const char *sig = PyUnicode_AsUTF8(arg);
+    if (!sig) return NULL;
+    Ctx c = {0};
+    Type *ret, **args;
+    int n;
+    PyObject *r = NULL, *list = NULL, *rd = NULL;
+    if (sig_parse(&c, sig, &ret, &args, &n) < 0) goto done;
+    if (!(list = PyList_New(n)) || !(rd = type_desc(&c, ret))) goto done;
+    for (int i = 0; i < n; i++) {
+        PyObject *d = type_desc(&c, args[i]);
+        if (!d) goto done;
+        PyList_SET_ITEM(list, i, d);
+    }
+    r = PyTuple_Pack(2, rd, list);
+done:
+    Py_XDECREF(list);
+    Py_XDECREF(rd);
+    arena_free(&c.arena);
+    return r;
+}
+
 /* The ptxas work-arounds alone, on any PTX text (src/ptxfix.c; for tests). */
 static PyObject *py_ptxfix(PyObject *mod, PyObject *arg) {
     const char *ptx = PyUnicode_AsUTF8(arg);
@@ -171,6 +211,9 @@ static PyMethodDef methods[] = {
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+    {"parse_signature", py_parse_signature, METH_O,
+     "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
+     "where the signature has none"},
     {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
     {"_verify_selftest", py_verify_selftest, METH_VARARGS,
      "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},

@@ -1,6 +1,7 @@
 /* types.c: the type lattice of kernels, numba.cuda's promotion rules, and
  * numba-style signature strings ("void(float32[::1], float32)"). */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,11 +122,10 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_STR: return "unicode";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
     case TY_ARRAY: {
-        char dims[64] = "";
+        const char *dims = "";
         for (int i = 0; i < t->ndim; i++) {
             bool last = i == t->ndim - 1;
-            strcat(dims, last && t->layout == 'C' ? "::1" : ":");
-            if (!last) strcat(dims, ", ");
+            dims = arena_printf(&c->arena, "%s%s%s", dims, last && t->layout == 'C' ? "::1" : ":", last ? "" : ", ");
         }
         const char *sp = t->space == AS_SHARED ? " shared" : t->space == AS_LOCAL ? " local" : "";
         return arena_printf(&c->arena, "%s[%s]%s", type_name(c, t->elem), dims, sp);
@@ -143,21 +143,26 @@ const char *type_name(Ctx *c, const Type *t) {
     }
 }
 
+/* numba's names (numba.core.types, for a 64-bit Linux host: intp, int_, long_
+ * and longlong are int64; float_ is float32) and a few NumPy spellings. */
 Type *type_from_name(const char *name) {
     static const struct { const char *name; Type *t; } names[] = {
-        {"bool", &ty_bool},       {"boolean", &ty_bool},    {"bool_", &ty_bool},
-        {"b1", &ty_bool},         {"int8", &ty_int8},       {"i1", &ty_int8},
-        {"int16", &ty_int16},     {"i2", &ty_int16},        {"int32", &ty_int32},
-        {"i4", &ty_int32},        {"intc", &ty_int32},      {"int64", &ty_int64},
-        {"i8", &ty_int64},        {"intp", &ty_int64},      {"int_", &ty_int64},
-        {"uint8", &ty_uint8},     {"u1", &ty_uint8},        {"byte", &ty_uint8},
-        {"uint16", &ty_uint16},   {"u2", &ty_uint16},       {"uint32", &ty_uint32},
-        {"u4", &ty_uint32},       {"uintc", &ty_uint32},    {"uint64", &ty_uint64},
-        {"u8", &ty_uint64},       {"uintp", &ty_uint64},    {"float32", &ty_float32},
-        {"f4", &ty_float32},      {"float", &ty_float32},   {"single", &ty_float32},
-        {"float64", &ty_float64}, {"f8", &ty_float64},      {"double", &ty_float64},
-        {"float_", &ty_float64},  {"none", &ty_none},       {"void", &ty_none},
-        {"complex64", &ty_complex64}, {"c8", &ty_complex64}, {"csingle", &ty_complex64},
+        {"bool", &ty_bool},         {"boolean", &ty_bool},       {"bool_", &ty_bool},
+        {"b1", &ty_bool},           {"int8", &ty_int8},          {"i1", &ty_int8},
+        {"char", &ty_int8},         {"int16", &ty_int16},        {"i2", &ty_int16},
+        {"short", &ty_int16},       {"int32", &ty_int32},        {"i4", &ty_int32},
+        {"intc", &ty_int32},        {"int64", &ty_int64},        {"i8", &ty_int64},
+        {"intp", &ty_int64},        {"int_", &ty_int64},         {"long_", &ty_int64},
+        {"longlong", &ty_int64},    {"uint8", &ty_uint8},        {"u1", &ty_uint8},
+        {"byte", &ty_uint8},        {"uchar", &ty_uint8},        {"uint16", &ty_uint16},
+        {"u2", &ty_uint16},         {"ushort", &ty_uint16},      {"uint32", &ty_uint32},
+        {"u4", &ty_uint32},         {"uintc", &ty_uint32},       {"uint64", &ty_uint64},
+        {"u8", &ty_uint64},         {"uintp", &ty_uint64},       {"uint", &ty_uint64},
+        {"ulong", &ty_uint64},      {"ulonglong", &ty_uint64},   {"float32", &ty_float32},
+        {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
+        {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
+        {"double", &ty_float64},    {"none", &ty_none},          {"void", &ty_none},
+        {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
         {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
         {"complex_", &ty_complex128},
     };
@@ -219,96 +224,230 @@ Type *unify(Ctx *c, Type *a, Type *b) {
     return NULL;
 }
 
-/* ---- signatures: "void(float32[::1], float32[:, :], int64)" ---- */
+/* ---- signatures ----
+ * One parser for every spelling of a signature: the compiler reads a kernel's
+ * signature with it, and the launcher (through _core.parse_signature) reads
+ * eager signatures and the arguments' types with it, so the two cannot disagree.
+ * gpujit.types prints exactly these spellings.
+ *
+ *   sig   := [type] '(' [type (',' type)*] ')'   no return type: a kernel returns void
+ *   type  := base ['[' dim (',' dim)* ']'] ['*']
+ *   dim   := ':' | '::1'                          '::1' on the last dimension: C order
+ *   base  := name                                 float32, f4, intc, ... (type_from_name)
+ *          | 'UniTuple' '(' type ('x' | ',') int ')'
+ *          | 'Tuple' '(' [type (',' type)*] ')'
+ *          | 'array' '(' name ',' int 'd' ',' layout ')'          numba's printed form
+ *          | 'Array' '(' name ',' int ',' quote layout quote ')'  numba's constructor
+ *   layout := 'C' | 'A' | 'F' */
+
+enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = 16, SIG_MAX_DEPTH = 16 };
 
 typedef struct { Ctx *c; const char *s; const char *p; } Parser;
 
 static void skip_ws(Parser *ps) { while (isspace((unsigned char)*ps->p)) ps->p++; }
 
-static int sig_error(Parser *ps, const char *what) {
-    PyErr_Format(PyExc_TypeError, "bad signature '%s': %s at column %d", ps->s, what,
-                 (int)(ps->p - ps->s));
+static bool accept(Parser *ps, char ch) {
+    skip_ws(ps);
+    if (*ps->p != ch) return false;
+    ps->p++;
+    return true;
+}
+
+static int sig_error(Parser *ps, const char *fmt, ...) {
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    PyErr_Format(PyExc_TypeError, "bad signature '%s': %s at column %d", ps->s, what, (int)(ps->p - ps->s) + 1);
     return -1;
 }
 
-/* type := name ['[' dims ']'] ; dims := dim (',' dim)* ; dim := ':' | '::1' */
-static Type *parse_type(Parser *ps) {
+#define SIG_FAIL(...) return (sig_error(ps, __VA_ARGS__), (Type *)NULL)
+
+/* An identifier's length; its text in buf when it fits. */
+static int ident(Parser *ps, char *buf, size_t size) {
     skip_ws(ps);
-    char name[32];
     int n = 0;
-    while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && n < 31) name[n++] = *ps->p++;
-    name[n] = 0;
-    Type *t = type_from_name(name);
-    if (!t) {
-        sig_error(ps, n ? "unknown type name" : "expected a type");
-        return NULL;
+    while (isalnum((unsigned char)ps->p[n]) || ps->p[n] == '_') n++;
+    if ((size_t)n < size) {
+        memcpy(buf, ps->p, (size_t)n);
+        buf[n] = 0;
+    } else {
+        buf[0] = 0;
     }
+    return n;
+}
+
+static int parse_count(Parser *ps, int *out) {
     skip_ws(ps);
-    if (*ps->p != '[') return t;
-    if (!is_number(t)) {
-        sig_error(ps, "arrays of this type are not supported");
-        return NULL;
+    if (!isdigit((unsigned char)*ps->p)) return sig_error(ps, "expected a number");
+    long v = 0;
+    while (isdigit((unsigned char)*ps->p) && v <= 1000000) v = v * 10 + (*ps->p++ - '0');
+    *out = (int)v;
+    return 0;
+}
+
+static Type *element_type(Parser *ps, Type *t) {
+    if (!is_number(t)) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
+    return t;
+}
+
+static Type *f_order_error(Parser *ps) {
+    SIG_FAIL("F-order arrays are not supported: use C order ('::1' on the last dimension) "
+             "or any layout (':' everywhere)");
+}
+
+static Type *parse_type(Parser *ps, int depth);
+
+/* items := [type (',' type)*] ')' -- the '(' already read */
+static int parse_items(Parser *ps, int depth, Type **items, int limit, const char *what, int *n) {
+    *n = 0;
+    if (accept(ps, ')')) return 0;
+    for (;;) {
+        if (*n == limit) return sig_error(ps, "too many %s (limit is %d)", what, limit);
+        Type *t = parse_type(ps, depth);
+        if (!t) return -1;
+        if (t->kind == TY_NONE) return sig_error(ps, "void cannot be one of the %s", what);
+        items[(*n)++] = t;
+        if (accept(ps, ',')) continue;
+        if (accept(ps, ')')) return 0;
+        return sig_error(ps, "expected ',' or ')'");
     }
+}
+
+/* "array(float32, 2d, C)" or "Array(float32, 2, 'C')": the '(' already read */
+static Type *parse_array_call(Parser *ps, bool printed) {
+    char name[32];
+    int n = ident(ps, name, sizeof name);
+    Type *elem = n && n < (int)sizeof name ? type_from_name(name) : NULL;
+    if (!elem) SIG_FAIL(n ? "unknown type name '%.*s'" : "expected a type", n, ps->p);
+    ps->p += n;
+    if (!element_type(ps, elem)) return NULL;
+    int ndim;
+    if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the number of dimensions");
+    if (parse_count(ps, &ndim) < 0) return NULL;
+    if (printed && *ps->p++ != 'd') SIG_FAIL("expected 'd' after the number of dimensions");
+    if (ndim < 1 || ndim > SIG_MAX_DIMS) SIG_FAIL("arrays have 1 to %d dimensions, not %d", SIG_MAX_DIMS, ndim);
+    if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the layout");
+    skip_ws(ps);
+    char quote = printed ? 0 : *ps->p;
+    if (!printed && quote != '\'' && quote != '"') SIG_FAIL("expected the layout, quoted: 'C', 'A' or 'F'");
+    if (quote) ps->p++;
+    char layout = *ps->p;
+    if (layout != 'C' && layout != 'A' && layout != 'F') SIG_FAIL("expected the layout 'C', 'A' or 'F'");
+    if (layout == 'F' && ndim > 1) return f_order_error(ps);
     ps->p++;
-    int ndim = 0;
-    char layout = 'A';
+    if (quote && *ps->p++ != quote) SIG_FAIL("expected the closing quote");
+    if (!accept(ps, ')')) SIG_FAIL("expected ')'");
+    return type_array(ps->c, elem, ndim, layout == 'A' ? 'A' : 'C', AS_GLOBAL);
+}
+
+/* dims := dim (',' dim)* ']' -- the '[' already read */
+static Type *parse_dims(Parser *ps, Type *elem) {
+    if (!element_type(ps, elem)) return NULL;
+    int ndim = 0, ncontig = 0, contig = -1;
     for (;;) {
         skip_ws(ps);
         if (strncmp(ps->p, "::1", 3) == 0) {
             ps->p += 3;
-            layout = 'C';
+            ncontig++;
+            contig = ndim;
         } else if (*ps->p == ':') {
             ps->p++;
-            if (layout == 'C') layout = 'X'; /* a contiguous dim must be the last */
         } else {
-            sig_error(ps, "expected ':' or '::1'");
-            return NULL;
+            SIG_FAIL("expected ':' or '::1'");
         }
-        ndim++;
+        if (++ndim > SIG_MAX_DIMS) SIG_FAIL("too many dimensions (limit is %d)", SIG_MAX_DIMS);
+        if (accept(ps, ',')) continue;
+        if (accept(ps, ']')) break;
+        SIG_FAIL("expected ',' or ']'");
+    }
+    if (ncontig == 1 && contig == 0 && ndim > 1) return f_order_error(ps);
+    if (ncontig > 1 || (ncontig == 1 && contig != ndim - 1))
+        SIG_FAIL("only the last dimension may be '::1' (C order)");
+    return type_array(ps->c, elem, ndim, ncontig ? 'C' : 'A', AS_GLOBAL);
+}
+
+static Type *parse_base(Parser *ps, int depth) {
+    char name[32];
+    int n = ident(ps, name, sizeof name);
+    if (!n) SIG_FAIL("expected a type");
+    const char *at = ps->p;
+    ps->p += n;
+    if (!strcmp(name, "UniTuple") && accept(ps, '(')) {
+        Type *item = parse_type(ps, depth + 1);
+        if (!item) return NULL;
+        if (item->kind == TY_NONE) SIG_FAIL("a tuple item cannot be void");
         skip_ws(ps);
-        if (*ps->p == ',') { ps->p++; continue; }
-        if (*ps->p == ']') { ps->p++; break; }
-        sig_error(ps, "expected ',' or ']'");
-        return NULL;
+        if (*ps->p != 'x' && *ps->p != ',') SIG_FAIL("expected 'x' or ',' (UniTuple(type x count))");
+        ps->p++;
+        int count;
+        if (parse_count(ps, &count) < 0) return NULL;
+        if (count > SIG_MAX_ITEMS) SIG_FAIL("too many tuple items (limit is %d)", SIG_MAX_ITEMS);
+        if (!accept(ps, ')')) SIG_FAIL("expected ')'");
+        Type *items[SIG_MAX_ITEMS];
+        for (int i = 0; i < count; i++) items[i] = item;
+        return type_tuple(ps->c, count, items);
     }
-    if (layout == 'X') {
-        sig_error(ps, "only the last dimension may be '::1' (C order)");
-        return NULL;
+    if (!strcmp(name, "Tuple") && accept(ps, '(')) {
+        Type *items[SIG_MAX_ITEMS];
+        int count;
+        if (parse_items(ps, depth + 1, items, SIG_MAX_ITEMS, "tuple items", &count) < 0) return NULL;
+        return type_tuple(ps->c, count, items);
     }
-    return type_array(ps->c, t, ndim, layout, AS_GLOBAL);
+    if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true);
+    if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false);
+    if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");
+    Type *t = n < (int)sizeof name ? type_from_name(name) : NULL;
+    if (!t) {
+        ps->p = at;
+        SIG_FAIL("unknown type name '%.*s'", n, at);
+    }
+    return t;
+}
+
+static Type *parse_type(Parser *ps, int depth) {
+    if (depth > SIG_MAX_DEPTH) SIG_FAIL("types nested too deeply (limit is %d)", SIG_MAX_DEPTH);
+    Type *t = parse_base(ps, depth);
+    if (!t) return NULL;
+    if (accept(ps, '[')) t = parse_dims(ps, t);
+    if (t && accept(ps, '*')) {
+        ps->p--;
+        SIG_FAIL("pointer types (%s*) are not supported", type_name(ps->c, t));
+    }
+    return t;
+}
+
+int sig_parse(Ctx *c, const char *sig, Type **ret, Type ***args, int *nargs) {
+    Parser ps = {c, sig, sig};
+    *ret = NULL;
+    skip_ws(&ps);
+    if (*ps.p != '(' && !(*ret = parse_type(&ps, 0))) return -1;
+    if (!accept(&ps, '(')) return sig_error(&ps, "expected '('");
+    Type *items[SIG_MAX_ARGS];
+    int n;
+    RETURN_IF_ERROR(parse_items(&ps, 0, items, SIG_MAX_ARGS, "arguments", &n));
+    skip_ws(&ps);
+    if (*ps.p) return sig_error(&ps, "trailing characters");
+    *args = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n ? n : 1));
+    if (!*args) return -1;
+    memcpy(*args, items, sizeof(Type *) * (size_t)n);
+    *nargs = n;
+    return 0;
 }
 
 int parse_signature(Ctx *c, const char *sig) {
-    Parser ps = {c, sig, sig};
-    Type *ret = parse_type(&ps);
-    if (!ret) return -1;
-    skip_ws(&ps);
-    if (*ps.p != '(') return sig_error(&ps, "expected '('");
-    ps.p++;
-    Type *args[256];
-    int n = 0;
-    skip_ws(&ps);
-    if (*ps.p == ')') {
-        ps.p++;
-    } else {
-        for (;;) {
-            if (n == 256) return sig_error(&ps, "too many arguments");
-            Type *t = parse_type(&ps);
-            if (!t) return -1;
-            if (t->kind == TY_NONE) return sig_error(&ps, "an argument cannot be void");
-            args[n++] = t;
-            skip_ws(&ps);
-            if (*ps.p == ',') { ps.p++; continue; }
-            if (*ps.p == ')') { ps.p++; break; }
-            return sig_error(&ps, "expected ',' or ')'");
-        }
-    }
-    skip_ws(&ps);
-    if (*ps.p) return sig_error(&ps, "trailing characters");
-    c->restype = ret;
+    Type *ret, **args;
+    int n;
+    RETURN_IF_ERROR(sig_parse(c, sig, &ret, &args, &n));
+    for (int i = 0; i < n; i++)
+        if (args[i]->kind != TY_ARRAY && !is_number(args[i]))
+            return PyErr_Format(PyExc_TypeError,
+                                "bad signature '%s': argument %d is %s; a kernel takes arrays and numbers",
+                                sig, i + 1, type_name(c, args[i])), -1;
+    c->restype = ret ? ret : &ty_none;
     c->nargs = n;
-    c->argtypes = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n ? n : 1));
-    if (!c->argtypes) return -1;
-    memcpy(c->argtypes, args, sizeof(Type *) * (size_t)n);
+    c->argtypes = args;
     return 0;
 }

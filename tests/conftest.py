@@ -22,6 +22,7 @@ import pytest  # noqa: E402
 
 import gpujit as gpu  # noqa: E402
 from gpujit.dispatcher import Dispatcher
+from gpujit.typing import signature_string
 
 PTXAS = shutil.which("ptxas")
 
@@ -32,6 +33,7 @@ _orig_compile = Dispatcher.compile
 
 
 def _recording_compile(self, sig, target=None, cc=None):
+    sig = signature_string(sig)  # types and tuples of types too
     k = _orig_compile(self, sig, target, cc)
     if (target or gpu.current_target()) != "cuda":
         key = (self.py_func.__code__, sig.strip())

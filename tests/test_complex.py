@@ -239,7 +239,8 @@ def test_local_and_shared_complex_arrays(rng):
 
 
 def test_types_exported():
-    assert gpu.complex64 is np.complex64 and gpu.complex128 is np.complex128
+    assert np.dtype(gpu.complex64) == np.complex64 and np.dtype(gpu.complex128) == np.complex128
+    assert type(gpu.complex64(1.5)) is np.complex64
 
     @gpu.jit
     def k(out, x):

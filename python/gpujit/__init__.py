@@ -11,8 +11,6 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
 
     saxpy[blocks, threads](out, 2.0, x, y)
 """
-import numpy as _np
-
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError)
@@ -23,33 +21,31 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
                          popc, clz, ffs, brev)
 from . import intrinsics as _intrinsics
+from . import types
 from .dispatcher import Dispatcher, DeviceFunction
+from .typing import signature_list as _signature_list, signature_string as _signature_string
 
 _core.register_paths(_intrinsics.registry())
 
-# Types: NumPy's scalar types, usable as dtypes and as casts inside kernels.
-boolean = bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float32, float64 = _np.float32, _np.float64
-complex64, complex128 = _np.complex64, _np.complex128
-intp, uintp = _np.intp, _np.uintp
+# Types: numba's type objects (gpujit.types): signatures (void(float32[::1], int32)),
+# dtypes (np.dtype(gpujit.float32), shared.array(n, gpujit.float32)) and casts in kernels.
+from .types import (boolean, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: E402
+                    float32, float64, complex64, complex128, intp, uintp, intc, uintc, byte, char, uchar, short,
+                    ushort, int_, uint, long_, ulong, longlong, ulonglong, float_, double, void, none, b1, i1, i2,
+                    i4, i8, u1, u2, u4, u8, f4, f8, c8, c16)
 
 __version__ = "0.1.0"
 
 
 def jit(func_or_sig=None, device=False, **options):
-    """Compile a Python function as a kernel: @jit, @jit(options), @jit("void(float32[::1])", ...)
-    or @jit(["sig1", "sig2"]). Options: fastmath, lineinfo, debug."""
+    """Compile a Python function as a kernel: @jit, @jit(options), @jit(sig, ...) or
+    @jit([sig1, sig2]), a signature being a string ("void(float32[::1], int32)"), types
+    called (void(float32[::1], int32)) or a tuple of argument types ((float32[::1], int32)).
+    Options: fastmath, lineinfo, debug."""
     make = DeviceFunction if device else Dispatcher
-    if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
+    if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple, types.Type)):
         return make(func_or_sig, None, **options)
-    sigs = func_or_sig
-    if isinstance(sigs, str):
-        sigs = [sigs]
-    elif sigs is not None and not isinstance(sigs, (list, tuple)):
-        raise TypeError("jit() takes a function, a signature string or a list of them, not %s"
-                        % type(sigs).__name__)
+    sigs = _signature_list(func_or_sig)
 
     def wrap(func):
         return make(func, sigs, **options)
@@ -59,12 +55,9 @@ def jit(func_or_sig=None, device=False, **options):
 def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False):
     """PTX of `pyfunc` for signature `sig`, as numba.cuda.compile_ptx: returns (ptx, return_type).
     Needs no GPU and no driver."""
-    if isinstance(pyfunc, Dispatcher):
+    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         pyfunc = pyfunc.py_func
-    if not isinstance(sig, str):
-        raise TypeError("sig must be a string such as 'void(float32[::1])'")
-    if "(" not in sig:
-        raise TypeError("bad signature %r: expected 'void(arg types)'" % sig)
+    sig = _signature_string(sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
                       cc=tuple(cc), fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"

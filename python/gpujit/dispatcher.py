@@ -7,11 +7,7 @@ what happens on a cache miss (_specialize) and the introspection API.
 import inspect
 
 from . import _core
-from .typing import signature_of
-
-_ARRAY = 1
-_DTYPE_NAMES = {1: "bool", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16",
-                8: "uint32", 9: "uint64", 10: "float32", 11: "float64", 12: "complex64", 13: "complex128"}
+from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string
 
 
 def _current_target():
@@ -26,10 +22,7 @@ def _target_cc(target):
     return tuple(get_current_device().compute_capability)
 
 
-def _normalise_sig(sig):
-    if not isinstance(sig, str):
-        raise TypeError("signatures are strings such as 'void(float32[::1], float32)', not %r" % (sig,))
-    return sig.strip()
+_normalise_sig = signature_string  # one signature, any spelling -> its string
 
 
 class Dispatcher(_core.DispatcherBase):
@@ -53,7 +46,7 @@ class Dispatcher(_core.DispatcherBase):
         self.lineinfo = bool(lineinfo)
         self.debug = bool(debug)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
-        self._eager = [_normalise_sig(s) for s in sigs] if sigs else None
+        self._eager = signature_list(sigs)
         if self._eager:
             for s in self._eager:
                 self.compile(s)
@@ -84,9 +77,16 @@ class Dispatcher(_core.DispatcherBase):
         sig = signature_of(args)
         if self._eager is None:
             return self.compile(sig, target)
+        # numba's choice: the eager signature needing the fewest (and safest) conversions;
+        # the first declared of equals
+        have = parse_signature(sig)[1]
+        best, best_cost = None, None
         for s in self._eager:
-            if s == sig or _compatible(s, sig):
-                return self.compile(s, target)
+            cost = match_cost(parse_signature(s)[1], have)
+            if cost is not None and (best_cost is None or cost < best_cost):
+                best, best_cost = s, cost
+        if best is not None:
+            return self.compile(best, target)
         raise TypeError("no matching signature for %s%s; the kernel was compiled for: %s" % (
             self.__name__, sig[4:], "; ".join(self._eager)))
 
@@ -185,7 +185,11 @@ class DeviceFunction:
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc
-        self.signatures = list(sigs or [])
+        # kept for introspection, checked by the compiler's parser: a device function is
+        # compiled into each caller, specialised on the types at the call
+        self.signatures = signature_list(sigs) or []
+        for s in self.signatures:
+            parse_signature(s)
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
@@ -215,52 +219,3 @@ class _ForAll:
             _, tpb = _core.max_potential_block(kernel, self.sharedmem)
         blocks = (self.ntasks + tpb - 1) // tpb
         return self.dispatcher[blocks, tpb, self.stream, self.sharedmem](*args)
-
-
-def _parse(sig):
-    inner = sig[sig.index("(") + 1:sig.rindex(")")]
-    out, depth, cur = [], 0, ""
-    for ch in inner:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-_SCALARS = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-            "complex64", "complex128"}
-_ALIASES = {"boolean": "bool", "b1": "bool", "f4": "float32", "f8": "float64", "i4": "int32", "i8": "int64",
-            "float": "float32", "double": "float64", "intp": "int64", "u4": "uint32", "u8": "uint64",
-            "c8": "complex64", "c16": "complex128", "csingle": "complex64", "cdouble": "complex128",
-            "complex_": "complex128"}
-
-
-def _compatible(eager, given):
-    """Can arguments of type `given` be passed to a kernel compiled for `eager`?"""
-    a, b = _parse(eager), _parse(given)
-    if len(a) != len(b):
-        return False
-    for want, have in zip(a, b):
-        want = _ALIASES.get(want.replace(" ", ""), want.replace(" ", ""))
-        have = have.replace(" ", "")
-        if want in _SCALARS or have in _SCALARS:
-            if not (want in _SCALARS and have in _SCALARS):
-                return False
-            if have.startswith("complex") and not want.startswith("complex"):
-                return False  # a complex converts only to a complex
-            continue  # scalars convert, as in numba
-        wd, wdims = want.split("[", 1)
-        hd, hdims = have.split("[", 1)
-        if _ALIASES.get(wd, wd) != hd or len(wdims.split(",")) != len(hdims.split(",")):
-            return False
-        if wdims.endswith("::1]") and not hdims.endswith("::1]"):
-            return False
-    return True

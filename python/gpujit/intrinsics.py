@@ -112,8 +112,11 @@ def _walk(obj):
 
 
 def registry():
-    """{id(obj): path} for every intrinsic object (the compiler's view of them)."""
-    paths = {}
+    """{id(obj): path} for every intrinsic object (the compiler's view of them). gpujit's
+    scalar types (gpujit.float32, gpujit.types.int32) are named as NumPy's, so a kernel
+    uses them as it uses np.float32: as casts and as dtypes."""
+    from .types import NUMBERS
+    paths = {id(t): path for path, t in NUMBERS.items()}
     for top in _TOP:
         for obj in _walk(top):
             paths[id(obj)] = obj._path

@@ -1,9 +1,17 @@
-"""Kernel argument types: numba-style type strings for Python values.
+"""Kernel argument types: numba-style type strings for Python values, and the
+matching of launch arguments to a kernel's eager signatures.
 
 typeof(np.zeros(3, np.float32)) == 'float32[::1]'; a non-contiguous view gives
-'float32[:]'. The strings are what signatures and the compiler use.
+'float32[:]'. The strings are what signatures and the compiler use; every
+signature, in whatever spelling, is read by the compiler's own parser
+(_core.parse_signature), so launching and compiling agree on what it means.
 """
+import functools
+
 import numpy as np
+
+from . import _core
+from .types import Type, Signature
 
 _DTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
@@ -76,3 +84,94 @@ def typeof(value, position=None):
 
 def signature_of(args):
     return "void(%s)" % ", ".join(typeof(a, i) for i, a in enumerate(args))
+
+
+# -- signatures --------------------------------------------------------------------------------
+def signature_string(sig):
+    """The string of one signature in any of numba's spellings: 'void(float32[::1], int32)',
+    void(float32[::1], int32) (types called) or a tuple of argument types (float32[::1], int32)."""
+    if isinstance(sig, str):
+        return sig.strip()
+    if isinstance(sig, Signature):
+        return str(sig)
+    if isinstance(sig, tuple) and all(isinstance(t, Type) for t in sig):
+        return str(Signature(None, sig))
+    raise TypeError("a signature is a string such as 'void(float32[::1], int32)', types called as "
+                    "void(float32[::1], int32) or a tuple of argument types, not %r" % (sig,))
+
+
+def signature_list(sigs):
+    """The strings of jit()'s signatures argument: one signature in any spelling, or a list
+    of them; None for none (the kernel compiles for the types of each launch)."""
+    if sigs is None:
+        return None
+    if isinstance(sigs, (str, Signature)) or (isinstance(sigs, tuple) and all(isinstance(t, Type) for t in sigs)):
+        return [signature_string(sigs)]
+    if isinstance(sigs, (list, tuple)):
+        return [signature_string(s) for s in sigs] or None
+    raise TypeError("jit() takes a function, a signature or a list of signatures, not %s" % type(sigs).__name__)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_signature(sig):
+    """(restype, [argtype]) of a signature string, each type (name, kind, dtype, ndim, layout)."""
+    return _core.parse_signature(sig)
+
+
+def _kind_bits(name):
+    dt = np.dtype("bool" if name == "bool" else name)
+    return dt.kind, dt.itemsize * 8
+
+
+def _conversion_cost(have, want):
+    """1 for a promotion (a wider type of the same kind), 2 for another conversion that keeps
+    the value (numba's 'safe': bool to a number, an int to float64 or to a float32 from at most
+    16 bits, to a wider signed int from unsigned, a real to a complex), 3 for one that may lose
+    it. As numba, any int converts safely to float64."""
+    (hk, hb), (wk, wb) = _kind_bits(have), _kind_bits(want)
+    if hk == wk and wb >= hb and hk != "b":
+        return 1
+    if hk == "b" and wk != "b":
+        return 2
+    if wk == "c" and hk != "c":
+        return 3 if _conversion_cost(have, "float%d" % (wb // 2)) == 3 else 2
+    if wk == "f" and hk in "iu":
+        return 2 if wb == 64 or hb <= 16 else 3
+    if wk == "i" and hk == "u" and wb > hb:
+        return 2
+    return 3
+
+
+def _scalar_cost(have, want):
+    if have == want:
+        return 0
+    hk, wk = _kind_bits(have)[0], _kind_bits(want)[0]
+    # What the launcher converts (runtime/launch.c, check_kernel and put_scalar): ints and
+    # bools to ints and floats, floats to floats, anything to a complex; no complex to a real
+    # and no float to an int.
+    if not (wk == "c" or (hk in "biu" and wk in "iuf") or (hk == "f" and wk == "f")):
+        return None
+    return _conversion_cost(have, want)
+
+
+def match_cost(want, have):
+    """How far arguments of types `have` are from a kernel's `want` (parsed argument lists):
+    0 exact, more for each conversion (2 for one that may lose information), None if they
+    cannot be passed. Arrays match in dtype and ndim; a C-contiguous ('::1') parameter takes
+    only C-contiguous arrays, layout 'A' takes any."""
+    if len(want) != len(have):
+        return None
+    cost = 0
+    for (_, wkind, wdt, wnd, wlay), (_, hkind, hdt, hnd, hlay) in zip(want, have):
+        if wkind == "array" and hkind == "array":
+            if wdt != hdt or wnd != hnd or (wlay == "C" and hlay != "C"):
+                return None
+            cost += wlay != hlay
+        elif wkind == "scalar" and hkind == "scalar":
+            c = _scalar_cost(hdt, wdt)
+            if c is None:
+                return None
+            cost += c
+        else:
+            return None
+    return cost

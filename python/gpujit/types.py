@@ -1,0 +1,248 @@
+"""numba's type objects, for signatures: gpujit.types.float32, float32[:, ::1],
+void(float32[::1], int32), Array(float32, 2, 'C'), UniTuple(int64, 2), ...
+
+Each type's str() is its spelling in a signature string, which the compiler's
+one parser reads (src/types.c), so a signature object and a string cannot mean
+different things. The scalar types also stand in for NumPy's scalar types:
+np.dtype() reads their .dtype, a kernel uses them as casts and dtypes (the
+compiler knows them by their NumPy name, see intrinsics.registry()), and
+called on a value outside a kernel they cast it, as numba's do.
+"""
+import numpy as np
+
+__all__ = ["Type", "Number", "Boolean", "Integer", "Float", "Complex", "NoneType", "Array", "UniTuple", "Tuple",
+           "CPointer", "Signature", "signature",
+           "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc",
+           "uintc", "boolean", "bool_", "float32", "float64", "complex64", "complex128", "byte", "char", "uchar",
+           "short", "ushort", "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double",
+           "void", "none", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16"]
+
+
+class Type:
+    """A type of a kernel's argument or result, named by its signature spelling."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, Type) and type(self) is type(other) and self.name == other.name
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.name))
+
+    def __call__(self, *args):
+        """restype(argtypes...): the signature of a function returning this type."""
+        for a in args:
+            if not isinstance(a, Type):
+                raise TypeError("%s(...) makes a signature of types, not of %r" % (self, a))
+        return Signature(self, args)
+
+    def __getitem__(self, dims):
+        raise TypeError("%s cannot be an array's element type (only numbers can)" % self)
+
+
+class Number(Type):
+    """A scalar: bool, intN, uintN, floatN, complexN."""
+
+    def __init__(self, name, dtype):
+        super().__init__(name)
+        self.dtype = np.dtype(dtype)      # np.dtype(gpujit.float32) == np.dtype('float32')
+        self.bitwidth = self.dtype.itemsize * 8
+
+    def __call__(self, *args):
+        if len(args) == 1 and not isinstance(args[0], Type):
+            return self.dtype.type(args[0])   # a cast, as in a kernel
+        return super().__call__(*args)
+
+    def __getitem__(self, dims):
+        """float32[:], float32[:, ::1] (C order), int32[::1, :] (F order)."""
+        if not isinstance(dims, tuple):
+            dims = (dims,)
+        if not dims:
+            raise TypeError("%s[]: an array needs at least one dimension" % self)
+        steps = []
+        for d in dims:
+            if not isinstance(d, slice) or d.start is not None or d.stop is not None or d.step not in (None, 1):
+                raise TypeError("%s[...]: each dimension is ':' or '::1', not %r" % (self, d))
+            steps.append(d.step)
+        ndim = len(steps)
+        if steps.count(1) == 0:
+            layout = "A"
+        elif steps.count(1) == 1 and steps[-1] == 1:
+            layout = "C"
+        elif steps.count(1) == 1 and steps[0] == 1:
+            layout = "F"
+        else:
+            raise TypeError("%s[...]: '::1' goes on the last dimension (C order) or the first (F order)" % self)
+        return Array(self, ndim, layout)
+
+
+class Boolean(Number):
+    pass
+
+
+class Integer(Number):
+    @property
+    def signed(self):
+        return self.dtype.kind == "i"
+
+
+class Float(Number):
+    pass
+
+
+class Complex(Number):
+    @property
+    def underlying_float(self):
+        return float32 if self.dtype == np.complex64 else float64
+
+
+class NoneType(Type):
+    """void / none: what a kernel returns."""
+
+
+class Array(Type):
+    """Array(dtype, ndim, layout): layout 'C' (C-contiguous), 'F' or 'A' (any strides)."""
+
+    def __init__(self, dtype, ndim, layout="A", readonly=False):
+        if not isinstance(dtype, Number):
+            raise TypeError("Array(): the element type must be a number type such as float32, not %r" % (dtype,))
+        if not isinstance(ndim, int) or ndim < 1:
+            raise TypeError("Array(): ndim must be a positive int, not %r" % (ndim,))
+        if layout not in ("C", "F", "A"):
+            raise TypeError("Array(): layout must be 'C', 'F' or 'A', not %r" % (layout,))
+        if ndim == 1 and layout == "F":
+            layout = "C"   # one dimension: F order is C order
+        self.dtype, self.ndim, self.layout, self.readonly = dtype, ndim, layout, readonly
+        dims = [":"] * ndim
+        if layout == "C":
+            dims[-1] = "::1"
+        elif layout == "F":
+            dims[0] = "::1"
+        super().__init__("%s[%s]" % (dtype, ", ".join(dims)))
+
+    def __eq__(self, other):
+        return isinstance(other, Array) and self.name == other.name
+
+    def __hash__(self):
+        return hash(("Array", self.name))
+
+    def copy(self, dtype=None, ndim=None, layout=None):
+        return Array(dtype or self.dtype, ndim or self.ndim, layout or self.layout)
+
+
+class UniTuple(Type):
+    """UniTuple(dtype, count): a tuple of count items of one type."""
+
+    def __init__(self, dtype, count):
+        if not isinstance(dtype, Type) or isinstance(dtype, NoneType):
+            raise TypeError("UniTuple(): the item type must be a type, not %r" % (dtype,))
+        self.dtype, self.count = dtype, int(count)
+        self.types = (dtype,) * self.count
+        super().__init__("UniTuple(%s x %d)" % (dtype, self.count))
+
+    def __eq__(self, other):
+        return isinstance(other, (UniTuple, Tuple)) and self.name == other.name
+
+    def __hash__(self):
+        return hash(("Tuple", self.name))
+
+    def __len__(self):
+        return self.count
+
+    def __iter__(self):
+        return iter(self.types)
+
+
+class Tuple(Type):
+    """Tuple([types]): a tuple of items of different types (a UniTuple if they are all one type)."""
+
+    def __new__(cls, types):
+        types = tuple(types)
+        if types and all(t == types[0] for t in types):
+            return UniTuple(types[0], len(types))
+        return super().__new__(cls)
+
+    def __init__(self, types):
+        types = tuple(types)
+        for t in types:
+            if not isinstance(t, Type) or isinstance(t, NoneType):
+                raise TypeError("Tuple(): the item types must be types, not %r" % (t,))
+        self.types = types
+        self.count = len(types)
+        super().__init__("Tuple(%s)" % ", ".join(str(t) for t in types))
+
+    __eq__ = UniTuple.__eq__
+    __hash__ = UniTuple.__hash__
+
+    def __len__(self):
+        return self.count
+
+    def __iter__(self):
+        return iter(self.types)
+
+
+class CPointer(Type):
+    """CPointer(dtype): a raw pointer. The compiler takes no pointer arguments: a
+    signature holding one is refused when compiled."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        super().__init__("%s*" % dtype)
+
+
+class Signature:
+    """A function's type: return_type(args...); return_type None where it is left
+    to the compiler (a tuple of argument types: jit((float32[:], int32)))."""
+
+    def __init__(self, return_type, args):
+        if return_type is not None and not isinstance(return_type, Type):
+            raise TypeError("a signature's return type must be a type, not %r" % (return_type,))
+        self.return_type = return_type
+        self.args = tuple(args)
+
+    def __str__(self):
+        ret = self.return_type
+        ret = "" if ret is None else "void" if isinstance(ret, NoneType) else str(ret)
+        return "%s(%s)" % (ret, ", ".join(str(a) for a in self.args))
+
+    def __repr__(self):
+        return "<signature %s>" % self
+
+    def __eq__(self, other):
+        return isinstance(other, Signature) and (self.return_type, self.args) == (other.return_type, other.args)
+
+    def __hash__(self):
+        return hash((self.return_type, self.args))
+
+
+def signature(return_type, *args):
+    return Signature(return_type, args)
+
+
+none = void = NoneType("none")
+boolean = bool_ = b1 = Boolean("bool", np.bool_)
+int8 = i1 = char = Integer("int8", np.int8)
+int16 = i2 = short = Integer("int16", np.int16)
+int32 = i4 = intc = Integer("int32", np.int32)
+int64 = i8 = intp = int_ = long_ = longlong = Integer("int64", np.int64)
+uint8 = u1 = byte = uchar = Integer("uint8", np.uint8)
+uint16 = u2 = ushort = Integer("uint16", np.uint16)
+uint32 = u4 = uintc = Integer("uint32", np.uint32)
+uint64 = u8 = uintp = uint = ulong = ulonglong = Integer("uint64", np.uint64)
+float32 = f4 = float_ = Float("float32", np.float32)
+float64 = f8 = double = Float("float64", np.float64)
+complex64 = c8 = Complex("complex64", np.complex64)
+complex128 = c16 = Complex("complex128", np.complex128)
+
+# The scalar types, by the NumPy name the compiler knows each by (src/intrinsics.c).
+NUMBERS = {"numpy.bool": boolean, "numpy.int8": int8, "numpy.int16": int16, "numpy.int32": int32,
+           "numpy.int64": int64, "numpy.uint8": uint8, "numpy.uint16": uint16, "numpy.uint32": uint32,
+           "numpy.uint64": uint64, "numpy.float32": float32, "numpy.float64": float64,
+           "numpy.complex64": complex64, "numpy.complex128": complex128}

@@ -1,0 +1,355 @@
+"""Signatures in every spelling numba accepts (strings, type objects, tuples of
+argument types), read by the compiler's one parser both when compiling and when
+matching a launch's arguments to the eager signatures."""
+import numpy as np
+import pytest
+
+import gpujit as gpu
+from gpujit import _core, types
+from gpujit.types import (Array, CPointer, Tuple, UniTuple, complex64, complex128, float32, float64, int8, int16,
+                          int32, int64, uint8, uint32, void)
+from conftest import poisoned, random_array
+
+# numba.core.types' scalar names and the type each is on a 64-bit Linux host
+ALIASES = {
+    "bool": "bool", "boolean": "bool", "bool_": "bool", "b1": "bool",
+    "int8": "int8", "i1": "int8", "char": "int8",
+    "int16": "int16", "i2": "int16", "short": "int16",
+    "int32": "int32", "i4": "int32", "intc": "int32",
+    "int64": "int64", "i8": "int64", "intp": "int64", "int_": "int64", "long_": "int64", "longlong": "int64",
+    "uint8": "uint8", "u1": "uint8", "byte": "uint8", "uchar": "uint8",
+    "uint16": "uint16", "u2": "uint16", "ushort": "uint16",
+    "uint32": "uint32", "u4": "uint32", "uintc": "uint32",
+    "uint64": "uint64", "u8": "uint64", "uintp": "uint64", "uint": "uint64", "ulong": "uint64",
+    "ulonglong": "uint64",
+    "float32": "float32", "f4": "float32", "float_": "float32",
+    "float64": "float64", "f8": "float64", "double": "float64",
+    "complex64": "complex64", "c8": "complex64",
+    "complex128": "complex128", "c16": "complex128",
+}
+
+
+def values(rng, dtype, n):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind == "c":
+        return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
+    return random_array(rng, n, dt)
+
+
+def poison(n, dtype):
+    dt = np.dtype(dtype)
+    return np.full(n, complex(np.nan, np.nan), dt) if dt.kind == "c" else poisoned(n, dt)
+
+
+def copy_and_put(out, a, x):
+    i = gpu.grid(1)
+    if i < a.size:
+        out[i] = a[i]
+    if i == 0:
+        out[a.size] = x
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_alias_in_string_signature(alias, rng):
+    """The alias compiles, and a launch with arrays and a scalar of its type matches it."""
+    name = ALIASES[alias]
+    k = gpu.jit("void(%s[::1], %s[:], %s)" % (alias, alias, alias))(copy_and_put)
+    a, x = values(rng, name, 33), values(rng, name, 1)[0]
+    out = poison(34, name)
+    k[2, 32](out, a, x)
+    want = np.append(a, x)
+    assert out.dtype == np.dtype(name) and (out == want).all()
+    assert k.signatures == ["void(%s[::1], %s[:], %s)" % (alias, alias, alias)]  # no lazy compile
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_alias_type_objects(alias):
+    if alias == "bool":
+        pytest.skip("'bool' is the type's name, not one of numba.types' attributes")
+    t = getattr(types, alias)
+    assert t is types.NUMBERS["numpy." + ALIASES[alias]] and getattr(gpu, alias) is t
+    assert str(t) == ALIASES[alias] and np.dtype(t) == np.dtype(ALIASES[alias])
+    assert _core.parse_signature("(%s)" % alias)[1][0][0] == ALIASES[alias]
+
+
+def test_void_and_none():
+    assert types.void is types.none is gpu.void is gpu.none
+    assert _core.parse_signature("void()") == _core.parse_signature("none()") == (("none", "none", "", 0, ""), [])
+
+
+def saxpy(out, a, x, y):
+    i = gpu.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+SAXPY_FORMS = {
+    "string": "void(float32[::1], float32, float32[::1], float32[::1])",
+    "string-no-return": "(float32[::1], float32, float32[::1], float32[::1])",
+    "types-called": void(float32[::1], float32, float32[::1], float32[::1]),
+    "tuple": (float32[::1], float32, float32[::1], float32[::1]),
+    "Array": void(Array(float32, 1, "C"), float32, Array(float32, 1, "C"), Array(float32, 1, "C")),
+    "any-layout": void(float32[:], float32, float32[:], float32[:]),
+    "numba-printed": "void(array(float32, 1d, C), float32, array(float32, 1d, A), array(f4, 1d, C))",
+    "numba-constructor": "void(Array(float32, 1, 'C'), float32, Array(float32, 1, \"A\"), float32[::1])",
+    "top-level": gpu.void(gpu.float32[::1], gpu.f4, gpu.float32[::1], gpu.float32[::1]),
+    "list": [void(float64[::1], float64, float64[::1], float64[::1]), (float32[::1], float32, float32[::1],
+                                                                           float32[::1])],
+}
+
+
+@pytest.mark.parametrize("form", sorted(SAXPY_FORMS))
+def test_signature_forms_compile_and_launch(form, rng):
+    k = gpu.jit(SAXPY_FORMS[form])(saxpy)
+    compiled = list(k.signatures)
+    x, y = random_array(rng, 100, np.float32), random_array(rng, 100, np.float32)
+    out = poisoned(100, np.float32)
+    k[4, 32](out, np.float32(1.5), x, y)
+    # the kernel may fuse a * x + y (one rounding): compare with the exact value rounded once
+    want = (1.5 * x.astype(np.float64) + y).astype(np.float32)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+    assert k.signatures == compiled  # the launch used an eager signature
+
+
+def test_signature_forms_compile_ptx():
+    for sig in ("void(float32[::1], float32, float32[::1], float32[::1])",
+                void(float32[::1], float32, float32[::1], float32[::1]),
+                (float32[::1], float32, float32[::1], float32[::1])):
+        ptx, restype = gpu.compile_ptx(saxpy, sig)
+        assert ".entry" in ptx and "fma.rn.f32" in ptx and restype == "void"
+
+
+def scale2d(out, a, s):
+    i, j = gpu.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = a[i, j] * s
+
+
+@pytest.mark.parametrize("sig", [
+    void(float64[:, ::1], float64[:, :], float64),
+    void(Array(float64, 2, "C"), Array(float64, 2, "A"), float64),
+    "void(f8[:, ::1], double[:, :], float_)",
+    (float64[:, :], float64[:, :], int64),
+], ids=["subscript", "Array", "aliases", "tuple"])
+def test_2d_layouts(sig, rng):
+    k = gpu.jit(sig)(scale2d)
+    big = random_array(rng, (12, 20), np.float64)
+    a = big[::2, 1::3]                                   # strided: any-layout only
+    out = poisoned(a.shape, np.float64)
+    s = 3 if isinstance(sig, tuple) else 0.75
+    k[(1, 1), (8, 8)](out, a, s)
+    np.testing.assert_array_equal(out, a * s)
+
+
+def test_best_signature_is_chosen():
+    """numba's choice among eager signatures: an exact match before a conversion, the
+    safest conversion before a lossy one, else the first declared."""
+    def put(out, x):
+        out[0] = x
+    k = gpu.jit([void(float64[::1], float32), void(float64[::1], float64), void(float64[::1], int16)])(put)
+    out = poisoned(1, np.float64)
+    k[1, 1](out, 0.1)                         # float64: exact
+    assert out[0] == 0.1
+    k[1, 1](out, np.float32(0.1))             # float32: exact
+    assert out[0] == float(np.float32(0.1))
+    k[1, 1](out, np.int8(-7))                 # int8 -> int16 is the safe one
+    assert out[0] == -7
+    k[1, 1](out, 2**40 + 1)                   # int64: to float64 is numba's safe one
+    assert out[0] == 2**40 + 1
+    k[1, 1](out, np.uint16(40000))            # uint16 -> float32 and -> float64 are lossless, to int16
+    assert out[0] == 40000                    # not: the first of those two
+    assert len(k.signatures) == 3
+    k2 = gpu.jit([void(float64[::1], int8), void(float64[::1], uint32)])(put)
+    k2[1, 1](out, 300)                        # int64: both lossy, the first declared
+    assert out[0] == 300 - 256
+    k2[1, 1](out, np.uint16(300))             # uint16 -> uint32 is a promotion
+    assert out[0] == 300
+
+
+def test_scalar_conversions():
+    def put(out, x):
+        out[0] = x
+    k = gpu.jit("void(complex128[::1], c16)")(put)
+    out = poison(1, np.complex128)
+    for v, want in ((3, 3), (True, 1), (2.5, 2.5), (np.float32(0.5), 0.5), (1 - 2j, 1 - 2j)):
+        k[1, 1](out, v)
+        assert out[0] == want
+    kf = gpu.jit("void(float32[::1], single)")(put)
+    out = poisoned(1, np.float32)
+    kf[1, 1](out, 7)
+    assert out[0] == 7
+
+
+@pytest.mark.parametrize("sig,args", [
+    ("void(float32[::1], float32)", (np.zeros(3, np.float64), 1.0)),         # dtype
+    ("void(float32[::1], float32)", (np.zeros((3, 2), np.float32), 1.0)),    # ndim
+    ("void(float32[::1], float32)", (np.zeros(6, np.float32)[::2], 1.0)),    # C wants C-contiguous
+    ("void(float32[:], float32)", (np.zeros(3, np.float32), 1j)),            # complex to a real
+    ("void(float32[:], int32)", (np.zeros(3, np.float32), 1.5)),             # float to an int
+    ("void(float32[:], bool_)", (np.zeros(3, np.float32), 2)),               # int to a bool
+    ("void(float32[:], float32)", (np.float32(1), 1.0)),                     # scalar for an array
+    ("void(float32[:], float32)", (np.zeros(3, np.float32), np.zeros(3))),   # array for a scalar
+], ids=["dtype", "ndim", "layout", "complex-real", "float-int", "int-bool", "scalar-array", "array-scalar"])
+def test_mismatched_launch(sig, args):
+    def put(a, x):
+        a[0] = x
+    k = gpu.jit(sig)(put)
+    with pytest.raises(TypeError, match="no matching signature"):
+        k[1, 1](*args)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        k[1, 1](np.zeros(3, np.float32), 1.0, 2.0)
+
+
+def test_mismatch_message_lists_signatures():
+    def put(out, x):
+        out[0] = x
+    k = gpu.jit([void(float32[::1], float32), "void(float64[::1], intc)"])(put)
+    with pytest.raises(TypeError, match=r"no matching signature for put\(int8\[::1\], int64\); the kernel was "
+                                        r"compiled for: void\(float32\[::1\], float32\); void\(float64\[::1\], intc\)"):
+        k[1, 1](np.zeros(1, np.int8), 1)
+
+
+BAD = [
+    ("void(float32[::1, :])", "F-order arrays are not supported"),
+    (void(Array(float32, 2, "F")), "F-order arrays are not supported"),
+    (void(int32[::1, :, :]), "F-order arrays are not supported"),
+    ("void(array(float32, 2d, F))", "F-order arrays are not supported"),
+    ("void(float32[:, ::1, :])", "only the last dimension may be '::1'"),
+    (void(CPointer(float32)), r"pointer types \(float32\*\) are not supported"),
+    ("void(CPointer(float32))", r"pointer types \(CPointer\) are not supported"),
+    ("void(Array(float32, 2, C))", "expected the layout, quoted"),
+    ("void(Array(float32, 2, 'F'))", "F-order arrays are not supported"),
+    ("void(array(float32, 17d, C))", "arrays have 1 to 16 dimensions, not 17"),
+    ("void(UniTuple(float32 x 2))", "argument 1 is UniTuple\\(float32 x 2\\); a kernel takes arrays and numbers"),
+    (void(Tuple([int8, float32])), "argument 1 is Tuple\\(int8, float32\\)"),
+    ("void(float65[:])", "unknown type name 'float65' at column 6"),
+    ("void(void)", "void cannot be one of the arguments"),
+    ("void(none[:])", "arrays of none are not supported"),
+    ("void(float32[:]", "expected ',' or '\\)' at column 16"),
+    ("void(float32[::2])", "expected ',' or ']'"),
+    ("void(float32[%s])" % ", ".join([":"] * 17), "too many dimensions \\(limit is 16\\)"),
+    ("void(%s)" % ", ".join(["int8"] * 257), "too many arguments \\(limit is 256\\)"),
+    ("void(UniTuple(int8 x 65))", "too many tuple items \\(limit is 64\\)"),
+    ("(" * 40 + ")" * 40, "expected a type"),
+    ("UniTuple(" * 20 + "int8" + " x 1)" * 20 + "()", "nested too deeply"),
+    ("float32(float32)", "a kernel's return type must be void"),
+    ("void(float32)  x", "trailing characters"),
+]
+
+
+@pytest.mark.parametrize("sig,message", BAD, ids=range(len(BAD)))
+def test_bad_signatures(sig, message):
+    def one(a):
+        pass
+    for attempt in (lambda: gpu.compile_ptx(one, sig), lambda: gpu.jit(sig)(one)):
+        with pytest.raises((TypeError, gpu.CompileError), match=message) as ei:
+            attempt()
+        assert not isinstance(ei.value, gpu.InternalCompilerError)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: float32[::2], lambda: float32[1:], lambda: float32[::1, ::1], lambda: float32[()],
+    lambda: Array(int32, 0), lambda: Array(int32, 2, "X"), lambda: Array(void, 1), lambda: void[:],
+    lambda: float32(3, float32), lambda: UniTuple(void, 2),
+])
+def test_bad_type_objects(make):
+    with pytest.raises(TypeError):
+        make()
+
+
+@pytest.mark.parametrize("sig", [42, None, b"void(int32)", [float32], (float32, "int32"), float32])
+def test_not_a_signature(sig):
+    def one(a):
+        pass
+    with pytest.raises(TypeError):
+        gpu.compile_ptx(one, sig)
+
+
+def test_type_spellings_are_the_parsers():
+    """str() of every type object is what the compiler's parser reads, and prints back."""
+    objs = [float32, complex64, types.boolean, float32[:], float32[::1], float32[:, ::1], int16[:, :, :],
+            Array(uint8, 3, "C"), Array(complex128, 1, "F"), UniTuple(int64, 3), Tuple([int8, float64]),
+            Tuple([int32, int32]), Tuple(()), UniTuple(Tuple([int8, float32]), 2)]
+    for t in objs:
+        ret, _ = _core.parse_signature("%s()" % t)
+        assert ret[0] == str(t), t
+    assert _core.parse_signature("(UniTuple(i1, 3))")[1][0][0] == str(UniTuple(int8, 3)) == "UniTuple(int8 x 3)"
+    sig = void(float32[::1], int64, UniTuple(int8, 2))
+    assert str(sig) == "void(float32[::1], int64, UniTuple(int8 x 2))"
+    assert _core.parse_signature(str(sig))[1] == [("float32[::1]", "array", "float32", 1, "C"),
+                                                  ("int64", "scalar", "int64", 0, ""),
+                                                  ("UniTuple(int8 x 2)", "tuple", "", 0, "")]
+    assert Tuple([int8, int8]) == UniTuple(int8, 2) and isinstance(Tuple([int8, int8]), UniTuple)
+    assert float32[:, ::1] == Array(float32, 2, "C") and float32[:] != float32[::1]
+    assert Array(int8, 1, "F") == int8[::1]
+
+
+def test_type_objects_as_numpy_types(rng):
+    assert gpu.float32 is types.float32 and np.dtype(gpu.float32) == np.float32
+    x = gpu.float32(1.1)
+    assert type(x) is np.float32 and x == np.float32(1.1)
+    assert type(gpu.boolean(3)) is np.bool_ and type(gpu.intc(7.9)) is np.int32 and gpu.intc(7.9) == 7
+    assert np.zeros(3, gpu.uint16).dtype == np.uint16
+    d = gpu.device_array(5, dtype=gpu.complex64)
+    assert d.dtype == np.complex64
+    a = np.arange(4).astype(gpu.int8)
+    assert a.dtype == np.int8
+
+
+def test_type_objects_in_kernels(rng):
+    """As casts and as shared/local dtypes, gpujit's and gpujit.types' objects alike."""
+    @gpu.jit
+    def k(out, a):
+        s = gpu.shared.array(8, gpu.float32)
+        loc = gpu.local.array(2, types.int16)
+        i = gpu.threadIdx.x
+        s[i] = gpu.float32(a[i]) * types.float32(0.5)
+        loc[0] = types.int16(a[i])
+        loc[1] = gpu.intc(a[i] * 2)
+        gpu.syncthreads()
+        out[i] = s[7 - i] + loc[0] + loc[1]
+    a = random_array(rng, 8, np.float64)
+    out = poisoned(8, np.float64)
+    k[1, 8](out, a)
+    half = a.astype(np.float32) * np.float32(0.5)
+    # loc holds int16s, and float32 + int16 stays float32 (numba's promotion)
+    want = (half[::-1] + np.trunc(a).astype(np.float32) + np.trunc(a * 2).astype(np.float32)).astype(np.float64)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_device_function_signatures(rng):
+    @gpu.jit(int32(int32, int32), device=True)
+    def add(a, b):
+        return a + b
+
+    @gpu.jit("UniTuple(float64 x 2)(float64)", device=True)
+    def twice(x):
+        return x, 2 * x
+
+    @gpu.jit((int32[::1], float64[::1], float64[::1]))
+    def k(out, x, y):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = add(i, 3)
+            p, q = twice(x[i])
+            y[i] = p + q
+    assert add.signatures == ["int32(int32, int32)"] and twice.signatures == ["UniTuple(float64 x 2)(float64)"]
+    x = random_array(rng, 40, np.float64)
+    out, y = poisoned(40, np.int32), poisoned(40, np.float64)
+    k[2, 32](out, x, y)
+    np.testing.assert_array_equal(out, np.arange(40) + 3)
+    np.testing.assert_array_equal(y, 3 * x)
+    with pytest.raises(TypeError, match="unknown type name"):
+        gpu.jit("int32(int33)", device=True)(lambda a: a)
+
+
+def test_compile_and_inspect_take_any_form():
+    def put(out, x):
+        out[0] = x
+    k = gpu.jit(put)
+    for sig in (void(float32[::1], float32), (float32[::1], float32), "void(f4[::1], f4)"):
+        kern = k.compile(sig, target="cpu")
+        assert kern.args == [(1, 10, 1, "C"), (0, 10, 0, " ")]
+        assert ".entry" in k.inspect_ptx(sig)
