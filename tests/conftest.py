@@ -50,6 +50,7 @@ _SNAPSHOT = os.environ.get("GPUJIT_PTX_SNAPSHOT")
 if _SNAPSHOT:
     import hashlib
     import json
+    import re
     _orig_core_compile = gpu._core.compile
     _snap_file = open(os.path.join(_SNAPSHOT, "ptx-%d.jsonl" % os.getpid()), "a")
 
@@ -65,7 +66,8 @@ if _SNAPSHOT:
             key = "%s:%d %s %s %s %s" % (os.path.relpath(code.co_filename), code.co_firstlineno, code.co_name, sig,
                                          sorted((n, v) for n, v in kw.items() if n != "keep_llvm"), cells)
             # the checkout's path appears in lineinfo's .file directives
-            ptx = k.ptx.replace(os.getcwd(), "<checkout>")
+            # and NVPTX numbers call sequences with a process-wide counter
+            ptx = re.sub(r"callseq \d+", "callseq N", k.ptx.replace(os.getcwd(), "<checkout>"))
             _snap_file.write(json.dumps({"key": key, "sha": hashlib.sha256(ptx.encode()).hexdigest(),
                                          "ptx": ptx}) + "\n")
             _snap_file.flush()
