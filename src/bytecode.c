@@ -61,6 +61,8 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"CACHE", OP_CACHE}, {"EXTENDED_ARG", OP_EXTENDED_ARG},
     {"STORE_GLOBAL", OP_STORE_GLOBAL}, {"STORE_ATTR", OP_STORE_ATTR},
     {"DELETE_FAST", OP_DELETE_FAST},
+    {"BUILD_LIST", OP_BUILD_LIST}, {"LIST_APPEND", OP_LIST_APPEND}, {"LIST_EXTEND", OP_LIST_EXTEND},
+    {"LIST_TO_TUPLE", OP_LIST_TO_TUPLE}, {"CALL_FUNCTION_EX", OP_CALL_FUNCTION_EX},
 };
 
 int bytecode_init(void) {

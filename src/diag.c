@@ -112,6 +112,10 @@ int internal_error(Ctx *c, Loc loc, const char *fmt, ...) {
     return raise_at(c, GjExc_InternalError, loc, "internal compiler error: ", msg);
 }
 
+int error_limit(Ctx *c, Loc loc, const char *what, long limit) {
+    return error_at(c, ERR_UNSUPPORTED, loc, "too many %s (limit is %ld)", what, limit);
+}
+
 bool debug_enabled(const char *stage) {
     const char *v = getenv("GPUJIT_DEBUG");
     if (!v || !*v) return false;

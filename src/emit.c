@@ -252,13 +252,8 @@ int emit_host(Ctx *c) {
         return jit_error(c, e, "add module");
     }
     LLVMOrcExecutorAddress ab = 0, at = 0;
-    char name[512];
-    snprintf(name, sizeof name, "%s_block", c->symbol);
-    e = LLVMOrcLLJITLookup(jit, &ab, name);
-    if (!e) {
-        snprintf(name, sizeof name, "%s_thread", c->symbol);
-        e = LLVMOrcLLJITLookup(jit, &at, name);
-    }
+    e = LLVMOrcLLJITLookup(jit, &ab, arena_printf(&c->arena, "%s_block", c->symbol));
+    if (!e) e = LLVMOrcLLJITLookup(jit, &at, arena_printf(&c->arena, "%s_thread", c->symbol));
     pthread_mutex_unlock(&jit_lock);
     if (e) {
         LLVMOrcResourceTrackerRemove(rt);

@@ -53,6 +53,13 @@ typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
 /* An invariant of the compiler broke: "internal compiler error in <pass>". */
 int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
+/* A fixed capacity of the compiler was crossed: UnsupportedError
+ * "too many <what> (limit is N)" at loc, as Lua's errorlimit. */
+int error_limit(Ctx *c, Loc loc, const char *what, long limit);
+/* The compiler's named capacities. Everything else grows from the arena. */
+#define LIMIT_NDIM 32             /* array dimensions (NumPy 1.x's NPY_MAXDIMS) */
+#define LIMIT_TUPLE 10000         /* items of one tuple, call arguments of one call */
+#define LIMIT_CONST_NESTING 16    /* levels of tuples nested in one constant */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
@@ -141,6 +148,7 @@ typedef enum {
     OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
+    OP_BUILD_LIST, OP_LIST_APPEND, OP_LIST_EXTEND, OP_LIST_TO_TUPLE, OP_CALL_FUNCTION_EX,
     OP_NUM_KNOWN
 } OpKind;
 

@@ -36,7 +36,8 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     }
     case TY_ARRAY: return array_struct(c, t);
     case TY_TUPLE: {
-        LLVMTypeRef items[256];
+        LLVMTypeRef *items = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(t->n ? t->n : 1));
+        if (!items) return NULL;
         for (int i = 0; i < t->n; i++) items[i] = llvm_type(c, t->items[i]);
         return LLVMStructTypeInContext(c->llctx, items, (unsigned)t->n, 0);
     }
@@ -126,7 +127,8 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
         return LLVMConstStructInContext(c->llctx, parts, 2, 0);
     }
     case 5: {
-        LLVMValueRef items[256];
+        LLVMValueRef *items = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(k->nargs ? k->nargs : 1));
+        if (!items) return NULL;
         for (int i = 0; i < k->nargs; i++) {
             items[i] = const_value(c, k->args[i]);
             if (!items[i]) items[i] = LLVMGetUndef(c->i8);
@@ -414,7 +416,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
     LLVMValueRef a = val(c, arr);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
-    LLVMValueRef ix[32], given[32];
+    LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
     int n = at->ndim;
     for (int k = 0; k < n; k++) {
         Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
@@ -482,7 +484,7 @@ static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape) {
     LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
     a = LLVMBuildInsertValue(c->b, a, data, 0, "");
-    int64_t dims[32];
+    int64_t dims[LIMIT_NDIM];
     if (shape->ckind == 5)
         for (int k = 0; k < t->ndim; k++) dims[k] = shape->args[k]->ival;
     else
@@ -866,7 +868,9 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->i1 = root->i1, s->i8 = root->i8, s->i16 = root->i16, s->i32 = root->i32, s->i64 = root->i64;
     s->f32 = root->f32, s->f64 = root->f64, s->ptr = root->ptr, s->voidt = root->voidt;
     s->b = LLVMCreateBuilderInContext(s->llctx);
-    LLVMTypeRef pt[260];
+    /* the hidden parameters, the debug error buffer, the arguments */
+    LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(s->nargs + 8));
+    if (!pt) return NULL;
     int nh = s->target->hidden_params(s, pt, NULL);
     if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
@@ -890,7 +894,8 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     Func *f = in->callee;
     LLVMValueRef fn = device_fn(c, f);
     if (!fn) return NULL;
-    LLVMValueRef args[260];
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(f->sub->nargs + 8));
+    if (!args) return NULL;
     int nh = c->target->hidden_params(c, NULL, args);
     if (c->opt.debug) args[nh++] = c->errbuf;
     for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);

@@ -32,6 +32,10 @@ static const char *const scalar_names[] = {
 Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
+    if (ndim > LIMIT_NDIM) { /* from a signature: point at the def line */
+        error_limit(c, (Loc){c->firstlineno, 0}, "array dimensions", LIMIT_NDIM);
+        return NULL;
+    }
     Type *t = arena_alloc(&c->arena, sizeof *t);
     if (!t) return NULL;
     t->kind = TY_ARRAY;
@@ -121,11 +125,10 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_STR: return "unicode";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
     case TY_ARRAY: {
-        char dims[64] = "";
+        char *dims = "";
         for (int i = 0; i < t->ndim; i++) {
             bool last = i == t->ndim - 1;
-            strcat(dims, last && t->layout == 'C' ? "::1" : ":");
-            if (!last) strcat(dims, ", ");
+            dims = arena_printf(&c->arena, "%s%s%s", dims, last && t->layout == 'C' ? "::1" : ":", last ? "" : ", ");
         }
         const char *sp = t->space == AS_SHARED ? " shared" : t->space == AS_LOCAL ? " local" : "";
         return arena_printf(&c->arena, "%s[%s]%s", type_name(c, t->elem), dims, sp);
@@ -208,8 +211,8 @@ Type *unify(Ctx *c, Type *a, Type *b) {
         type_eq(a->elem, b->elem))
         return type_array(c, a->elem, a->ndim, 'A', a->space);
     if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && a->n == b->n) {
-        Type *items[64];
-        if (a->n > 64) return NULL;
+        Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(a->n ? a->n : 1));
+        if (!items) return NULL;
         for (int i = 0; i < a->n; i++) {
             items[i] = unify(c, a->items[i], b->items[i]);
             if (!items[i]) return NULL;

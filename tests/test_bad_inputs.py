@@ -32,6 +32,11 @@ G_NONE = None
 G_ARRAY = np.arange(4.0)
 G_COMPLEX = 1 + 2j
 G_LAMBDA = lambda v: v + 1  # noqa: E731
+G_TUPLE_10001 = tuple(range(10001))  # one item past LIMIT_TUPLE
+G_DEEP = 1
+for _ in range(18):
+    G_DEEP = (G_DEEP, 2)  # nested past LIMIT_CONST_NESTING
+G_SHAPE_33D = (1,) * 33  # past LIMIT_NDIM
 COUNT = 0
 
 
@@ -433,6 +438,49 @@ def k_int_of_string(out, n):
     out[0] = int("3")  # <-
 
 
+# -- limits: "too many X (limit is N)" at the line that crosses one ----------------------------------
+def k_tuple_too_long(out, n):
+    out[0] = G_TUPLE_10001[n]  # <-
+
+
+def k_constant_nested_too_deeply(out, n):
+    t = G_DEEP  # <-
+    out[0] = n
+
+
+def k_shared_33_dims(out, n):
+    s = gpu.shared.array(G_SHAPE_33D, gpu.float64)  # <-
+    out[0] = n
+
+
+def k_local_33_dims(out, n):
+    s = gpu.local.array(G_SHAPE_33D, gpu.int32)  # <-
+    out[0] = n
+
+
+# -- more than 30 arguments or items: CPython builds them in a list ---------------------------------
+def k_big_list_literal(out, n):
+    xs = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n]  # <-
+    out[0] = xs[0]
+
+
+def k_big_call_with_keyword(out, n):
+    print(n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, sep="")  # <-
+
+
+def k_big_call_with_conditional(out, n):
+    print(n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n if n else 0)  # <-
+
+
+def k_big_tuple_unpacked_into_too_few(out, n):
+    a, b = (n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n)  # <-
+    out[0] = a
+
+
+def k_list_appended_then_indexed(out, n):
+    out[0] = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n][0]  # <-
+
+
 # == type errors ======================================================================================
 def k_conflict_int_array(out, n):
     x = 1
@@ -571,6 +619,13 @@ COMPILE_CASES = [
     (k_global_array, U, None), (k_class_attr, U, None),
     (k_helper_wrong_arity, T, None), (k_print, U, None), (k_numpy_function, U, None),
     (k_math_unsupported, U, None), (k_math_missing, T, None), (k_builtin_unsupported, U, None),
+    (k_tuple_too_long, U, "too many items in a tuple (limit is 10000)"),
+    (k_constant_nested_too_deeply, U, "too many levels of tuples nested in a constant (limit is 16)"),
+    (k_shared_33_dims, U, "too many array dimensions (limit is 32)"),
+    (k_local_33_dims, U, "too many array dimensions (limit is 32)"),
+    (k_big_list_literal, U, "lists are not supported"), (k_big_call_with_keyword, U, "keyword"),
+    (k_big_call_with_conditional, U, "conditional expression"), (k_big_tuple_unpacked_into_too_few, T, "unpack"),
+    (k_list_appended_then_indexed, U, "lists are not supported"),
     (k_array_method, U, None), (k_array_unknown_attr, U, None), (k_call_scalar, T, None),
     (k_index_scalar, T, None), (k_len_scalar, T, None), (k_keyword_call, T, None),
     (k_grid_nonconst, T, None), (k_grid_four, T, None), (k_threadidx_w, U, None),
@@ -820,6 +875,23 @@ def test_read_only_array_written_through_an_alias_is_refused():
 def k_alias_store(out, n):
     alias = out
     alias[1] = n
+
+
+# == limits met outside a kernel's body =================================================================
+def test_signature_with_33_dimensions():
+    # the def line: a signature has no line of its own
+    sig = "void(float64[%s], int64)" % ", ".join([":"] * 33)
+    for attempt in (lambda: gpu.compile_ptx(plain, sig), lambda: gpu.jit(sig)(plain)):
+        with pytest.raises(gpu.UnsupportedError, match=r"too many array dimensions \(limit is 32\)") as ei:
+            attempt()
+        assert (ei.value.filename, ei.value.lineno) == (plain.__code__.co_filename, plain.__code__.co_firstlineno)
+
+
+@pytest.mark.parametrize("ndim", [17, 33])
+def test_array_argument_with_many_dimensions(ndim):
+    # the launcher's own capacity (16) is met first
+    with pytest.raises((TypeError, gpu.UnsupportedError), match="dimensions"):
+        k_ok_array[1, 1](np.zeros(2), np.zeros((1,) * ndim))
 
 
 # == the whole file in a child interpreter ============================================================
