@@ -24,6 +24,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     }
     c->opt = *opt;
     if (!c->opt.cc_major) c->opt.cc_major = 9, c->opt.cc_minor = 0;
+    RETURN_IF_ERROR(check_cc(&c->opt));
     c->code = code;
     c->globals = globals && PyDict_Check(globals) ? globals : NULL;
     c->closure = closure && PyTuple_Check(closure) ? closure : NULL;

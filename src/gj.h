@@ -397,6 +397,8 @@ LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 //
 int emit_init(void);                /* once: initialise LLVM targets */
 int make_target_machine(Ctx *c);
+/* Validate opt's cc (ValueError) and map it to one LLVM knows. */
+int check_cc(GjOptions *opt);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c);

@@ -287,6 +287,9 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
     if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
         TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
     if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
+    /* match.sync is Volta's: LLVM cannot select it for older GPUs (and aborts) */
+    if ((op == WARP_MATCH_ANY || op == WARP_MATCH_ALL) && c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
+        UNSUP("%s needs compute capability 7.0 or newer (compiling for %d.%d)", name, c->opt.cc_major, c->opt.cc_minor);
     switch (op) {
     case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY:
         if (!warp_value(at[1]))

@@ -894,6 +894,104 @@ def test_array_argument_with_many_dimensions(ndim):
         k_ok_array[1, 1](np.zeros(2), np.zeros((1,) * ndim))
 
 
+def run_child(code, env=None):
+    """Run `code` in a child interpreter importing this gpujit: an LLVM abort or exit there
+    shows as its exit status instead of killing the test runner."""
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(gpu.__file__)))
+    env = dict(os.environ, **(env or {}))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, "child exited with %d:\n%s\n%s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    return p.stdout
+
+
+CHILD_PRELUDE = """
+import gpujit as gpu
+def plain(out, n):
+    out[0] = n
+def probe(cc, fn=plain, sig="void(float64[::1], int64)"):
+    try:
+        ptx, _ = gpu.compile_ptx(fn, sig, cc=cc)
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e)
+    return " ".join(l for l in ptx.splitlines() if l.startswith((".version", ".target")))
+"""
+
+NONSENSE_CCS = [(1, 0), (2, 1), (-1, 0), (9, -1), (9, 10), (100, 0), (0, 0), (9.0, 0), (9, 0.5), "9.0", (9,),
+                (9, 0, 0), (2 ** 40, 0), (True, 0), 9, None, "sm_90", ()]
+
+
+def test_nonsense_compute_capabilities_are_value_errors():
+    out = run_child(CHILD_PRELUDE + "for cc in %r:\n    print(repr(cc), '->', probe(cc))\n" % (NONSENSE_CCS,))
+    lines = out.splitlines()
+    assert len(lines) == len(NONSENSE_CCS), out
+    for cc, line in zip(NONSENSE_CCS, lines):
+        assert line.startswith(repr(cc) + " -> ValueError: "), line
+
+
+@pytest.mark.parametrize("cc,target", [((10, 0), "sm_90"), ((10, 3), "sm_90"), ((12, 0), "sm_90"),
+                                       ((12, 1), "sm_90"), ((99, 9), "sm_90"), ((8, 8), "sm_87"),
+                                       ((7, 1), "sm_70"), ((3, 0), "sm_30"), ((8, 6), "sm_86")])
+def test_compute_capabilities_llvm_does_not_know(cc, target):
+    # LLVM 19 aborted the process on sm_100 ("Cannot select vote.all.sync"): a newer cc
+    # compiles for the newest LLVM knows, whose PTX the driver JIT-compiles forward
+    out = run_child(CHILD_PRELUDE + "print(probe(%r))\n" % (cc,))
+    assert (".target %s" % target) in out, out
+    if target == "sm_90":
+        assert ".version 7.8" in out, out
+
+
+def test_match_sync_before_volta_is_an_error():
+    # match.sync needs sm_70: LLVM aborted on it for older targets
+    code = CHILD_PRELUDE + (
+        "def km(out, n):\n"
+        "    out[0] = gpu.match_any_sync(0xffffffff, n)\n"
+        "def ka(out, n):\n"
+        "    out[0] = gpu.match_all_sync(0xffffffff, n)[0]\n"
+        "for cc in [(3, 0), (5, 0), (6, 1), (7, 0)]:\n"
+        "    for fn in (km, ka):\n"
+        "        print(probe(cc, fn, 'void(int32[::1], int32)'))\n")
+    lines = run_child(code).splitlines()
+    assert len(lines) == 8, lines
+    for line in lines[:6]:
+        assert line.startswith("UnsupportedError: <string>:") and "compute capability 7.0 or newer" in line, line
+    assert all(".target sm_70" in line for line in lines[6:]), lines
+
+
+def test_old_compute_capabilities_compile_every_intrinsic_or_refuse_cleanly():
+    # each of these once risked an LLVM abort on an old target; now PTX or a clean error
+    bodies = ["gpu.atomic.add(a, 0, 1.0)", "gpu.atomic.max(a, 0, 1.0)", "gpu.atomic.exch(a, 0, 1.0)",
+              "a[0] = gpu.shfl_down_sync(0xffffffff, a[1], 1)", "a[0] = gpu.all_sync(0xffffffff, a[1])",
+              "a[0] = gpu.ballot_sync(0xffffffff, a[1])", "a[0] = gpu.activemask()", "gpu.syncwarp()",
+              "a[0] = gpu.lanemask_lt()", "gpu.threadfence_system()", "a[0] = gpu.syncthreads_count(a[1])",
+              "a[0] = gpu.match_any_sync(0xffffffff, 1)"]
+    code = CHILD_PRELUDE + "bodies = %r\n" % (bodies,) + (
+        "for cc in [(3, 0), (3, 5), (5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 9), (10, 0)]:\n"
+        "    for i, b in enumerate(bodies):\n"
+        "        ns = {'gpu': gpu}\n"
+        "        exec('def k(a):\\n    ' + b + '\\n', ns)\n"
+        "        print(cc, i, probe(cc, ns['k'], 'void(float64[::1])'))\n")
+    lines = run_child(code).splitlines()
+    assert len(lines) == 9 * len(bodies), lines
+    for line in lines:
+        assert ".target sm_" in line or "UnsupportedError" in line, line
+
+
+@pytest.mark.parametrize("contents", [b"", b"not bitcode at all", b"BC\xc0\xde" + b"\x00" * 64])
+def test_bad_libdevice_is_a_compile_error(tmp_path, contents):
+    # LLVMParseBitcodeInContext2 reported a bad file through LLVM's default diagnostic
+    # handler, which exits the process
+    bc = tmp_path / "libdevice.10.bc"
+    bc.write_bytes(contents)
+    code = CHILD_PRELUDE + (
+        "import math\n"
+        "def ks(out, n):\n"
+        "    out[0] = math.erf(out[1])\n"
+        "print(probe((9, 0), ks))\n")
+    out = run_child(code, env={"GPUJIT_LIBDEVICE": str(bc)})
+    assert out.startswith("CompileError: ") and "libdevice" in out, out
+
+
 # == the whole file in a child interpreter ============================================================
 @pytest.mark.skipif(os.environ.get("GJ_BAD_INPUTS_CHILD") == "1", reason="already the child")
 def test_whole_file_in_subprocess():

@@ -66,7 +66,7 @@ def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=F
     if "(" not in sig:
         raise TypeError("bad signature %r: expected 'void(arg types)'" % sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
-                      cc=tuple(cc), fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
+                      cc=cc, fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"
 
 
