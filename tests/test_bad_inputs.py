@@ -992,6 +992,29 @@ def test_bad_libdevice_is_a_compile_error(tmp_path, contents):
     assert out.startswith("CompileError: ") and "libdevice" in out, out
 
 
+@pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 10, 12, "final", 0), (4, 0, 0, "alpha", 1)])
+def test_unsupported_python_version_fails_at_import(version):
+    # gpujit decodes CPython 3.11-3.13 bytecode; elsewhere it must not load (and so never
+    # misread bytecode)
+    code = ("import sys, numpy\n"
+            "sys.version_info = %r\n"
+            "try:\n"
+            "    import gpujit\n"
+            "except ImportError as e:\n"
+            "    print('ImportError:', e)\n" % (version,))
+    out = run_child(code)
+    assert out.startswith("ImportError: gpujit supports CPython 3.11, 3.12 and 3.13"), out
+    assert "this is Python %d.%d" % version[:2] in out, out
+
+
+def test_supported_python_versions_pass_the_check():
+    from gpujit import _pyversion
+    for v in [(3, 11, 0), (3, 12, 7), (3, 13, 2)]:
+        _pyversion.check(v)
+    with pytest.raises(ImportError):
+        _pyversion.check((3, 14, 0))
+
+
 # == the whole file in a child interpreter ============================================================
 @pytest.mark.skipif(os.environ.get("GJ_BAD_INPUTS_CHILD") == "1", reason="already the child")
 def test_whole_file_in_subprocess():

@@ -13,6 +13,7 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
 """
 import numpy as _np
 
+from . import _pyversion  # first: raises ImportError on a Python whose bytecode gpujit cannot read
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError)
