@@ -913,7 +913,7 @@ def probe(cc, fn=plain, sig="void(float64[::1], int64)"):
     try:
         ptx, _ = gpu.compile_ptx(fn, sig, cc=cc)
     except Exception as e:
-        return type(e).__name__ + ": " + str(e)
+        return type(e).__name__ + ": " + str(e).splitlines()[0]
     return " ".join(l for l in ptx.splitlines() if l.startswith((".version", ".target")))
 """
 

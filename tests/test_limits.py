@@ -135,3 +135,18 @@ def test_long_chain_of_type_inference(rng):
     out = np.full(1, np.nan)
     k[1, 1](out, x)
     assert out[0] == 0.0  # v0 takes the float only after 150 iterations; the loop runs 2
+
+
+def test_35_arguments_to_a_function_reached_as_an_attribute(rng):
+    # mod.f(...) stacks the callable differently from f(...) (3.13: PUSH_NULL after LOAD_ATTR)
+    import types
+    params = ", ".join("a%d" % i for i in range(35))
+    mod = types.ModuleType("limits_helpers")
+    mod.wsum = make_kernel("def wsum(%s):\n    return %s\n" % (params, " + ".join("a%d * %d" % (i, i) for i in range(35))),
+                           "wsum")
+    args = ", ".join("x[%d]" % j for j in range(35))
+    k = gpu.jit(make_kernel("def kattr(out, x):\n    out[0] = helpers.wsum(%s)\n" % args, "kattr", helpers=mod))
+    x = rng.integers(-1000, 1000, 35)
+    out = np.full(1, -1, np.int64)
+    k[1, 1](out, x)
+    assert out[0] == sum(int(v) * i for i, v in enumerate(x))
