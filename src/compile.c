@@ -11,7 +11,10 @@ Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
 
 /* A symbol for LLVM: the name with anything but [A-Za-z0-9_] replaced. */
 static char *sanitise(Arena *a, const char *name) {
-    char *sym = arena_strdup(a, name);
+    /* a PTX identifier is a letter and more, or '_' and at least one more ("1abc" and "_" were
+     * ptxas syntax errors) */
+    bool prefix = isdigit((unsigned char)name[0]) || !strcmp(name, "_");
+    char *sym = prefix ? arena_printf(a, "_%s", name) : arena_strdup(a, name);
     for (char *p = sym; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
     return sym;
@@ -39,7 +42,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
         return PyErr_SetString(PyExc_NotImplementedError,
                                "compiling a device function on its own is not supported: call it from a kernel"), -1;
     /* a symbol PTX and ORC accept: the name, sanitised; host symbols unique per process */
-    char *sym = sanitise(&c->arena, opt->name ? opt->name : name);
+    char *sym = sanitise(&c->arena, opt->name && opt->name[0] ? opt->name : name);
     if (opt->target == GJ_TARGET_HOST) {
         static long counter; /* atomic: compilations may run on several threads */
         long id = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);

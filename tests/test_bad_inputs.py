@@ -992,6 +992,20 @@ def test_bad_libdevice_is_a_compile_error(tmp_path, contents):
     assert out.startswith("CompileError: ") and "libdevice" in out, out
 
 
+def _(out, n):
+    out[0] = n
+
+
+@pytest.mark.parametrize("fn,name", [(_, None), (plain, "1abc"), (plain, ""), (plain, "a b.c"), (plain, "_")])
+def test_odd_kernel_names_give_ptx_identifiers(fn, name):
+    # "1abc" and "_" made .entry names ptxas rejects
+    import re
+    kw = {} if name is None else {"name": name}
+    k = gpu._core.compile(fn.__code__, fn.__globals__, None, "void(float64[::1], int64)", **kw)
+    entry = re.search(r"\.entry (\S+)\(", k.ptx).group(1)
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+", entry), entry
+
+
 @pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 10, 12, "final", 0), (4, 0, 0, "alpha", 1)])
 def test_unsupported_python_version_fails_at_import(version):
     # gpujit decodes CPython 3.11-3.13 bytecode; elsewhere it must not load (and so never
