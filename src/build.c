@@ -22,6 +22,7 @@ typedef struct Builder {
     PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
     PtrVec work;        /* blocks to build */
     PyObject *names, *consts, *varnames, *freevars;
+    int const_items;    /* items of the constant being converted, counting nested tuples */
 } Builder;
 
 Var *ctx_var(Ctx *c, int i) { return c->vars.v[i]; }
@@ -197,6 +198,12 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
         return NULL;
     }
     Instr *k;
+    if (depth == 0) bd->const_items = 0;
+    /* a tuple can hold one inner tuple many times over: count what it unfolds to */
+    if (++bd->const_items > LIMIT_TUPLE) {
+        error_limit(c, bd->loc, "items in a constant tuple, counting those of nested tuples", LIMIT_TUPLE);
+        return NULL;
+    }
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
         k->ckind = o == Py_None ? 3 : 2;

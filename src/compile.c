@@ -154,6 +154,12 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     }
     const char *name = PyUnicode_AsUTF8(code->co_name);
     if (!name) return -1;
+    /* a recursion whose argument types change at each call (f((x,))) never meets a typed one */
+    int depth = 0;
+    for (int i = 0; i < root->funcs.n; i++) depth += ((Func *)root->funcs.v[i])->typing;
+    if (depth >= LIMIT_CALL_DEPTH)
+        return error_limit(caller, call->loc, "device functions called inside one another while compiling "
+                           "(a recursion whose argument types change?)", LIMIT_CALL_DEPTH);
     if (code->co_argcount != nargs)
         return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
                         code->co_argcount == 1 ? "" : "s",

@@ -58,8 +58,10 @@ int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
 int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 /* The compiler's named capacities. Everything else grows from the arena. */
 #define LIMIT_NDIM 32             /* array dimensions (NumPy 1.x's NPY_MAXDIMS) */
-#define LIMIT_TUPLE 10000         /* items of one tuple, call arguments of one call */
+#define LIMIT_TUPLE 10000         /* items of one tuple (counting nested ones), arguments of one call */
 #define LIMIT_CONST_NESTING 16    /* levels of tuples nested in one constant */
+#define LIMIT_TUPLE_NESTING 32    /* levels of tuples nested in one value */
+#define LIMIT_CALL_DEPTH 100      /* device functions typed inside one another */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
@@ -94,6 +96,7 @@ struct Type {
     /* TY_TUPLE */
     int n;
     Type **items;
+    int depth, leaves;  /* levels of tuples in it; items counting nested ones (saturates past LIMIT_TUPLE) */
     /* TY_OBJ */
     const char *path;
     PyObject *obj;     /* a Python function called as a device function, else NULL */

@@ -16,6 +16,17 @@ typedef struct { Ctx *c; bool changed; } TI;
 #define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
 
 
+/* A tuple type, within the limits on its size: a recursion that nests a
+ * tuple deeper at each call would otherwise grow it without end. */
+static Type *tuple_type(Ctx *c, Instr *in, int n, Type **items) {
+    Type *t = type_tuple(c, n, items);
+    if (t && t->leaves > LIMIT_TUPLE)
+        return error_limit(c, in->loc, "items in a tuple, counting those of nested tuples", LIMIT_TUPLE), (Type *)NULL;
+    if (t && t->depth > LIMIT_TUPLE_NESTING)
+        return error_limit(c, in->loc, "levels of nested tuples", LIMIT_TUPLE_NESTING), (Type *)NULL;
+    return t;
+}
+
 static Type *const_type(Ctx *c, Instr *k) {
     switch (k->ckind) {
     case 0: return k->fval != 0.0 ? &ty_uint64 : &ty_int64;
@@ -52,7 +63,7 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
             if (!items) return NULL;
             for (int i = 0; i < a->n; i++) items[i] = a->items[i];
             for (int i = 0; i < b->n; i++) items[a->n + i] = b->items[i];
-            return type_tuple(c, a->n + b->n, items);
+            return tuple_type(c, in, a->n + b->n, items);
         }
         if (a->kind == TY_ARRAY || b->kind == TY_ARRAY)
             UNSUP("whole-array arithmetic (%s %s %s); index the elements in a loop instead", type_name(c, a), op,
@@ -283,7 +294,7 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!type_known(in->args[i]->type)) return &ty_unknown;
             items[i] = in->args[i]->type;
         }
-        return type_tuple(c, in->nargs, items);
+        return tuple_type(c, in, in->nargs, items);
     }
     case IR_TUPLE_GET:
         if (!type_known(a)) return &ty_unknown;

@@ -53,7 +53,14 @@ Type *type_tuple(Ctx *c, int n, Type **items) {
     t->n = n;
     t->items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n ? n : 1));
     if (!t->items) return NULL;
-    for (int i = 0; i < n; i++) t->items[i] = items[i];
+    for (int i = 0; i < n; i++) {
+        t->items[i] = items[i];
+        bool tup = items[i]->kind == TY_TUPLE;
+        if (tup && items[i]->depth > t->depth) t->depth = items[i]->depth;
+        t->leaves += tup ? items[i]->leaves : 1;
+        if (t->leaves > LIMIT_TUPLE) t->leaves = LIMIT_TUPLE + 1;
+    }
+    t->depth++;
     return t;
 }
 

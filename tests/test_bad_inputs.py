@@ -37,6 +37,7 @@ G_DEEP = 1
 for _ in range(18):
     G_DEEP = (G_DEEP, 2)  # nested past LIMIT_CONST_NESTING
 G_SHAPE_33D = (1,) * 33  # past LIMIT_NDIM
+G_WIDE = ((0,) * 100,) * 200  # 20,000 items unfolded, one inner tuple in Python
 COUNT = 0
 
 
@@ -458,6 +459,49 @@ def k_local_33_dims(out, n):
     out[0] = n
 
 
+def k_constant_unfolds_too_far(out, n):
+    out[0] = G_WIDE[0][n]  # <-
+
+
+def nest_deeper(x, n):
+    if n == 0:
+        return 0
+    return nest_deeper((x,), n - 1)  # <-
+
+
+def k_recursion_nests_a_tuple(out, n):
+    out[0] = nest_deeper(1, n)
+
+
+def double_up(x, n):
+    if n == 0:
+        return 0
+    return double_up((x, x), n - 1)  # <-
+
+
+def k_recursion_doubles_a_tuple(out, n):
+    out[0] = double_up(1, n)
+
+
+def test_recursion_that_nests_a_tuple_deeper_at_each_call():
+    # each call is a new specialisation: typing never ended (or grew 2**n types)
+    expect_compile_error(k_recursion_nests_a_tuple, U, contains="too many levels of nested tuples (limit is 32)",
+                         at=nest_deeper)
+    expect_compile_error(k_recursion_doubles_a_tuple, U, contains="too many items in a tuple, counting those of "
+                         "nested tuples (limit is 10000)", at=double_up)
+
+
+def test_device_functions_nested_too_deeply():
+    ns = {}
+    src = "".join("def f%d(x):\n    return f%d(x + 1)\n" % (i, i + 1) for i in range(150))
+    src += "def f150(x):\n    return x\ndef k(out, n):\n    out[0] = f0(n)\n"
+    exec(compile(src, "<chain>", "exec"), ns)
+    with pytest.raises(gpu.UnsupportedError, match=r"too many device functions called inside one another .* "
+                       r"\(limit is 100\)") as ei:
+        gpu.compile_ptx(ns["k"], "void(int64[::1], int64)")
+    assert ei.value.filename == "<chain>" and ei.value.lineno == 200  # the call in f99
+
+
 # -- more than 30 arguments or items: CPython builds them in a list ---------------------------------
 def k_big_list_literal(out, n):
     xs = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n]  # <-
@@ -621,6 +665,7 @@ COMPILE_CASES = [
     (k_math_unsupported, U, None), (k_math_missing, T, None), (k_builtin_unsupported, U, None),
     (k_tuple_too_long, U, "too many items in a tuple (limit is 10000)"),
     (k_constant_nested_too_deeply, U, "too many levels of tuples nested in a constant (limit is 16)"),
+    (k_constant_unfolds_too_far, U, "too many items in a constant tuple, counting those of nested tuples"),
     (k_shared_33_dims, U, "too many array dimensions (limit is 32)"),
     (k_local_33_dims, U, "too many array dimensions (limit is 32)"),
     (k_big_list_literal, U, "lists are not supported"), (k_big_call_with_keyword, U, "keyword"),

@@ -150,3 +150,17 @@ def test_35_arguments_to_a_function_reached_as_an_attribute(rng):
     out = np.full(1, -1, np.int64)
     k[1, 1](out, x)
     assert out[0] == sum(int(v) * i for i, v in enumerate(x))
+
+
+def test_99_device_functions_inside_one_another(rng):
+    # one below the limit on nested compilation (LIMIT_CALL_DEPTH, 100)
+    src = "".join("def f%d(x):\n    return f%d(x * 3 + %d)\n" % (i, i + 1, i) for i in range(98))
+    src += "def f98(x):\n    return x\ndef kd(out, x):\n    out[0] = f0(x[0])\n"
+    k = gpu.jit(make_kernel(src, "kd"))
+    x = rng.integers(-5, 5, 1)
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, x)
+    want = int(x[0])
+    for i in range(98):
+        want = (want * 3 + i) & 0xFFFFFFFFFFFFFFFF
+    assert out[0] == np.int64(np.uint64(want))
