@@ -176,6 +176,11 @@ static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
         error_limit(bd->c, bd->loc, "items in a tuple", LIMIT_TUPLE);
         return NULL;
     }
+    /* a tuple can hold one inner tuple many times over: count what it unfolds to */
+    if ((bd->const_items += (int)n) > LIMIT_TUPLE) {
+        error_limit(bd->c, bd->loc, "items in a constant tuple, counting those of nested tuples", LIMIT_TUPLE);
+        return NULL;
+    }
     Instr *t = new_const(bd);
     if (!t) return NULL;
     t->ckind = 5;
@@ -199,11 +204,6 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
     }
     Instr *k;
     if (depth == 0) bd->const_items = 0;
-    /* a tuple can hold one inner tuple many times over: count what it unfolds to */
-    if (++bd->const_items > LIMIT_TUPLE) {
-        error_limit(c, bd->loc, "items in a constant tuple, counting those of nested tuples", LIMIT_TUPLE);
-        return NULL;
-    }
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
         k->ckind = o == Py_None ? 3 : 2;

@@ -96,7 +96,7 @@ struct Type {
     /* TY_TUPLE */
     int n;
     Type **items;
-    int depth, leaves;  /* levels of tuples in it; items counting nested ones (saturates past LIMIT_TUPLE) */
+    int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
     /* TY_OBJ */
     const char *path;
     PyObject *obj;     /* a Python function called as a device function, else NULL */

@@ -20,7 +20,7 @@ typedef struct { Ctx *c; bool changed; } TI;
  * tuple deeper at each call would otherwise grow it without end. */
 static Type *tuple_type(Ctx *c, Instr *in, int n, Type **items) {
     Type *t = type_tuple(c, n, items);
-    if (t && t->leaves > LIMIT_TUPLE)
+    if (t && t->nested_items > LIMIT_TUPLE)
         return error_limit(c, in->loc, "items in a tuple, counting those of nested tuples", LIMIT_TUPLE), (Type *)NULL;
     if (t && t->depth > LIMIT_TUPLE_NESTING)
         return error_limit(c, in->loc, "levels of nested tuples", LIMIT_TUPLE_NESTING), (Type *)NULL;

@@ -57,8 +57,8 @@ Type *type_tuple(Ctx *c, int n, Type **items) {
         t->items[i] = items[i];
         bool tup = items[i]->kind == TY_TUPLE;
         if (tup && items[i]->depth > t->depth) t->depth = items[i]->depth;
-        t->leaves += tup ? items[i]->leaves : 1;
-        if (t->leaves > LIMIT_TUPLE) t->leaves = LIMIT_TUPLE + 1;
+        t->nested_items += 1 + (tup ? items[i]->nested_items : 0);
+        if (t->nested_items > LIMIT_TUPLE) t->nested_items = LIMIT_TUPLE + 1;
     }
     t->depth++;
     return t;

@@ -164,3 +164,24 @@ def test_99_device_functions_inside_one_another(rng):
     for i in range(98):
         want = (want * 3 + i) & 0xFFFFFFFFFFFFFFFF
     assert out[0] == np.int64(np.uint64(want))
+
+
+def test_global_tables_of_10000_items(rng):
+    # a big constant tuple indexed by a variable is a read-only array (spilled to the stack,
+    # LLVM's optimiser took seconds on it)
+    ints = tuple(int(v) for v in rng.integers(-2 ** 62, 2 ** 62, 10000))
+    floats = tuple(float(v) for v in rng.standard_normal(10000))
+    flags = tuple(bool(v) for v in rng.integers(0, 2, 10000))
+    k = gpu.jit(make_kernel("def ktab(a, f, b, idx):\n"
+                            "    i = gpu.grid(1)\n"
+                            "    if i < idx.size:\n"
+                            "        j = idx[i]\n"
+                            "        a[i] = TI[j]\n"
+                            "        f[i] = TF[j]\n"
+                            "        b[i] = TB[j]\n", "ktab", TI=ints, TF=floats, TB=flags))
+    idx = rng.integers(-10000, 10000, 3000)
+    a, f, b = np.full(3000, -1, np.int64), np.full(3000, np.nan), np.zeros(3000, np.bool_)
+    k[12, 256](a, f, b, idx)
+    np.testing.assert_array_equal(a, np.array(ints)[idx])
+    np.testing.assert_array_equal(f, np.array(floats)[idx])
+    np.testing.assert_array_equal(b, np.array(flags)[idx])
