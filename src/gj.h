@@ -62,6 +62,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 #define LIMIT_CONST_NESTING 16    /* levels of tuples nested in one constant */
 #define LIMIT_TUPLE_NESTING 32    /* levels of tuples nested in one value */
 #define LIMIT_CALL_DEPTH 100      /* device functions typed inside one another */
+#define LIMIT_CONST_BYTES 65536   /* const.array_like data: the GPU's constant bank */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx or all */
@@ -466,6 +467,7 @@ struct Ctx {
     bool uses_barrier;
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */
+    size_t const_bytes;  /* intrinsics.c, root: constant memory of const.array_like arrays */
     /* lower.c */
     LLVMContextRef llctx;
     LLVMModuleRef mod;

@@ -343,8 +343,18 @@ static Type *type_const_array(Ctx *c, Instr *in) {
     }
     Type *e = buffer_elem(&v);
     int ndim = v.ndim;
+    size_t nbytes = (size_t)v.len;
     PyBuffer_Release(&v);
     if (!e) TERR("const.array_like: unsupported dtype (bool, ints, float32 and float64 in native byte order are)");
+    /* ptxas refuses more than the GPU's 64 KiB constant bank (at load, on a GPU); say so here, on both targets */
+    Ctx *root = ctx_root(c);
+    if (!in->alloc_done) {
+        in->alloc_done = true;
+        root->const_bytes += (nbytes + 15) & ~(size_t)15;
+    }
+    if (root->const_bytes > LIMIT_CONST_BYTES)
+        return error_limit(c, in->loc, "bytes of constant memory in const.array_like arrays", LIMIT_CONST_BYTES),
+               (Type *)NULL;
     if (ndim < 1) TERR("const.array_like: the array must have at least one dimension");
     if (ndim > LIMIT_NDIM) return error_limit(c, in->loc, "array dimensions", LIMIT_NDIM), (Type *)NULL;
     return type_array(c, e, ndim, 'C', AS_CONST);

@@ -38,6 +38,8 @@ for _ in range(18):
     G_DEEP = (G_DEEP, 2)  # nested past LIMIT_CONST_NESTING
 G_SHAPE_33D = (1,) * 33  # past LIMIT_NDIM
 G_WIDE = ((0,) * 100,) * 200  # 20,000 items unfolded, one inner tuple in Python
+G_CONST_64K = np.arange(8192.0)  # exactly the GPU's 64 KiB constant bank
+G_CONST_SMALL = np.arange(2.0)
 COUNT = 0
 
 
@@ -463,6 +465,12 @@ def k_constant_unfolds_too_far(out, n):
     out[0] = G_WIDE[0][n]  # <-
 
 
+def k_constant_memory_over_64k(out, n):
+    a = gpu.const.array_like(G_CONST_64K)
+    b = gpu.const.array_like(G_CONST_SMALL)  # <-
+    out[0] = a[n] + b[0]
+
+
 def nest_deeper(x, n):
     if n == 0:
         return 0
@@ -666,6 +674,7 @@ COMPILE_CASES = [
     (k_tuple_too_long, U, "too many items in a tuple (limit is 10000)"),
     (k_constant_nested_too_deeply, U, "too many levels of tuples nested in a constant (limit is 16)"),
     (k_constant_unfolds_too_far, U, "too many items in a constant tuple, counting those of nested tuples"),
+    (k_constant_memory_over_64k, U, "too many bytes of constant memory in const.array_like arrays (limit is 65536)"),
     (k_shared_33_dims, U, "too many array dimensions (limit is 32)"),
     (k_local_33_dims, U, "too many array dimensions (limit is 32)"),
     (k_big_list_literal, U, "lists are not supported"), (k_big_call_with_keyword, U, "keyword"),

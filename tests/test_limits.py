@@ -185,3 +185,18 @@ def test_global_tables_of_10000_items(rng):
     np.testing.assert_array_equal(a, np.array(ints)[idx])
     np.testing.assert_array_equal(f, np.array(floats)[idx])
     np.testing.assert_array_equal(b, np.array(flags)[idx])
+
+
+def test_const_array_of_exactly_64k(rng):
+    # the whole constant bank in one array compiles (the conftest assembles its PTX); one
+    # more array is a limit error (tests/test_bad_inputs.py)
+    table = rng.standard_normal(8192)
+    k = gpu.jit(make_kernel("def kc64(out, idx):\n"
+                            "    c = gpu.const.array_like(TABLE)\n"
+                            "    i = gpu.grid(1)\n"
+                            "    if i < out.size:\n"
+                            "        out[i] = c[idx[i]]\n", "kc64", TABLE=table))
+    idx = rng.integers(0, 8192, 500)
+    out = np.full(500, np.nan)
+    k[2, 256](out, idx)
+    np.testing.assert_array_equal(out, table[idx])
