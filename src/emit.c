@@ -134,24 +134,24 @@ void release_target_machine(LLVMTargetMachineRef tm, const char *key) {
 int make_target_machine(Ctx *c) {
     char *err = NULL;
     LLVMTargetRef t;
-    char triple[96], cpu[64], feat[1024];
+    const char *triple, *cpu, *feat; /* in the arena: a host's feature list runs to ~900 bytes and grows */
     char *host_triple = NULL, *host_cpu = NULL, *host_feat = NULL;
     if (c->opt.target == GJ_TARGET_NVPTX) {
         int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
-        snprintf(triple, sizeof triple, "nvptx64-nvidia-cuda");
-        snprintf(cpu, sizeof cpu, "sm_%d", cc);
-        snprintf(feat, sizeof feat, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
+        triple = "nvptx64-nvidia-cuda";
+        cpu = arena_printf(&c->arena, "sm_%d", cc);
+        feat = arena_printf(&c->arena, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
     } else {
         host_triple = LLVMGetDefaultTargetTriple();
         host_cpu = LLVMGetHostCPUName();
         host_feat = LLVMGetHostCPUFeatures();
-        snprintf(triple, sizeof triple, "%s", host_triple);
-        snprintf(cpu, sizeof cpu, "%s", host_cpu);
-        snprintf(feat, sizeof feat, "%s", host_feat);
+        triple = arena_strdup(&c->arena, host_triple);
+        cpu = arena_strdup(&c->arena, host_cpu);
+        feat = arena_strdup(&c->arena, host_feat);
         LLVMDisposeMessage(host_triple);
         LLVMDisposeMessage(host_cpu);
         LLVMDisposeMessage(host_feat);
-        c->triple = arena_strdup(&c->arena, triple);
+        c->triple = triple;
     }
     c->tm_key = arena_printf(&c->arena, "%s|%s|%.100s", triple, cpu, feat);
     if ((c->tm = tm_acquire(c->tm_key))) return 0;

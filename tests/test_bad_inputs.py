@@ -1046,6 +1046,20 @@ def test_bad_libdevice_is_a_compile_error(tmp_path, contents):
     assert out.startswith("CompileError: ") and "libdevice" in out, out
 
 
+G_MIXED_151 = tuple(range(150)) + (1.5,)
+
+
+def k_long_message(out, n):
+    t = G_MIXED_151
+    t = 1.0  # <-
+    out[0] = n
+
+
+def test_long_messages_are_whole():
+    # messages were cut at 1,024 bytes: this one names a 151-item tuple type
+    expect_compile_error(k_long_message, T, contains="int64, float64) elsewhere")
+
+
 def _(out, n):
     out[0] = n
 
