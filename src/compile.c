@@ -77,7 +77,7 @@ static int describe(Ctx *c) {
         Type *t = c->argtypes[i];
         if (t->kind == TY_ARRAY) {
             o->args[i] = (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout,
-                                     i >= 64 || (c->written >> i & 1)};
+                                     (c->written & arg_bit(i)) != 0};
             o->params[np++].size = 8;
             for (int k = 0; k < 2 * t->ndim; k++) o->params[np++].size = 8;
         } else {

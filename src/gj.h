@@ -293,6 +293,9 @@ typedef struct Intrinsic {
 } Intrinsic;
 int infer_types(Ctx *c);
 static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN; }
+/* Argument i's bit in the origin and written masks; bit 63 stands for every
+ * argument from the 64th on (they share it, so the masks stay one word). */
+static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
 

@@ -331,7 +331,7 @@ static Type *type_of(TI *ti, Instr *in) {
 static bool track_origin(Ctx *c, Instr *in) {
     uint64_t o = 0, w = 0;
     switch (in->op) {
-    case IR_ARG: o = in->ival < 64 ? 1ULL << in->ival : ~0ULL; break;
+    case IR_ARG: o = arg_bit(in->ival); break;
     case IR_LOAD_VAR: o = ctx_var(c, in->var)->origin; break;
     case IR_STORE_VAR: {
         Var *v = ctx_var(c, in->var);
@@ -348,8 +348,7 @@ static bool track_origin(Ctx *c, Instr *in) {
         if (in->callee) {
             for (int i = 1; i < in->nargs; i++) {
                 o |= in->args[i]->origin;
-                /* past 64 parameters there are no bits: assume a store */
-                if (i - 1 >= 64 || (in->callee->sub->written >> (i - 1) & 1)) w |= in->args[i]->origin;
+                if (in->callee->sub->written & arg_bit(i - 1)) w |= in->args[i]->origin;
             }
         } else if (in->intr && in->intr->kind == IK_ATOMIC && in->nargs > 1) {
             w = in->args[1]->origin;

@@ -200,3 +200,22 @@ def test_const_array_of_exactly_64k(rng):
     out = np.full(500, np.nan)
     k[2, 256](out, idx)
     np.testing.assert_array_equal(out, table[idx])
+
+
+def test_kernel_with_70_array_arguments_and_read_only_inputs(rng):
+    # which arguments a kernel writes is a 64-bit mask: arguments from the 64th on share its
+    # last bit (so they count as written together), and one of them written made every
+    # argument count as written
+    n = 70
+    params = ", ".join("a%d" % i for i in range(n))
+    k = gpu.jit(make_kernel("def k70(%s):\n    a69[0] = a0[0] * a68[0] + a35[0]\n" % params, "k70"))
+    arrs = [rng.standard_normal(1) for _ in range(n)]
+    for a in arrs[:63]:
+        a.flags.writeable = False
+    want = arrs[0][0] * arrs[68][0] + arrs[35][0]
+    k[1, 1](*arrs)
+    assert arrs[69][0] == want
+    arrs[69] = arrs[69].copy()
+    arrs[69].flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        k[1, 1](*arrs)
