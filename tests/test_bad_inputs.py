@@ -510,6 +510,15 @@ def test_device_functions_nested_too_deeply():
     assert ei.value.filename == "<chain>" and ei.value.lineno == 200  # the call in f99
 
 
+def test_call_with_10001_arguments():
+    ns = {}
+    exec(compile("def k(out, n):\n    print(%s)\n" % ", ".join(["n"] * 10001), "<wide>", "exec"), ns)
+    with pytest.raises(gpu.UnsupportedError, match=r"too many items in a tuple or arguments in a call "
+                       r"\(limit is 10000\)") as ei:
+        gpu.compile_ptx(ns["k"], "void(int64[::1], int64)")
+    assert (ei.value.filename, ei.value.lineno) == ("<wide>", 2)
+
+
 # -- more than 30 arguments or items: CPython builds them in a list ---------------------------------
 def k_big_list_literal(out, n):
     xs = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n]  # <-
