@@ -245,8 +245,6 @@ void gj_device_free(int device, CUdeviceptr p);
 
 /* ---- runtime/devicearray.c ---- */
 
-#define GJ_MAXDIM 16
-
 typedef struct GjDeviceArray {
     PyObject_HEAD
     uint64_t data;               /* address of element [0, ..., 0] */

@@ -22,6 +22,7 @@ typedef struct Builder {
     PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
     PtrVec work;        /* blocks to build */
     PyObject *names, *consts, *varnames, *freevars;
+    int const_items;    /* items of the constant being converted, counting nested tuples */
 } Builder;
 
 Var *ctx_var(Ctx *c, int i) { return c->vars.v[i]; }
@@ -55,19 +56,102 @@ static Instr *new_const(Builder *bd) {
 
 bool ir_is_const(const Instr *v) { return v && v->op == IR_CONST; }
 
+/* co_stacksize bounds CPython's stack, but a call through CALL_FUNCTION_EX
+ * puts its arguments back on ours one by one: the stack grows. */
 static int push(Builder *bd, Instr *v) {
     if (!v) return -1;
-    if (bd->sp == bd->cap) return internal_error(bd->c, bd->loc, "build: operand stack overflow");
+    if (bd->sp == bd->cap) {
+        int cap = bd->cap * 2 + 8;
+        Instr **st = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)cap);
+        if (!st) return -1;
+        memcpy(st, bd->stack, sizeof(Instr *) * (size_t)bd->sp);
+        bd->stack = st;
+        bd->cap = cap;
+    }
     bd->stack[bd->sp++] = v;
     return 0;
 }
 
-static Instr *pop(Builder *bd) {
+/* A tuple of `n` values: a constant when they all are. */
+static Instr *make_tuple(Builder *bd, Instr **items, int n) {
+    bool all_const = true;
+    for (int k = 0; k < n; k++) all_const = all_const && items[k]->op == IR_CONST;
+    Instr *t = all_const ? new_const(bd) : emit(bd, IR_TUPLE, n);
+    if (!t) return NULL;
+    if (all_const) {
+        t->ckind = CK_TUPLE;
+        t->nargs = n;
+        t->args = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
+        if (!t->args) return NULL;
+    }
+    for (int k = 0; k < n; k++) t->args[k] = items[k];
+    return t;
+}
+
+/* CPython builds the arguments of a call with more than 30 of them, and a
+ * tuple of more than 30 items, in a list: BUILD_LIST, LIST_APPEND or
+ * LIST_EXTEND, then LIST_TO_TUPLE and CALL_FUNCTION_EX. Such a list lives
+ * only on the builder's stack (tagged, never an IR value); LIST_TO_TUPLE
+ * makes it an argument tuple, which CALL_FUNCTION_EX spreads into a plain
+ * call and any other use makes a tuple value. Any other use of a list is
+ * refused: kernels have no lists. */
+static const char list_tag[] = "list", argtuple_tag[] = "argument tuple";
+static bool is_list(const Instr *v) { return v && v->op == IR_TUPLE && v->name == list_tag; }
+static bool is_argtuple(const Instr *v) { return v && v->op == IR_TUPLE && v->name == argtuple_tag; }
+
+/* A stack entry as an IR value; NULL (an error set) for a list. */
+static Instr *value_of(Builder *bd, Instr *v) {
+    if (is_list(v)) {
+        error_at(bd->c, ERR_UNSUPPORTED, bd->loc, "lists are not supported in kernels");
+        return NULL;
+    }
+    return is_argtuple(v) ? make_tuple(bd, v->args, v->nargs) : v;
+}
+
+static Instr *new_list(Builder *bd) {
+    Instr *l = new_const(bd);
+    if (!l) return NULL;
+    l->op = IR_TUPLE;
+    l->name = list_tag;
+    return l;
+}
+
+static int list_add(Builder *bd, Instr *l, Instr *v) {
+    if (!(v = value_of(bd, v))) return -1;
+    if (l->nargs == LIMIT_TUPLE) return error_limit(bd->c, bd->loc, "items in a tuple or arguments in a call", LIMIT_TUPLE);
+    if (l->nargs == l->ival) { /* ival: the capacity */
+        int cap = (int)l->ival * 2 + 32;
+        Instr **a = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)cap);
+        if (!a) return -1;
+        if (l->nargs) memcpy(a, l->args, sizeof(Instr *) * (size_t)l->nargs);
+        l->args = a;
+        l->ival = cap;
+    }
+    l->args[l->nargs++] = v;
+    return 0;
+}
+
+static Instr *pop_any(Builder *bd) {
     if (bd->sp == 0) {
         internal_error(bd->c, bd->loc, "build: operand stack underflow");
         return NULL;
     }
     return bd->stack[--bd->sp];
+}
+
+static Instr *pop(Builder *bd) {
+    Instr *v = pop_any(bd);
+    return v ? value_of(bd, v) : NULL;
+}
+
+/* (list -- argument tuple) */
+static int list_to_tuple(Builder *bd) {
+    Instr *l = pop_any(bd);
+    if (!l) return -1;
+    if (!is_list(l)) return internal_error(bd->c, bd->loc, "build: LIST_TO_TUPLE without a list");
+    l->name = argtuple_tag;
+    bd->stack[bd->sp++] = l;
+    return 0;
 }
 
 #define POP(v) Instr *v = pop(bd); if (!v) return -1
@@ -88,6 +172,15 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth);
 
 static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
     Py_ssize_t n = PyTuple_GET_SIZE(o);
+    if (n > LIMIT_TUPLE) {
+        error_limit(bd->c, bd->loc, "items in a tuple", LIMIT_TUPLE);
+        return NULL;
+    }
+    /* a tuple can hold one inner tuple many times over: count what it unfolds to */
+    if ((bd->const_items += (int)n) > LIMIT_TUPLE) {
+        error_limit(bd->c, bd->loc, "items in a constant tuple, counting those of nested tuples", LIMIT_TUPLE);
+        return NULL;
+    }
     Instr *t = new_const(bd);
     if (!t) return NULL;
     t->ckind = CK_TUPLE;
@@ -105,11 +198,12 @@ static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
  * exception set if `o` is none of these. */
 static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
     Ctx *c = bd->c;
-    if (depth > 16) {
-        error_at(c, ERR_UNSUPPORTED, bd->loc, "constant nested too deeply");
+    if (depth > LIMIT_CONST_NESTING) {
+        error_limit(c, bd->loc, "levels of tuples nested in a constant", LIMIT_CONST_NESTING);
         return NULL;
     }
     Instr *k;
+    if (depth == 0) bd->const_items = 0;
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
         k->ckind = o == Py_None ? CK_NONE : CK_BOOL;
@@ -341,6 +435,11 @@ static int pass_stack(Builder *bd, Block *s, int depth) {
                               depth, s->id);
     }
     for (int i = 0; i < depth; i++) {
+        if (is_list(bd->stack[i]))
+            return error_at(c, ERR_UNSUPPORTED, bd->loc, "a conditional expression (or and/or) among the items "
+                            "of a call or tuple with more than 30 of them: CPython builds those in a list, "
+                            "which kernels do not have; compute it into a variable first");
+        if (is_argtuple(bd->stack[i]) && !(bd->stack[i] = value_of(bd, bd->stack[i]))) return -1;
         if ((bd->stack[i] == NULLV) != (s->slot_vars[i] < 0))
             return internal_error(c, bd->loc, "build: a NULL and a value meet in stack slot %d of block %d", i, s->id);
         if (bd->stack[i] == NULLV) continue;
@@ -382,6 +481,7 @@ static int jump(Builder *bd, int off) {
 }
 
 static Instr *truth(Builder *bd, Instr *v) {
+    if (!(v = value_of(bd, v))) return NULL;
     Instr *t = emit(bd, IR_TRUTH, 1);
     if (t) t->args[0] = v;
     return t;
@@ -434,6 +534,12 @@ static const char *construct_of(const char *op) {
 
 static int unsupported_op(Builder *bd, const Insn *in) {
     const char *op = op_name(in->raw);
+    /* a dict after an argument tuple: the keywords of a call CPython passes through CALL_FUNCTION_EX */
+    for (int k = 0; k < bd->sp; k++)
+        if (is_argtuple(bd->stack[k]) && (!strncmp(op, "BUILD_MAP", 9) || !strncmp(op, "DICT_", 5) ||
+                                          !strncmp(op, "BUILD_CONST_KEY_MAP", 19)))
+            return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "keyword arguments in a call with more than 30 "
+                            "arguments, and **kwargs, are not supported in kernels");
     const char *what = construct_of(op);
     if (what)
         return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)",
@@ -453,8 +559,9 @@ static int compare_index(int arg) {
 
 static int call(Builder *bd, int nargs, PyObject *kwnames) {
     Ctx *c = bd->c;
-    Instr *args[260];
-    if (nargs > 255) return error_at(c, ERR_UNSUPPORTED, bd->loc, "call with more than 255 arguments");
+    if (nargs > LIMIT_TUPLE) return error_limit(c, bd->loc, "arguments in a call", LIMIT_TUPLE);
+    Instr **args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(nargs + 1));
+    if (!args) return -1;
     for (int i = nargs - 1; i >= 0; i--) {
         args[i + 1] = pop(bd);
         if (!args[i + 1]) return -1;
@@ -698,24 +805,50 @@ static int build_block(Builder *bd, Block *b) {
             break;
         }
         case OP_BUILD_TUPLE: { /* (items... -- tuple) */
-            Instr *items[256];
-            if (arg > 256) return error_at(c, ERR_UNSUPPORTED, in->loc, "tuple of more than 256 items");
-            bool all_const = true;
+            if (arg > LIMIT_TUPLE) return error_limit(c, in->loc, "items in a tuple", LIMIT_TUPLE);
+            Instr **items = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(arg ? arg : 1));
+            if (!items) return -1;
             for (int k = arg - 1; k >= 0; k--) {
                 items[k] = pop(bd);
                 if (!items[k]) return -1;
-                all_const = all_const && items[k]->op == IR_CONST;
             }
-            Instr *t = all_const ? new_const(bd) : emit(bd, IR_TUPLE, arg);
+            RETURN_IF_ERROR(push(bd, make_tuple(bd, items, arg)));
+            break;
+        }
+        case OP_BUILD_LIST: { /* (items... -- list) */
+            Instr *l = new_list(bd);
+            if (!l) return -1;
+            if (arg > bd->sp) return internal_error(c, in->loc, "build: bad BUILD_LIST");
+            for (int k = bd->sp - arg; k < bd->sp; k++) RETURN_IF_ERROR(list_add(bd, l, bd->stack[k]));
+            bd->sp -= arg;
+            RETURN_IF_ERROR(push(bd, l));
+            break;
+        }
+        case OP_LIST_APPEND: case OP_LIST_EXTEND: { /* (list ... v -- list ...) */
+            POP(v);
+            Instr *l = arg >= 1 && arg <= bd->sp ? bd->stack[bd->sp - arg] : NULL;
+            if (!is_list(l)) return internal_error(c, in->loc, "build: %s without a list", op_name(in->raw));
+            if (in->op == OP_LIST_APPEND) {
+                RETURN_IF_ERROR(list_add(bd, l, v));
+            } else if ((v->op == IR_CONST && v->ckind == CK_TUPLE) || v->op == IR_TUPLE) { /* f(*(a, b), ...) and constants */
+                for (int k = 0; k < v->nargs; k++) RETURN_IF_ERROR(list_add(bd, l, v->args[k]));
+            } else {
+                return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with *args are not supported in kernels");
+            }
+            break;
+        }
+        case OP_LIST_TO_TUPLE: RETURN_IF_ERROR(list_to_tuple(bd)); break; /* (list -- tuple) */
+        case OP_CALL_FUNCTION_EX: { /* (callable self_or_null args [kwargs] -- result) */
+            /* CPython calls this way when a call has more than 30 arguments; they are in
+             * a tuple built just before (a constant one when all are constants). */
+            if (arg & 1) return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with **kwargs, or with more than "
+                                         "30 arguments and keyword arguments, are not supported in kernels");
+            Instr *t = pop_any(bd);
             if (!t) return -1;
-            if (all_const) {
-                t->ckind = CK_TUPLE;
-                t->nargs = arg;
-                t->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(arg ? arg : 1));
-                if (!t->args) return -1;
-            }
-            for (int k = 0; k < arg; k++) t->args[k] = items[k];
-            RETURN_IF_ERROR(push(bd, t));
+            if (!(t->op == IR_CONST && t->ckind == CK_TUPLE) && !is_argtuple(t))
+                return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with *args are not supported in kernels");
+            for (int k = 0; k < t->nargs; k++) RETURN_IF_ERROR(push(bd, t->args[k]));
+            RETURN_IF_ERROR(call(bd, t->nargs, NULL));
             break;
         }
         case OP_UNPACK_SEQUENCE: { /* (t -- t[n-1] ... t[0]) */
@@ -760,8 +893,13 @@ static int build_block(Builder *bd, Block *b) {
             bd->stack[bd->sp - arg] = t;
             break;
         }
-        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_UNARY_POSITIVE:
-        case OP_CALL_INTRINSIC_1: {
+        case OP_CALL_INTRINSIC_1:
+            if (arg == 6) { /* INTRINSIC_LIST_TO_TUPLE (3.12+): (list -- tuple) */
+                RETURN_IF_ERROR(list_to_tuple(bd));
+                break;
+            }
+            /* fallthrough */
+        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_UNARY_POSITIVE: {
             /* (v -- op v) */
             int u = in->op == OP_UNARY_NEGATIVE ? UN_NEG : in->op == OP_UNARY_NOT ? UN_NOT
                     : in->op == OP_UNARY_INVERT ? UN_INVERT : UN_POS;

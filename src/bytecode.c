@@ -61,6 +61,8 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"CACHE", OP_CACHE}, {"EXTENDED_ARG", OP_EXTENDED_ARG},
     {"STORE_GLOBAL", OP_STORE_GLOBAL}, {"STORE_ATTR", OP_STORE_ATTR},
     {"DELETE_FAST", OP_DELETE_FAST},
+    {"BUILD_LIST", OP_BUILD_LIST}, {"LIST_APPEND", OP_LIST_APPEND}, {"LIST_EXTEND", OP_LIST_EXTEND},
+    {"LIST_TO_TUPLE", OP_LIST_TO_TUPLE}, {"CALL_FUNCTION_EX", OP_CALL_FUNCTION_EX},
 };
 
 int bytecode_init(void) {
@@ -115,6 +117,27 @@ int decode_bytecode(Ctx *c) {
         return -1;
     }
     for (int i = 0; i <= n / 2; i++) c->insn_at[i] = -1;
+    /* every code unit's position, read in one pass: PyCode_Addr2Location scans the
+     * location table from its start at each call, quadratic in a long function */
+    Loc *pos = arena_alloc(&c->arena, sizeof(Loc) * (size_t)(n / 2 + 1));
+    PyObject *it = pos ? PyObject_CallMethod(c->code, "co_positions", NULL) : NULL;
+    if (!it) {
+        Py_DECREF(bytes);
+        return -1;
+    }
+    PyObject *p;
+    for (int u = 0; u < n / 2 && (p = PyIter_Next(it)); u++) {
+        PyObject *sl = PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 4 ? PyTuple_GET_ITEM(p, 0) : Py_None;
+        PyObject *sc = PyTuple_Check(p) && PyTuple_GET_SIZE(p) == 4 ? PyTuple_GET_ITEM(p, 2) : Py_None;
+        int line = sl != Py_None ? (int)PyLong_AsLong(sl) : 0, col = sc != Py_None ? (int)PyLong_AsLong(sc) : 0;
+        pos[u] = (Loc){line > 0 ? line : 0, col > 0 ? col : 0};
+        Py_DECREF(p);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        Py_DECREF(bytes);
+        return -1;
+    }
     int count = 0, ext = 0, ext_start = -1;
     for (int off = 0; off < n;) {
         int raw = code[off], arg = code[off + 1] | (ext << 8);
@@ -134,11 +157,7 @@ int decode_bytecode(Ctx *c) {
         in->next = next;
         in->jump = -1;
         if (oi->jumps) in->jump = oi->backward ? next - 2 * arg : next + 2 * arg;
-        int sl = 0, sc = 0, el = 0, ec = 0;
-        if (PyCode_Addr2Location((PyCodeObject *)c->code, off, &sl, &sc, &el, &ec)) {
-            in->loc.line = sl > 0 ? sl : 0;
-            in->loc.col = sc > 0 ? sc : 0;
-        }
+        in->loc = pos[off / 2];
         /* no line of its own: the previous instruction's, or for a closure's leading
          * COPY_FREE_VARS the function's first line (where RESUME, next, has it) */
         if (in->loc.line == 0) in->loc = count > 0 ? c->insns[count - 1].loc : (Loc){c->firstlineno, 0};

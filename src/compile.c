@@ -17,7 +17,10 @@ const Target *target_for(int kind) {
 
 /* A symbol for LLVM: the name with anything but [A-Za-z0-9_] replaced. */
 static char *sanitise(Arena *a, const char *name) {
-    char *sym = arena_strdup(a, name);
+    /* a PTX identifier is a letter and more, or '_' and at least one more ("1abc" and "_" were
+     * ptxas syntax errors) */
+    bool prefix = isdigit((unsigned char)name[0]) || !strcmp(name, "_");
+    char *sym = prefix ? arena_printf(a, "_%s", name) : arena_strdup(a, name);
     for (char *p = sym; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
     return sym;
@@ -30,6 +33,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     }
     c->opt = *opt;
     if (!c->opt.cc_major) c->opt.cc_major = 9, c->opt.cc_minor = 0;
+    RETURN_IF_ERROR(check_cc(&c->opt));
     c->code = code;
     c->globals = globals && PyDict_Check(globals) ? globals : NULL;
     c->closure = closure && PyTuple_Check(closure) ? closure : NULL;
@@ -45,7 +49,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
         return PyErr_SetString(PyExc_NotImplementedError,
                                "compiling a device function on its own is not supported: call it from a kernel"), -1;
     /* a symbol PTX and ORC accept: the name, sanitised (begin() may make it unique) */
-    c->symbol = sanitise(&c->arena, opt->name ? opt->name : name);
+    c->symbol = sanitise(&c->arena, opt->name && opt->name[0] ? opt->name : name);
     c->out = calloc(1, sizeof *c->out);
     if (!c->out) return PyErr_NoMemory(), -1;
     c->out->target = opt->target;
@@ -132,6 +136,12 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     }
     const char *name = PyUnicode_AsUTF8(code->co_name);
     if (!name) return -1;
+    /* a recursion whose argument types change at each call (f((x,))) never meets a typed one */
+    int depth = 0;
+    for (int i = 0; i < root->funcs.n; i++) depth += ((Func *)root->funcs.v[i])->typing;
+    if (depth >= LIMIT_CALL_DEPTH)
+        return error_limit(caller, call->loc, "device functions called inside one another while compiling "
+                           "(a recursion whose argument types change?)", LIMIT_CALL_DEPTH);
     if (code->co_argcount != nargs)
         return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
                         code->co_argcount == 1 ? "" : "s",

@@ -88,28 +88,47 @@ static int raise_at(Ctx *c, PyObject *exc, Loc loc, const char *prefix, const ch
     return -1;
 }
 
+/* A message of any length (type names of big tuples run long); NULL if out of memory. */
+static char *format(const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return msg;
+}
+
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     if (PyErr_Occurred()) return -1; /* the first error wins */
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char *msg = format(fmt, ap);
     va_end(ap);
+    if (!msg) return PyErr_NoMemory(), -1;
     PyObject *exc = kind == ERR_TYPING        ? GjExc_TypingError
                     : kind == ERR_UNSUPPORTED ? GjExc_UnsupportedError
                     : kind == ERR_INTERNAL    ? GjExc_InternalError
                                               : GjExc_CompileError;
-    return raise_at(c, exc, loc, kind == ERR_INTERNAL ? "internal compiler error: " : "", msg);
+    int r = raise_at(c, exc, loc, kind == ERR_INTERNAL ? "internal compiler error: " : "", msg);
+    free(msg);
+    return r;
 }
 
 int internal_error(Ctx *c, Loc loc, const char *fmt, ...) {
     if (PyErr_Occurred()) return -1;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char *msg = format(fmt, ap);
     va_end(ap);
-    return raise_at(c, GjExc_InternalError, loc, "internal compiler error: ", msg);
+    if (!msg) return PyErr_NoMemory(), -1;
+    int r = raise_at(c, GjExc_InternalError, loc, "internal compiler error: ", msg);
+    free(msg);
+    return r;
+}
+
+int error_limit(Ctx *c, Loc loc, const char *what, long limit) {
+    return error_at(c, ERR_UNSUPPORTED, loc, "too many %s (limit is %ld)", what, limit);
 }
 
 bool debug_enabled(const char *stage) {

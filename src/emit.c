@@ -36,6 +36,45 @@ int emit_init(void) {
     return 0;
 }
 
+/* The processors LLVM 19's NVPTX back end knows (from sm_30: older ones lack
+ * the warp-synchronous instructions kernels use), with the oldest PTX ISA
+ * each needs. LLVM aborts the process on a processor or PTX version it does
+ * not know, so every cc is checked here before it reaches LLVM. */
+static const struct { int sm, min_ptx; } known_sm[] = {
+    {30, 60}, {32, 60}, {35, 60}, {37, 60}, {50, 60}, {52, 60}, {53, 60}, {60, 60}, {61, 60},
+    {62, 60}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
+};
+static const int known_ptx[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
+#define NKNOWN_SM (int)(sizeof known_sm / sizeof known_sm[0])
+
+/* A cc newer than LLVM knows compiles for the newest it does: the driver
+ * JIT-compiles PTX for newer GPUs, and that PTX's ISA (7.8 for sm_90) is one
+ * every driver for them accepts. A cc between two known ones (8.8) compiles
+ * for the older. Anything that is no compute capability is a ValueError. */
+int check_cc(GjOptions *opt) {
+    int major = opt->cc_major, minor = opt->cc_minor;
+    if (major < 3 || major > 99 || minor < 0 || minor > 9) {
+        PyErr_Format(PyExc_ValueError, "compute capability (%d, %d) is not supported: gpujit compiles for "
+                     "3.0 and newer (major >= 3, minor 0 to 9)", major, minor);
+        return -1;
+    }
+    int cc = major * 10 + minor, k = 0;
+    while (k + 1 < NKNOWN_SM && known_sm[k + 1].sm <= cc) k++;
+    opt->cc_major = known_sm[k].sm / 10;
+    opt->cc_minor = known_sm[k].sm % 10;
+    if (opt->ptx_version) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known_ptx / sizeof known_ptx[0]; i++) ok |= known_ptx[i] == opt->ptx_version;
+        if (!ok || opt->ptx_version < known_sm[k].min_ptx) {
+            PyErr_Format(PyExc_ValueError, "PTX ISA version %d.%d is not supported for sm_%d (use %d.%d to 8.5)",
+                         opt->ptx_version / 10, opt->ptx_version % 10, known_sm[k].sm, known_sm[k].min_ptx / 10,
+                         known_sm[k].min_ptx % 10);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Target machines are costly to create (a tenth of a small kernel's compile)
  * and are only read while compiling, so finished compilations hand theirs back
  * to a process-wide pool keyed by triple, cpu and features; a compilation on
@@ -88,7 +127,7 @@ int make_target_machine(Ctx *c) {
     MachineSpec m = {.reloc = LLVMRelocDefault, .code_model = LLVMCodeModelDefault};
     c->target->machine(c, &m);
     c->triple = arena_strdup(&c->arena, m.triple);
-    c->tm_key = arena_printf(&c->arena, "%s|%s|%.100s", m.triple, m.cpu, m.features);
+    c->tm_key = arena_printf(&c->arena, "%s|%s|%s", m.triple, m.cpu, m.features);
     if ((c->tm = tm_acquire(c->tm_key))) return 0;
     if (LLVMGetTargetFromTriple(m.triple, &t, &err)) {
         internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", m.triple, err ? err : "");
@@ -179,13 +218,8 @@ int emit_host(Ctx *c) {
         return jit_error(c, e, "add module");
     }
     LLVMOrcExecutorAddress ab = 0, at = 0;
-    char name[512];
-    snprintf(name, sizeof name, "%s_block", c->symbol);
-    e = LLVMOrcLLJITLookup(jit, &ab, name);
-    if (!e) {
-        snprintf(name, sizeof name, "%s_thread", c->symbol);
-        e = LLVMOrcLLJITLookup(jit, &at, name);
-    }
+    e = LLVMOrcLLJITLookup(jit, &ab, arena_printf(&c->arena, "%s_block", c->symbol));
+    if (!e) e = LLVMOrcLLJITLookup(jit, &at, arena_printf(&c->arena, "%s_thread", c->symbol));
     pthread_mutex_unlock(&jit_lock);
     if (e) {
         LLVMOrcResourceTrackerRemove(rt);

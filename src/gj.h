@@ -53,6 +53,16 @@ typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
 /* An invariant of the compiler broke: "internal compiler error in <pass>". */
 int internal_error(Ctx *c, Loc loc, const char *fmt, ...);
+/* A fixed capacity of the compiler was crossed: UnsupportedError
+ * "too many <what> (limit is N)" at loc, as Lua's errorlimit. */
+int error_limit(Ctx *c, Loc loc, const char *what, long limit);
+/* The compiler's named capacities. Everything else grows from the arena. */
+#define LIMIT_NDIM GJ_MAXDIM       /* array dimensions (gpujit.h) */
+#define LIMIT_TUPLE 10000         /* items of one tuple (counting nested ones), arguments of one call */
+#define LIMIT_CONST_NESTING 16    /* levels of tuples nested in one constant */
+#define LIMIT_TUPLE_NESTING 32    /* levels of tuples nested in one value */
+#define LIMIT_CALL_DEPTH 100      /* device functions typed inside one another */
+#define LIMIT_CONST_BYTES 65536   /* const.array_like data: the GPU's constant bank */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
@@ -87,6 +97,7 @@ struct Type {
     /* TY_TUPLE */
     int n;
     Type **items;
+    int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
     /* TY_OBJ */
     const char *path;
     PyObject *obj;     /* a Python function called as a device function, else NULL */
@@ -144,6 +155,7 @@ typedef enum {
     OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
+    OP_BUILD_LIST, OP_LIST_APPEND, OP_LIST_EXTEND, OP_LIST_TO_TUPLE, OP_CALL_FUNCTION_EX,
     OP_NUM_KNOWN
 } OpKind;
 
@@ -287,6 +299,9 @@ int infer_types(Ctx *c);
 #define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
 #define UNSUP(...) return (error_at(c, ERR_UNSUPPORTED, in->loc, __VA_ARGS__), (Type *)NULL)
 static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN; }
+/* Argument i's bit in the origin and written masks; bit 63 stands for every
+ * argument from the 64th on (they share it, so the masks stay one word). */
+static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
 
@@ -307,7 +322,7 @@ typedef enum {
 
 /* The LLVM target machine a target compiles for. */
 typedef struct MachineSpec {
-    char triple[96], cpu[64], features[1024];
+    const char *triple, *cpu, *features; /* in the compilation's arena: a host's feature list is long */
     LLVMRelocMode reloc;
     LLVMCodeModel code_model;
 } MachineSpec;
@@ -440,6 +455,8 @@ int layout_params(Ctx *c, GjParam **out);      /* the kernel's parameters, in th
 //
 int emit_init(void);                /* once: initialise every target's LLVM back end */
 int make_target_machine(Ctx *c);
+/* Validate opt's cc (ValueError) and map it to one LLVM knows. */
+int check_cc(GjOptions *opt);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c);     /* target_nvptx's emit: the PTX text of c->mod */
@@ -516,6 +533,7 @@ struct Ctx {
     bool uses_barrier;
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */
+    size_t const_bytes;  /* intrinsics.c, root: constant memory of const.array_like arrays */
     /* lower.c */
     LLVMContextRef llctx;
     LLVMModuleRef mod;

@@ -193,6 +193,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         return type_array(c, elem, 1, 'C', AS_SHARED);
     if (shape->op == IR_CONST && shape->ckind == CK_TUPLE) {
         ndim = shape->nargs;
+        if (ndim > LIMIT_NDIM) return error_limit(c, in->loc, "array dimensions", LIMIT_NDIM), (Type *)NULL;
         for (int i = 0; i < ndim; i++) {
             bool ok;
             int64_t d = const_int(shape->args[i], &ok);
@@ -288,6 +289,9 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
     if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
         TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
     if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
+    /* match.sync is Volta's: LLVM cannot select it for older GPUs (and aborts) */
+    if ((op == WARP_MATCH_ANY || op == WARP_MATCH_ALL) && c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
+        UNSUP("%s needs compute capability 7.0 or newer (compiling for %d.%d)", name, c->opt.cc_major, c->opt.cc_minor);
     switch (op) {
     case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY:
         if (!warp_value(at[1]))
@@ -341,9 +345,20 @@ static Type *type_const_array(Ctx *c, Instr *in) {
     }
     Type *e = buffer_elem(&v);
     int ndim = v.ndim;
+    size_t nbytes = (size_t)v.len;
     PyBuffer_Release(&v);
     if (!e) TERR("const.array_like: unsupported dtype (bool, ints, float32 and float64 in native byte order are)");
-    if (ndim < 1 || ndim > 32) TERR("const.array_like: the array must have 1 to 32 dimensions");
+    /* ptxas refuses more than the GPU's 64 KiB constant bank (at load, on a GPU); say so here, on both targets */
+    Ctx *root = ctx_root(c);
+    if (!in->alloc_done) {
+        in->alloc_done = true;
+        root->const_bytes += (nbytes + 15) & ~(size_t)15;
+    }
+    if (root->const_bytes > LIMIT_CONST_BYTES)
+        return error_limit(c, in->loc, "bytes of constant memory in const.array_like arrays", LIMIT_CONST_BYTES),
+               (Type *)NULL;
+    if (ndim < 1) TERR("const.array_like: the array must have at least one dimension");
+    if (ndim > LIMIT_NDIM) return error_limit(c, in->loc, "array dimensions", LIMIT_NDIM), (Type *)NULL;
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
 
@@ -615,7 +630,7 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
     Py_buffer v;
     if (PyObject_GetBuffer(in->args[1]->pyobj, &v, PyBUF_FULL_RO) < 0) return NULL;
     char *bytes = arena_alloc(&c->arena, (size_t)v.len + 1);
-    LLVMValueRef dims[32];
+    LLVMValueRef dims[LIMIT_NDIM];
     if (!bytes || PyBuffer_ToContiguous(bytes, &v, v.len, 'C') < 0) {
         PyBuffer_Release(&v);
         return NULL;
@@ -628,39 +643,48 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
 
 /* print(a, b, ...): one printf-style line, Python's spacing; constants go
  * into the format, numbers are widened as C varargs are (floats print as %f,
- * as numba.cuda's print does), bools print True/False. */
+ * as numba.cuda's print does), bools print True/False. CUDA's vprintf takes
+ * at most PRINT_CHUNK arguments: a longer print is several calls, the line
+ * ending with the last. */
+#define PRINT_CHUNK 32
+static void print_chunk(Ctx *c, StrBuf *fmt, LLVMValueRef *args, int na, bool last) {
+    if (last) sb_printf(fmt, "\n");
+    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt->s ? fmt->s : "", "fmt"), args, na);
+    fmt->n = 0;
+    if (fmt->s) fmt->s[0] = 0;
+}
+
 static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
-    char fmt[2048];
-    size_t n = 0;
-    LLVMValueRef args[64];
+    StrBuf fmt = {0};
+    LLVMValueRef args[PRINT_CHUNK];
     int na = 0;
-    for (int i = 0; i < nargs && n + 64 < sizeof fmt; i++) {
-        if (i) fmt[n++] = ' ';
+    for (int i = 0; i < nargs; i++) {
         Type *t = a[i]->type;
-        if (a[i]->op == IR_CONST && a[i]->ckind == CK_STR) {
-            for (const char *p = a[i]->name; *p && n + 8 < sizeof fmt; p++) {
-                if (*p == '%') fmt[n++] = '%';
-                fmt[n++] = *p;
-            }
+        bool str = a[i]->op == IR_CONST && a[i]->ckind == CK_STR;
+        if (!str && na == PRINT_CHUNK) {
+            print_chunk(c, &fmt, args, na, false);
+            na = 0;
+        }
+        if (i) sb_printf(&fmt, " ");
+        if (str) {
+            for (const char *p = a[i]->name; *p; p++) sb_printf(&fmt, *p == '%' ? "%%%%" : "%c", *p);
             continue;
         }
-        if (na == 64) break;
         if (t->kind == TY_BOOL) {
             LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
             LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
             args[na++] = LLVMBuildSelect(c->b, val(c, a[i]), yes, no, "");
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%s");
+            sb_printf(&fmt, "%%s");
         } else if (is_float(t)) {
             args[na++] = val_as(c, a[i], &ty_float64);
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%f");
+            sb_printf(&fmt, "%%f");
         } else {
             args[na++] = val_as(c, a[i], is_signed(t) ? &ty_int64 : &ty_uint64);
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, is_signed(t) ? "%%lld" : "%%llu");
+            sb_printf(&fmt, is_signed(t) ? "%%lld" : "%%llu");
         }
     }
-    fmt[n++] = '\n';
-    fmt[n] = 0;
-    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt, "fmt"), args, na);
+    print_chunk(c, &fmt, args, na, true);
+    sb_free(&fmt);
     return NULL;
 }
 

@@ -76,7 +76,7 @@ const char *gj_param_role_name(int role) {
 GjArgInfo layout_arg(Ctx *c, int i) {
     Type *t = c->argtypes[i];
     if (t->kind == TY_ARRAY)
-        return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, i >= 64 || (c->written >> i & 1)};
+        return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, (c->written & arg_bit(i)) != 0};
     return (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0};
 }
 

@@ -36,7 +36,8 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     }
     case TY_ARRAY: return array_struct(c, t);
     case TY_TUPLE: {
-        LLVMTypeRef items[256];
+        LLVMTypeRef *items = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(t->n ? t->n : 1));
+        if (!items) return NULL;
         for (int i = 0; i < t->n; i++) items[i] = llvm_type(c, t->items[i]);
         return LLVMStructTypeInContext(c->llctx, items, (unsigned)t->n, 0);
     }
@@ -126,7 +127,8 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
         return LLVMConstStructInContext(c->llctx, parts, 2, 0);
     }
     case CK_TUPLE: {
-        LLVMValueRef items[256];
+        LLVMValueRef *items = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(k->nargs ? k->nargs : 1));
+        if (!items) return NULL;
         for (int i = 0; i < k->nargs; i++) {
             items[i] = const_value(c, k->args[i]);
             if (!items[i]) items[i] = LLVMGetUndef(c->i8);
@@ -410,11 +412,42 @@ static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLV
     return ok;
 }
 
+/* A variable index into a big constant tuple of scalars (a global table):
+ * the items become a read-only array in global memory. Spilled whole to the stack, as smaller
+ * tuples are, LLVM's optimiser takes seconds on a few thousand items. */
+static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p);
+
+static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
+    Type *et = tup->type->items[0];
+    size_t size = et->kind == TY_BOOL ? 1 : (size_t)type_bits(et) / 8;
+    char *bytes = arena_alloc(&c->arena, size * (size_t)tup->nargs + 1);
+    if (!bytes) return NULL;
+    for (int k = 0; k < tup->nargs; k++) {
+        Instr *v = tup->args[k];
+        if (et->kind == TY_FLOAT64) memcpy(bytes + size * (size_t)k, &v->fval, 8);
+        else if (et->kind == TY_BOOL) bytes[k] = v->ival != 0;
+        else memcpy(bytes + size * (size_t)k, &v->ival, 8);
+    }
+    /* in global memory, read-only: the GPU's constant bank holds only 64 KiB */
+    LLVMValueRef init = LLVMConstStringInContext(c->llctx, bytes, (unsigned)(size * (size_t)tup->nargs), 1);
+    unsigned as = llvm_as(c, AS_GLOBAL);
+    LLVMValueRef data = LLVMAddGlobalInAddressSpace(c->mod, LLVMTypeOf(init), "__table", as);
+    LLVMSetInitializer(data, init);
+    LLVMSetGlobalConstant(data, 1);
+    LLVMSetLinkage(data, LLVMInternalLinkage);
+    LLVMSetAlignment(data, 16);
+    if (as) data = LLVMBuildAddrSpaceCast(c->b, data, c->ptr, "");
+    LLVMValueRef i = val_as(c, index, &ty_int64);
+    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
+    i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, tup->nargs), ""), i, "");
+    return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
+}
+
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
     LLVMValueRef a = val(c, arr);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
-    LLVMValueRef ix[32], given[32];
+    LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
     int n = at->ndim;
     for (int k = 0; k < n; k++) {
         Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
@@ -482,7 +515,7 @@ static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape) {
     LLVMValueRef a = LLVMGetUndef(llvm_type(c, t));
     a = LLVMBuildInsertValue(c->b, a, data, 0, "");
-    int64_t dims[32];
+    int64_t dims[LIMIT_NDIM];
     if (shape->ckind == CK_TUPLE)
         for (int k = 0; k < t->ndim; k++) dims[k] = shape->args[k]->ival;
     else
@@ -597,6 +630,10 @@ static int lower_instr(Ctx *c, Instr *in) {
             int64_t i = in->args[1]->ival;
             if (i < 0) i += ot->n;
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)i, "");
+        } else if (in->args[0]->op == IR_CONST && ot->n > 256 &&
+                   (ot->items[0]->kind == TY_INT64 || ot->items[0]->kind == TY_UINT64 ||
+                    ot->items[0]->kind == TY_FLOAT64 || ot->items[0]->kind == TY_BOOL)) {
+            r = const_tuple_item(c, in->args[0], in->args[1]);
         } else {
             /* a variable index into a uniform tuple: spill it */
             LLVMTypeRef tt = llvm_type(c, ot);

@@ -97,14 +97,36 @@ GjOutput *gj_compiled_output(PyObject *obj) {
     return ((CompiledKernel *)obj)->out;
 }
 
+/* cc: a pair of ints (major, minor); anything else is a ValueError. Which
+ * pairs are compute capabilities is check_cc's (emit.c) to say. */
+static int parse_cc(PyObject *o, int *major, int *minor) {
+    PyObject *seq = o && (PyTuple_Check(o) || PyList_Check(o)) ? PySequence_Fast(o, "") : NULL;
+    int ok = seq && PySequence_Fast_GET_SIZE(seq) == 2;
+    for (int i = 0; ok && i < 2; i++) {
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        int overflow = 0;
+        long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLongAndOverflow(v, &overflow) : 0;
+        ok = PyLong_Check(v) && !PyBool_Check(v) && !overflow && x >= INT_MIN && x <= INT_MAX;
+        *(i ? minor : major) = (int)x;
+    }
+    Py_XDECREF(seq);
+    PyErr_Clear();
+    if (ok) return 0;
+    PyObject *r = PyObject_Repr(o);
+    PyErr_Format(PyExc_ValueError, "cc must be a (major, minor) pair of ints such as (9, 0), not %s",
+                 r ? PyUnicode_AsUTF8(r) : "?");
+    Py_XDECREF(r);
+    return -1;
+}
+
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code", "globals", "closure", "sig", "target", "cc", "fastmath", "lineinfo",
                              "debug", "device", "name", "keep_llvm", NULL};
-    PyObject *code, *globals = Py_None, *closure = Py_None;
+    PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL;
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|s(ii)ppppzp", kwlist, &PyCode_Type, &code, &globals,
-                                     &closure, &sig, &target, &cc_major, &cc_minor, &fastmath, &lineinfo, &debug,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzp", kwlist, &PyCode_Type, &code, &globals,
+                                     &closure, &sig, &target, &cc, &fastmath, &lineinfo, &debug,
                                      &device, &name, &keep_llvm))
         return NULL;
     GjOptions opt = {0};
@@ -112,10 +134,10 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     while (target_for(kind) && strcmp(target, target_for(kind)->api_name)) kind++;
     if (!target_for(kind)) return PyErr_Format(PyExc_ValueError, "unknown target '%s' (use 'cuda' or 'cpu')", target);
     opt.target = (GjTargetKind)kind;
-    if (cc_major < 3 || cc_major > 12 || cc_minor < 0 || cc_minor > 9)
-        return PyErr_Format(PyExc_ValueError, "unsupported compute capability %d.%d", cc_major, cc_minor);
     opt.cc_major = cc_major;
     opt.cc_minor = cc_minor;
+    if (cc && (parse_cc(cc, &opt.cc_major, &opt.cc_minor) < 0 || check_cc(&opt) < 0))
+        return NULL; /* checked here too: to the C API, (0, 0) means the default */
     opt.fastmath = fastmath;
     opt.lineinfo = lineinfo;
     opt.debug = debug;

@@ -259,9 +259,9 @@ static void end(Ctx *c) {
 
 static void machine(Ctx *c, MachineSpec *m) {
     char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
-    snprintf(m->triple, sizeof m->triple, "%s", triple);
-    snprintf(m->cpu, sizeof m->cpu, "%s", cpu);
-    snprintf(m->features, sizeof m->features, "%s", feat);
+    m->triple = arena_strdup(&c->arena, triple);
+    m->cpu = arena_strdup(&c->arena, cpu);
+    m->features = arena_strdup(&c->arena, feat);
     LLVMDisposeMessage(triple);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(feat);

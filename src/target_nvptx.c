@@ -222,9 +222,9 @@ static int default_ptx(int cc) { return cc >= 90 ? 78 : cc >= 89 ? 78 : cc >= 80
 
 static void machine(Ctx *c, MachineSpec *m) {
     int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
-    snprintf(m->triple, sizeof m->triple, "nvptx64-nvidia-cuda");
-    snprintf(m->cpu, sizeof m->cpu, "sm_%d", cc);
-    snprintf(m->features, sizeof m->features, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
+    m->triple = "nvptx64-nvidia-cuda";
+    m->cpu = arena_printf(&c->arena, "sm_%d", cc);
+    m->features = arena_printf(&c->arena, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
 }
 
 /* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
@@ -259,9 +259,15 @@ static int link_libdevice(Ctx *c) {
         return -1;
     }
     LLVMModuleRef lib;
-    int bad = LLVMParseBitcodeInContext2(c->llctx, buf, &lib);
+    /* not ...InContext2: it reports a bad file through the context's default
+     * diagnostic handler, which exits the process */
+    int bad = LLVMParseBitcodeInContext(c->llctx, buf, &lib, &err);
     LLVMDisposeMemoryBuffer(buf);
-    if (bad) return error_at(c, ERR_COMPILE, NO_LOCATION, "cannot parse %s", path);
+    if (bad) {
+        error_at(c, ERR_COMPILE, NO_LOCATION, "cannot parse %s as libdevice: %s", path, err ? err : "");
+        LLVMDisposeMessage(err);
+        return -1;
+    }
     LLVMSetTarget(lib, LLVMGetTarget(c->mod));
     LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(c->mod));
     if (LLVMLinkModules2(c->mod, lib)) return internal_error(c, NO_LOCATION, "emit: linking libdevice failed");

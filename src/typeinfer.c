@@ -12,6 +12,17 @@
 
 typedef struct { Ctx *c; bool changed; } TI;
 
+/* A tuple type, within the limits on its size: a recursion that nests a
+ * tuple deeper at each call would otherwise grow it without end. */
+static Type *tuple_type(Ctx *c, Instr *in, int n, Type **items) {
+    Type *t = type_tuple(c, n, items);
+    if (t && t->nested_items > LIMIT_TUPLE)
+        return error_limit(c, in->loc, "items in a tuple, counting those of nested tuples", LIMIT_TUPLE), (Type *)NULL;
+    if (t && t->depth > LIMIT_TUPLE_NESTING)
+        return error_limit(c, in->loc, "levels of nested tuples", LIMIT_TUPLE_NESTING), (Type *)NULL;
+    return t;
+}
+
 static Type *const_type(Ctx *c, Instr *k) {
     switch (k->ckind) {
     case CK_INT: return k->is_uint64 ? &ty_uint64 : &ty_int64;
@@ -21,10 +32,11 @@ static Type *const_type(Ctx *c, Instr *k) {
     case CK_STR: return &ty_str;
     case CK_COMPLEX: return &ty_complex128;
     case CK_TUPLE: {
-        Type *items[256];
+        Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(k->nargs ? k->nargs : 1));
+        if (!items) return NULL;
         /* the items get their types too: lowering reads them (a[2, 1] indexes with a constant
          * tuple whose items are never an instruction's direct argument) */
-        for (int i = 0; i < k->nargs && i < 256; i++) {
+        for (int i = 0; i < k->nargs; i++) {
             items[i] = const_type(c, k->args[i]);
             if (!k->args[i]->type) k->args[i]->type = items[i];
         }
@@ -40,11 +52,15 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     const char *op = opstr[in->ival];
     if (!is_number(a) || !is_number(b)) {
         if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && in->ival == BIN_ADD) {
-            Type *items[512];
-            if (a->n + b->n > 512) TERR("tuple too long");
+            if (a->n + b->n > LIMIT_TUPLE) {
+                error_limit(c, in->loc, "items in a tuple", LIMIT_TUPLE);
+                return NULL;
+            }
+            Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(a->n + b->n + 1));
+            if (!items) return NULL;
             for (int i = 0; i < a->n; i++) items[i] = a->items[i];
             for (int i = 0; i < b->n; i++) items[a->n + i] = b->items[i];
-            return type_tuple(c, a->n + b->n, items);
+            return tuple_type(c, in, a->n + b->n, items);
         }
         if (a->kind == TY_ARRAY || b->kind == TY_ARRAY)
             UNSUP("whole-array arithmetic (%s %s %s); index the elements in a loop instead", type_name(c, a), op,
@@ -148,11 +164,11 @@ static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
 }
 
 static Type *type_user_call(Ctx *c, Instr *in) {
-    Type *at[256];
     if (in->nkw) TERR("keyword arguments to device functions are not supported");
     if (apply_defaults(c, in, in->args[0]->type->obj) < 0) return NULL;
     int n = in->nargs - 1;
-    if (n > 256) TERR("too many arguments");
+    Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n + 1));
+    if (!at) return NULL;
     for (int i = 0; i < n; i++) {
         at[i] = in->args[1 + i]->type;
         if (!type_known(at[i])) return &ty_unknown;
@@ -211,7 +227,7 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a)) return &ty_unknown;
         if (a->kind == TY_ARRAY) {
             if (!strcmp(in->name, "shape") || !strcmp(in->name, "strides")) {
-                Type *items[32];
+                Type *items[LIMIT_NDIM];
                 for (int i = 0; i < a->ndim; i++) items[i] = &ty_int64;
                 return type_tuple(c, a->ndim, items);
             }
@@ -269,12 +285,13 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_none;
     }
     case IR_TUPLE: {
-        Type *items[256];
+        Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(in->nargs ? in->nargs : 1));
+        if (!items) return NULL;
         for (int i = 0; i < in->nargs; i++) {
             if (!type_known(in->args[i]->type)) return &ty_unknown;
             items[i] = in->args[i]->type;
         }
-        return type_tuple(c, in->nargs, items);
+        return tuple_type(c, in, in->nargs, items);
     }
     case IR_TUPLE_GET:
         if (!type_known(a)) return &ty_unknown;
@@ -311,7 +328,7 @@ static Type *type_of(TI *ti, Instr *in) {
 static bool track_origin(Ctx *c, Instr *in) {
     uint64_t o = 0, w = 0;
     switch (in->op) {
-    case IR_ARG: o = in->ival < 64 ? 1ULL << in->ival : ~0ULL; break;
+    case IR_ARG: o = arg_bit(in->ival); break;
     case IR_LOAD_VAR: o = ctx_var(c, in->var)->origin; break;
     case IR_STORE_VAR: {
         Var *v = ctx_var(c, in->var);
@@ -328,7 +345,7 @@ static bool track_origin(Ctx *c, Instr *in) {
         if (in->callee) {
             for (int i = 1; i < in->nargs; i++) {
                 o |= in->args[i]->origin;
-                if (i - 1 < 64 && (in->callee->sub->written >> (i - 1) & 1)) w |= in->args[i]->origin;
+                if (in->callee->sub->written & arg_bit(i - 1)) w |= in->args[i]->origin;
             }
         } else if (in->intr && in->intr->kind == IK_ATOMIC && in->nargs > 1) {
             w = in->args[1]->origin;
@@ -344,8 +361,13 @@ static bool track_origin(Ctx *c, Instr *in) {
 
 int infer_types(Ctx *c) {
     TI ti = {c, true};
+    /* Each round widens some type, and a type widens a bounded number of times
+     * (a few per scalar, per tuple item): a long chain of values may need many
+     * rounds, an endless one is a bug. */
+    int max_rounds = 100 + 8 * (c->nvalues + c->vars.n);
     for (int iter = 0; ti.changed; iter++) {
-        if (iter > 100) return internal_error(c, NO_LOCATION, "typeinfer: no fixpoint after 100 rounds");
+        if (iter > max_rounds)
+            return internal_error(c, NO_LOCATION, "typeinfer: no fixpoint after %d rounds", max_rounds);
         ti.changed = false;
         for (int bi = 0; bi < c->nblocks; bi++) {
             Block *b = c->blocks[bi];

@@ -33,6 +33,10 @@ static const char *const scalar_names[] = {
 Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
+    if (ndim > LIMIT_NDIM) { /* from a signature: point at the def line */
+        error_limit(c, (Loc){c->firstlineno, 0}, "array dimensions", LIMIT_NDIM);
+        return NULL;
+    }
     Type *t = arena_alloc(&c->arena, sizeof *t);
     if (!t) return NULL;
     t->kind = TY_ARRAY;
@@ -50,7 +54,14 @@ Type *type_tuple(Ctx *c, int n, Type **items) {
     t->n = n;
     t->items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n ? n : 1));
     if (!t->items) return NULL;
-    for (int i = 0; i < n; i++) t->items[i] = items[i];
+    for (int i = 0; i < n; i++) {
+        t->items[i] = items[i];
+        bool tup = items[i]->kind == TY_TUPLE;
+        if (tup && items[i]->depth > t->depth) t->depth = items[i]->depth;
+        t->nested_items += 1 + (tup ? items[i]->nested_items : 0);
+        if (t->nested_items > LIMIT_TUPLE) t->nested_items = LIMIT_TUPLE + 1;
+    }
+    t->depth++;
     return t;
 }
 
@@ -213,8 +224,8 @@ Type *unify(Ctx *c, Type *a, Type *b) {
         type_eq(a->elem, b->elem))
         return type_array(c, a->elem, a->ndim, 'A', a->space);
     if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && a->n == b->n) {
-        Type *items[64];
-        if (a->n > 64) return NULL;
+        Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(a->n ? a->n : 1));
+        if (!items) return NULL;
         for (int i = 0; i < a->n; i++) {
             items[i] = unify(c, a->items[i], b->items[i]);
             if (!items[i]) return NULL;
@@ -240,7 +251,7 @@ Type *unify(Ctx *c, Type *a, Type *b) {
  *          | 'Array' '(' name ',' int ',' quote layout quote ')'  numba's constructor
  *   layout := 'C' | 'A' | 'F' */
 
-enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = 16, SIG_MAX_DEPTH = 16 };
+enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = LIMIT_NDIM, SIG_MAX_DEPTH = 16 };
 
 typedef struct { Ctx *c; const char *s; const char *p; } Parser;
 

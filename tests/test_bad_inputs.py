@@ -32,6 +32,14 @@ G_NONE = None
 G_ARRAY = np.arange(4.0)
 G_COMPLEX = 1 + 2j
 G_LAMBDA = lambda v: v + 1  # noqa: E731
+G_TUPLE_10001 = tuple(range(10001))  # one item past LIMIT_TUPLE
+G_DEEP = 1
+for _ in range(18):
+    G_DEEP = (G_DEEP, 2)  # nested past LIMIT_CONST_NESTING
+G_SHAPE_33D = (1,) * 33  # past LIMIT_NDIM
+G_WIDE = ((0,) * 100,) * 200  # 20,000 items unfolded, one inner tuple in Python
+G_CONST_64K = np.arange(8192.0)  # exactly the GPU's 64 KiB constant bank
+G_CONST_SMALL = np.arange(2.0)
 COUNT = 0
 
 
@@ -433,6 +441,107 @@ def k_int_of_string(out, n):
     out[0] = int("3")  # <-
 
 
+# -- limits: "too many X (limit is N)" at the line that crosses one ----------------------------------
+def k_tuple_too_long(out, n):
+    out[0] = G_TUPLE_10001[n]  # <-
+
+
+def k_constant_nested_too_deeply(out, n):
+    t = G_DEEP  # <-
+    out[0] = n
+
+
+def k_shared_33_dims(out, n):
+    s = gpu.shared.array(G_SHAPE_33D, gpu.float64)  # <-
+    out[0] = n
+
+
+def k_local_33_dims(out, n):
+    s = gpu.local.array(G_SHAPE_33D, gpu.int32)  # <-
+    out[0] = n
+
+
+def k_constant_unfolds_too_far(out, n):
+    out[0] = G_WIDE[0][n]  # <-
+
+
+def k_constant_memory_over_64k(out, n):
+    a = gpu.const.array_like(G_CONST_64K)
+    b = gpu.const.array_like(G_CONST_SMALL)  # <-
+    out[0] = a[n] + b[0]
+
+
+def nest_deeper(x, n):
+    if n == 0:
+        return 0
+    return nest_deeper((x,), n - 1)  # <-
+
+
+def k_recursion_nests_a_tuple(out, n):
+    out[0] = nest_deeper(1, n)
+
+
+def double_up(x, n):
+    if n == 0:
+        return 0
+    return double_up((x, x), n - 1)  # <-
+
+
+def k_recursion_doubles_a_tuple(out, n):
+    out[0] = double_up(1, n)
+
+
+def test_recursion_that_nests_a_tuple_deeper_at_each_call():
+    # each call is a new specialisation: typing never ended (or grew 2**n types)
+    expect_compile_error(k_recursion_nests_a_tuple, U, contains="too many levels of nested tuples (limit is 32)",
+                         at=nest_deeper)
+    expect_compile_error(k_recursion_doubles_a_tuple, U, contains="too many items in a tuple, counting those of "
+                         "nested tuples (limit is 10000)", at=double_up)
+
+
+def test_device_functions_nested_too_deeply():
+    ns = {}
+    src = "".join("def f%d(x):\n    return f%d(x + 1)\n" % (i, i + 1) for i in range(150))
+    src += "def f150(x):\n    return x\ndef k(out, n):\n    out[0] = f0(n)\n"
+    exec(compile(src, "<chain>", "exec"), ns)
+    with pytest.raises(gpu.UnsupportedError, match=r"too many device functions called inside one another .* "
+                       r"\(limit is 100\)") as ei:
+        gpu.compile_ptx(ns["k"], "void(int64[::1], int64)")
+    assert ei.value.filename == "<chain>" and ei.value.lineno == 200  # the call in f99
+
+
+def test_call_with_10001_arguments():
+    ns = {}
+    exec(compile("def k(out, n):\n    print(%s)\n" % ", ".join(["n"] * 10001), "<wide>", "exec"), ns)
+    with pytest.raises(gpu.UnsupportedError, match=r"too many items in a tuple or arguments in a call "
+                       r"\(limit is 10000\)") as ei:
+        gpu.compile_ptx(ns["k"], "void(int64[::1], int64)")
+    assert (ei.value.filename, ei.value.lineno) == ("<wide>", 2)
+
+
+# -- more than 30 arguments or items: CPython builds them in a list ---------------------------------
+def k_big_list_literal(out, n):
+    xs = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n]  # <-
+    out[0] = xs[0]
+
+
+def k_big_call_with_keyword(out, n):
+    print(n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, sep="")  # <-
+
+
+def k_big_call_with_conditional(out, n):
+    print(n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n if n else 0)  # <-
+
+
+def k_big_tuple_unpacked_into_too_few(out, n):
+    a, b = (n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n)  # <-
+    out[0] = a
+
+
+def k_list_appended_then_indexed(out, n):
+    out[0] = [n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n][0]  # <-
+
+
 # == type errors ======================================================================================
 def k_conflict_int_array(out, n):
     x = 1
@@ -571,6 +680,15 @@ COMPILE_CASES = [
     (k_global_array, U, None), (k_class_attr, U, None),
     (k_helper_wrong_arity, T, None), (k_print, U, None), (k_numpy_function, U, None),
     (k_math_unsupported, U, None), (k_math_missing, T, None), (k_builtin_unsupported, U, None),
+    (k_tuple_too_long, U, "too many items in a tuple (limit is 10000)"),
+    (k_constant_nested_too_deeply, U, "too many levels of tuples nested in a constant (limit is 16)"),
+    (k_constant_unfolds_too_far, U, "too many items in a constant tuple, counting those of nested tuples"),
+    (k_constant_memory_over_64k, U, "too many bytes of constant memory in const.array_like arrays (limit is 65536)"),
+    (k_shared_33_dims, U, "too many array dimensions (limit is 32)"),
+    (k_local_33_dims, U, "too many array dimensions (limit is 32)"),
+    (k_big_list_literal, U, "lists are not supported"), (k_big_call_with_keyword, U, "keyword"),
+    (k_big_call_with_conditional, U, "conditional expression"), (k_big_tuple_unpacked_into_too_few, T, "unpack"),
+    (k_list_appended_then_indexed, U, "lists are not supported"),
     (k_array_method, U, None), (k_array_unknown_attr, U, None), (k_call_scalar, T, None),
     (k_index_scalar, T, None), (k_len_scalar, T, None), (k_keyword_call, T, None),
     (k_grid_nonconst, T, None), (k_grid_four, T, None), (k_threadidx_w, U, None),
@@ -820,6 +938,171 @@ def test_read_only_array_written_through_an_alias_is_refused():
 def k_alias_store(out, n):
     alias = out
     alias[1] = n
+
+
+# == limits met outside a kernel's body =================================================================
+def test_signature_with_33_dimensions():
+    # the signature parser's limit: a TypeError naming it
+    sig = "void(float64[%s], int64)" % ", ".join([":"] * 33)
+    for attempt in (lambda: gpu.compile_ptx(plain, sig), lambda: gpu.jit(sig)(plain)):
+        with pytest.raises(TypeError, match=r"too many dimensions \(limit is 32\)"):
+            attempt()
+
+
+@pytest.mark.parametrize("ndim", [33, 40])
+def test_array_argument_with_many_dimensions(ndim):
+    # GJ_MAXDIM (32): the launcher's capacity and the compiler's limit
+    with pytest.raises((TypeError, gpu.UnsupportedError), match="dimensions"):
+        k_ok_array[1, 1](np.zeros(2), np.zeros((1,) * ndim))
+
+
+def run_child(code, env=None):
+    """Run `code` in a child interpreter importing this gpujit: an LLVM abort or exit there
+    shows as its exit status instead of killing the test runner."""
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(gpu.__file__)))
+    env = dict(os.environ, **(env or {}))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root] + [p for p in [env.get("PYTHONPATH")] if p])
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, "child exited with %d:\n%s\n%s" % (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    return p.stdout
+
+
+CHILD_PRELUDE = """
+import gpujit as gpu
+def plain(out, n):
+    out[0] = n
+def probe(cc, fn=plain, sig="void(float64[::1], int64)"):
+    try:
+        ptx, _ = gpu.compile_ptx(fn, sig, cc=cc)
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e).splitlines()[0]
+    return " ".join(l for l in ptx.splitlines() if l.startswith((".version", ".target")))
+"""
+
+NONSENSE_CCS = [(1, 0), (2, 1), (-1, 0), (9, -1), (9, 10), (100, 0), (0, 0), (9.0, 0), (9, 0.5), "9.0", (9,),
+                (9, 0, 0), (2 ** 40, 0), (True, 0), 9, None, "sm_90", ()]
+
+
+def test_nonsense_compute_capabilities_are_value_errors():
+    out = run_child(CHILD_PRELUDE + "for cc in %r:\n    print(repr(cc), '->', probe(cc))\n" % (NONSENSE_CCS,))
+    lines = out.splitlines()
+    assert len(lines) == len(NONSENSE_CCS), out
+    for cc, line in zip(NONSENSE_CCS, lines):
+        assert line.startswith(repr(cc) + " -> ValueError: "), line
+
+
+@pytest.mark.parametrize("cc,target", [((10, 0), "sm_90"), ((10, 3), "sm_90"), ((12, 0), "sm_90"),
+                                       ((12, 1), "sm_90"), ((99, 9), "sm_90"), ((8, 8), "sm_87"),
+                                       ((7, 1), "sm_70"), ((3, 0), "sm_30"), ((8, 6), "sm_86")])
+def test_compute_capabilities_llvm_does_not_know(cc, target):
+    # LLVM 19 aborted the process on sm_100 ("Cannot select vote.all.sync"): a newer cc
+    # compiles for the newest LLVM knows, whose PTX the driver JIT-compiles forward
+    out = run_child(CHILD_PRELUDE + "print(probe(%r))\n" % (cc,))
+    assert (".target %s" % target) in out, out
+    if target == "sm_90":
+        assert ".version 7.8" in out, out
+
+
+def test_match_sync_before_volta_is_an_error():
+    # match.sync needs sm_70: LLVM aborted on it for older targets
+    code = CHILD_PRELUDE + (
+        "def km(out, n):\n"
+        "    out[0] = gpu.match_any_sync(0xffffffff, n)\n"
+        "def ka(out, n):\n"
+        "    out[0] = gpu.match_all_sync(0xffffffff, n)[0]\n"
+        "for cc in [(3, 0), (5, 0), (6, 1), (7, 0)]:\n"
+        "    for fn in (km, ka):\n"
+        "        print(probe(cc, fn, 'void(int32[::1], int32)'))\n")
+    lines = run_child(code).splitlines()
+    assert len(lines) == 8, lines
+    for line in lines[:6]:
+        assert line.startswith("UnsupportedError: <string>:") and "compute capability 7.0 or newer" in line, line
+    assert all(".target sm_70" in line for line in lines[6:]), lines
+
+
+def test_old_compute_capabilities_compile_every_intrinsic_or_refuse_cleanly():
+    # each of these once risked an LLVM abort on an old target; now PTX or a clean error
+    bodies = ["gpu.atomic.add(a, 0, 1.0)", "gpu.atomic.max(a, 0, 1.0)", "gpu.atomic.exch(a, 0, 1.0)",
+              "a[0] = gpu.shfl_down_sync(0xffffffff, a[1], 1)", "a[0] = gpu.all_sync(0xffffffff, a[1])",
+              "a[0] = gpu.ballot_sync(0xffffffff, a[1])", "a[0] = gpu.activemask()", "gpu.syncwarp()",
+              "a[0] = gpu.lanemask_lt()", "gpu.threadfence_system()", "a[0] = gpu.syncthreads_count(a[1])",
+              "a[0] = gpu.match_any_sync(0xffffffff, 1)"]
+    code = CHILD_PRELUDE + "bodies = %r\n" % (bodies,) + (
+        "for cc in [(3, 0), (3, 5), (5, 0), (6, 0), (7, 0), (7, 5), (8, 0), (8, 9), (10, 0)]:\n"
+        "    for i, b in enumerate(bodies):\n"
+        "        ns = {'gpu': gpu}\n"
+        "        exec('def k(a):\\n    ' + b + '\\n', ns)\n"
+        "        print(cc, i, probe(cc, ns['k'], 'void(float64[::1])'))\n")
+    lines = run_child(code).splitlines()
+    assert len(lines) == 9 * len(bodies), lines
+    for line in lines:
+        assert ".target sm_" in line or "UnsupportedError" in line, line
+
+
+@pytest.mark.parametrize("contents", [b"", b"not bitcode at all", b"BC\xc0\xde" + b"\x00" * 64])
+def test_bad_libdevice_is_a_compile_error(tmp_path, contents):
+    # LLVMParseBitcodeInContext2 reported a bad file through LLVM's default diagnostic
+    # handler, which exits the process
+    bc = tmp_path / "libdevice.10.bc"
+    bc.write_bytes(contents)
+    code = CHILD_PRELUDE + (
+        "import math\n"
+        "def ks(out, n):\n"
+        "    out[0] = math.erf(out[1])\n"
+        "print(probe((9, 0), ks))\n")
+    out = run_child(code, env={"GPUJIT_LIBDEVICE": str(bc)})
+    assert out.startswith("CompileError: ") and "libdevice" in out, out
+
+
+G_MIXED_151 = tuple(range(150)) + (1.5,)
+
+
+def k_long_message(out, n):
+    t = G_MIXED_151
+    t = 1.0  # <-
+    out[0] = n
+
+
+def test_long_messages_are_whole():
+    # messages were cut at 1,024 bytes: this one names a 151-item tuple type
+    expect_compile_error(k_long_message, T, contains="int64, float64) elsewhere")
+
+
+def _(out, n):
+    out[0] = n
+
+
+@pytest.mark.parametrize("fn,name", [(_, None), (plain, "1abc"), (plain, ""), (plain, "a b.c"), (plain, "_")])
+def test_odd_kernel_names_give_ptx_identifiers(fn, name):
+    # "1abc" and "_" made .entry names ptxas rejects
+    import re
+    kw = {} if name is None else {"name": name}
+    k = gpu._core.compile(fn.__code__, fn.__globals__, None, "void(float64[::1], int64)", **kw)
+    entry = re.search(r"\.entry (\S+)\(", k.ptx).group(1)
+    assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+", entry), entry
+
+
+@pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 10, 12, "final", 0), (4, 0, 0, "alpha", 1)])
+def test_unsupported_python_version_fails_at_import(version):
+    # gpujit decodes CPython 3.11-3.13 bytecode; elsewhere it must not load (and so never
+    # misread bytecode)
+    code = ("import sys, numpy\n"
+            "sys.version_info = %r\n"
+            "try:\n"
+            "    import gpujit\n"
+            "except ImportError as e:\n"
+            "    print('ImportError:', e)\n" % (version,))
+    out = run_child(code)
+    assert out.startswith("ImportError: gpujit supports CPython 3.11, 3.12 and 3.13"), out
+    assert "this is Python %d.%d" % version[:2] in out, out
+
+
+def test_supported_python_versions_pass_the_check():
+    from gpujit import _pyversion
+    for v in [(3, 11, 0), (3, 12, 7), (3, 13, 2)]:
+        _pyversion.check(v)
+    with pytest.raises(ImportError):
+        _pyversion.check((3, 14, 0))
 
 
 # == the whole file in a child interpreter ============================================================

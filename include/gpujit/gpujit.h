@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+/* The most dimensions an array may have, in a kernel and at a launch (NumPy 1.x's NPY_MAXDIMS). */
+#define GJ_MAXDIM 32
+
 typedef enum GjTargetKind {
     GJ_TARGET_NVPTX = 0, /* PTX text for a CUDA device */
     GJ_TARGET_HOST = 1   /* native code for this machine's CPU (the CPU backend) */

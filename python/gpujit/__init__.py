@@ -11,6 +11,7 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
 
     saxpy[blocks, threads](out, 2.0, x, y)
 """
+from . import _pyversion  # first: raises ImportError on a Python whose bytecode gpujit cannot read
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError)
@@ -59,7 +60,7 @@ def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=F
         pyfunc = pyfunc.py_func
     sig = _signature_string(sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
-                      cc=tuple(cc), fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
+                      cc=cc, fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"
 
 

@@ -1,0 +1,18 @@
+"""Refuse to load on a CPython whose bytecode gpujit's decoder was not written for.
+
+Kernels are compiled from CPython bytecode, whose instruction set changes with
+every minor version; another version's bytecode would be misread, so importing
+gpujit there raises ImportError instead.
+"""
+import sys
+
+SUPPORTED = ((3, 11), (3, 12), (3, 13))
+
+
+def check(version_info=sys.version_info):
+    if tuple(version_info[:2]) not in SUPPORTED:
+        raise ImportError("gpujit supports CPython 3.11, 3.12 and 3.13 (it compiles their bytecode); "
+                          "this is Python %d.%d" % tuple(version_info[:2]))
+
+
+check()
