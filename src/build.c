@@ -400,6 +400,73 @@ static int ret(Builder *bd, Instr *v) {
     return 0;
 }
 
+/* An IR constant as the Python object it came from (new reference). */
+static PyObject *py_from_const(const Instr *k) {
+    switch (k->ckind) {
+    case CK_INT: return k->is_uint64 ? PyLong_FromUnsignedLongLong((unsigned long long)k->ival)
+                                     : PyLong_FromLongLong((long long)k->ival);
+    case CK_FLOAT: return PyFloat_FromDouble(k->fval);
+    case CK_BOOL: return PyBool_FromLong((long)k->ival);
+    case CK_NONE: Py_RETURN_NONE;
+    case CK_STR: return PyUnicode_FromString(k->name);
+    case CK_COMPLEX: return PyComplex_FromDoubles(k->fval, k->fimag);
+    case CK_TUPLE: {
+        PyObject *t = PyTuple_New(k->nargs);
+        for (int i = 0; t && i < k->nargs; i++) {
+            PyObject *x = py_from_const(k->args[i]);
+            if (!x) return Py_DECREF(t), NULL;
+            PyTuple_SET_ITEM(t, i, x);
+        }
+        return t;
+    }
+    }
+    return NULL;
+}
+
+static bool is_exception_class(PyObject *o) {
+    return o && PyType_Check(o) && PyType_IsSubtype((PyTypeObject *)o, (PyTypeObject *)PyExc_BaseException);
+}
+
+/* raise E / raise E(constants...): the exception is known at compile time, so
+ * the kernel only carries the number of its raise site (the launch makes the
+ * exception from it). The call that made the exception value computes nothing
+ * at run time: it becomes a None constant. */
+static int raise_stmt(Builder *bd, Instr *v) {
+    Ctx *c = bd->c;
+    PyObject *cls = NULL, *args = NULL;
+    if (v->op == IR_OBJ && is_exception_class(v->pyobj)) {
+        cls = v->pyobj;
+        args = PyTuple_New(0);
+    } else if (v->op == IR_CALL && v->args[0]->op == IR_OBJ && is_exception_class(v->args[0]->pyobj)) {
+        cls = v->args[0]->pyobj;
+        if (v->nkw) return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword arguments to an exception raised in a kernel");
+        for (int i = 1; i < v->nargs; i++)
+            if (v->args[i]->op != IR_CONST)
+                return error_at(c, ERR_UNSUPPORTED, v->args[i]->loc,
+                                "an exception raised in a kernel takes constant arguments only");
+        args = PyTuple_New(v->nargs - 1);
+        for (int i = 1; args && i < v->nargs; i++) {
+            PyObject *x = py_from_const(v->args[i]);
+            if (!x) return Py_DECREF(args), -1;
+            PyTuple_SET_ITEM(args, i - 1, x);
+        }
+        v->op = IR_CONST;
+        v->ckind = CK_NONE;
+        v->nargs = 0;
+    } else {
+        return error_at(c, ERR_UNSUPPORTED, bd->loc,
+                        "kernels can raise an exception class or an instance made with constant arguments");
+    }
+    if (!args) return -1;
+    int site = raise_site(c, cls, args, false);
+    Py_DECREF(args);
+    if (site < 0) return -1;
+    Instr *r = emit(bd, IR_RAISE, 0);
+    if (!r) return -1;
+    r->ival = site;
+    return 0;
+}
+
 /* What an opcode we do not compile means to the user. */
 static const char *construct_of(const char *op) {
     static const struct { const char *prefix, *what; } m[] = {
@@ -795,6 +862,18 @@ static int build_block(Builder *bd, Block *b) {
             Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
             if (!k) return PyErr_Occurred() ? -1 : error_at(c, ERR_UNSUPPORTED, in->loc, "return of this constant");
             return ret(bd, k);
+        }
+        case OP_LOAD_ASSERTION_ERROR: { /* ( -- AssertionError) */
+            Instr *v = value_from_py(bd, PyExc_AssertionError, "AssertionError");
+            if (!v) return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_RAISE_VARARGS: { /* (exc [cause] -- ) */
+            if (arg == 0) return error_at(c, ERR_UNSUPPORTED, in->loc, "a bare raise (re-raise) in a kernel");
+            if (arg == 2) { POP(cause); (void)cause; }
+            POP(v);
+            return raise_stmt(bd, v);
         }
         default:
             return unsupported_op(bd, in);

@@ -61,6 +61,7 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"CACHE", OP_CACHE}, {"EXTENDED_ARG", OP_EXTENDED_ARG},
     {"STORE_GLOBAL", OP_STORE_GLOBAL}, {"STORE_ATTR", OP_STORE_ATTR},
     {"DELETE_FAST", OP_DELETE_FAST},
+    {"RAISE_VARARGS", OP_RAISE_VARARGS}, {"LOAD_ASSERTION_ERROR", OP_LOAD_ASSERTION_ERROR},
 };
 
 int bytecode_init(void) {

@@ -287,7 +287,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_rangeiter;
     case IR_ITER_NEXT: return type_known(a) ? &ty_int64 : &ty_unknown;
     case IR_ITER_VALID: return &ty_bool;
-    case IR_BR: case IR_RET: return &ty_none;
+    case IR_BR: case IR_RET: case IR_RAISE: return &ty_none;
     case IR_CONDBR: return &ty_none;
     case IR_RET_VALUE: {
         /* a device function's return type unifies what every return gives */

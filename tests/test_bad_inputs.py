@@ -146,9 +146,9 @@ def k_assert(out, n):
     out[0] = n
 
 
-def k_raise(out, n):
+def k_raise(out, n):  # an exception raised in a kernel takes constant arguments
     if n > 100:
-        raise ValueError("too big")  # <-
+        raise ValueError("too big", n)  # <-
     out[0] = n
 
 
