@@ -347,6 +347,8 @@ static Type *type_const_array(Ctx *c, Instr *in) {
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
 
+static bool printable(const Type *t, const Instr *v);
+
 Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type *ft = in->args[0]->type;
     if (!type_known(ft)) return &ty_unknown;
@@ -395,11 +397,10 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_uint32;
     case IK_CONST_ARRAY: return type_const_array(c, in);
     case IK_PRINT:
-        for (int i = 0; i < nargs; i++) {
-            Instr *v = in->args[1 + i];
-            if (!is_scalar(at[i]) && !(v->op == IR_CONST && v->ckind == CK_STR))
-                UNSUP("print() of %s (numbers, bools and string constants can be printed)", type_name(c, at[i]));
-        }
+        for (int i = 0; i < nargs; i++)
+            if (!printable(at[i], in->args[1 + i]))
+                UNSUP("print() of %s (numbers, bools, string constants, tuples of them and "
+                      "gpu.threadIdx-like objects can be printed)", type_name(c, at[i]));
         return &ty_none;
     case IK_FMA: {
         if (nargs != 3 || !is_scalar(at[0]) || !is_scalar(at[1]) || !is_scalar(at[2]))
@@ -629,38 +630,105 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
 /* print(a, b, ...): one printf-style line, Python's spacing; constants go
  * into the format, numbers are widened as C varargs are (floats print as %f,
  * as numba.cuda's print does), bools print True/False. */
-static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
-    char fmt[2048];
-    size_t n = 0;
-    LLVMValueRef args[64];
-    int na = 0;
-    for (int i = 0; i < nargs && n + 64 < sizeof fmt; i++) {
-        if (i) fmt[n++] = ' ';
-        Type *t = a[i]->type;
-        if (a[i]->op == IR_CONST && a[i]->ckind == CK_STR) {
-            for (const char *p = a[i]->name; *p && n + 8 < sizeof fmt; p++) {
-                if (*p == '%') fmt[n++] = '%';
-                fmt[n++] = *p;
-            }
-            continue;
-        }
-        if (na == 64) break;
-        if (t->kind == TY_BOOL) {
-            LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
-            LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
-            args[na++] = LLVMBuildSelect(c->b, val(c, a[i]), yes, no, "");
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%s");
-        } else if (is_float(t)) {
-            args[na++] = val_as(c, a[i], &ty_float64);
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, "%%f");
-        } else {
-            args[na++] = val_as(c, a[i], is_signed(t) ? &ty_int64 : &ty_uint64);
-            n += (size_t)snprintf(fmt + n, sizeof fmt - n, is_signed(t) ? "%%lld" : "%%llu");
-        }
+/* print: one printf-style format and its arguments. */
+typedef struct PrintOut { StrBuf fmt; PtrVec args; } PrintOut;
+
+/* The dim3 objects gpu.threadIdx, blockIdx, blockDim, gridDim: their x, y, z
+ * intrinsics, or NULL. */
+static const Intrinsic *dim3_part(const Type *t, int d) {
+    if (t->kind != TY_OBJ || !t->path) return NULL;
+    char p[256];
+    snprintf(p, sizeof p, "%s.%c", t->path, "xyz"[d]);
+    const Intrinsic *k = intrinsic_lookup(p);
+    return k && k->kind == IK_SPECIAL ? k : NULL;
+}
+
+static bool printable(const Type *t, const Instr *v) {
+    if (v && v->op == IR_CONST && v->ckind == CK_STR) return true;
+    if (is_scalar(t) || t->kind == TY_NONE || dim3_part(t, 0)) return true;
+    if (t->kind != TY_TUPLE) return false;
+    for (int i = 0; i < t->n; i++) {
+        const Instr *item = v && v->op == IR_CONST && v->ckind == CK_TUPLE ? v->args[i] : NULL;
+        if (!printable(t->items[i], item)) return false;
     }
-    fmt[n++] = '\n';
-    fmt[n] = 0;
-    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt, "fmt"), args, na);
+    return true;
+}
+
+static void print_fmt_text(PrintOut *o, const char *s) {
+    for (; *s; s++) sb_printf(&o->fmt, *s == '%' ? "%%%%" : "%c", *s);
+}
+
+/* One value as Python's str() of it would print, except that floats print as
+ * %f (numba.cuda's choice); tuples as (a, b) and (a,), dim3 objects as the
+ * tuple (x, y, z). A constant is formatted here; `k` is its IR constant when
+ * there is one, else `v` its LLVM value. */
+static void print_value(Ctx *c, PrintOut *o, Type *t, const Instr *k, LLVMValueRef v) {
+    if (k && k->op == IR_CONST && k->ckind == CK_STR) {
+        print_fmt_text(o, k->name);
+    } else if (t->kind == TY_NONE) {
+        sb_printf(&o->fmt, "None");
+    } else if (t->kind == TY_TUPLE || dim3_part(t, 0)) {
+        bool dim3 = t->kind != TY_TUPLE;
+        int n = dim3 ? 3 : t->n;
+        bool konst = k && k->op == IR_CONST && k->ckind == CK_TUPLE;
+        sb_printf(&o->fmt, "(");
+        for (int i = 0; i < n; i++) {
+            if (i) sb_printf(&o->fmt, ", ");
+            if (dim3) {
+                const Intrinsic *d = dim3_part(t, i);
+                print_value(c, o, &ty_int32, NULL, c->target->special(c, (Special)d->id, d->dim));
+            } else {
+                LLVMTypeRef it = llvm_type(c, t->items[i]);
+                print_value(c, o, t->items[i], konst ? k->args[i] : NULL,
+                            konst || !it ? NULL : LLVMBuildExtractValue(c->b, v, (unsigned)i, ""));
+            }
+        }
+        sb_printf(&o->fmt, n == 1 ? ",)" : ")");
+    } else if (k && k->op == IR_CONST && (k->ckind == CK_INT || k->ckind == CK_BOOL || k->ckind == CK_FLOAT)) {
+        if (t->kind == TY_BOOL) sb_printf(&o->fmt, k->ival ? "True" : "False");
+        else if (is_float(t)) sb_printf(&o->fmt, "%f", k->fval);
+        else sb_printf(&o->fmt, is_signed(t) ? "%lld" : "%llu", (long long)k->ival);
+    } else if (t->kind == TY_BOOL) {
+        LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
+        LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
+        vec_push(&c->arena, &o->args, LLVMBuildSelect(c->b, v, yes, no, ""));
+        sb_printf(&o->fmt, "%%s");
+    } else if (is_float(t)) {
+        vec_push(&c->arena, &o->args, convert(c, v, t, &ty_float64));
+        sb_printf(&o->fmt, "%%f");
+    } else {
+        vec_push(&c->arena, &o->args, convert(c, v, t, is_signed(t) ? &ty_int64 : &ty_uint64));
+        sb_printf(&o->fmt, is_signed(t) ? "%%lld" : "%%llu");
+    }
+}
+
+/* vprintf takes at most 32 arguments: past that numba.cuda prints the format
+ * itself and warns at compile time, and so does gpujit (on both targets). */
+#define PRINT_MAX_ARGS 32
+
+static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
+    PrintOut o = {0};
+    for (int i = 0; i < nargs; i++) {
+        if (i) sb_printf(&o.fmt, " ");
+        Type *t = a[i]->type;
+        bool k = a[i]->op == IR_CONST;
+        print_value(c, &o, t, k ? a[i] : NULL, k || !llvm_type(c, t) ? NULL : val(c, a[i]));
+    }
+    sb_printf(&o.fmt, "\n");
+    if (o.args.n > PRINT_MAX_ARGS) {
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, "CUDA print() cannot print more than 32 items. The raw format "
+                                               "string will be emitted by the kernel instead.", 1) < 0) {
+            sb_free(&o.fmt);
+            return NULL;
+        }
+        StrBuf raw = {0};
+        for (const char *p = o.fmt.s; *p; p++) sb_printf(&raw, *p == '%' ? "%%%%" : "%c", *p);
+        sb_free(&o.fmt);
+        o.fmt = raw;
+        o.args.n = 0;
+    }
+    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, o.fmt.s, "fmt"), (LLVMValueRef *)o.args.v, o.args.n);
+    sb_free(&o.fmt);
     return NULL;
 }
 
