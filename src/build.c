@@ -201,9 +201,48 @@ static char *object_path(Ctx *c, PyObject *o) {
 
 static const char *py_type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
 
+/* A NumPy scalar (np.int32(3), np.float32(0.5), np.bool_(True)...) as a
+ * constant of its dtype: its value converted by the dtype's cast, which LLVM
+ * folds. NULL with no exception if `o` is not a NumPy scalar of a dtype
+ * kernels have. */
+static Instr *numpy_scalar(Builder *bd, PyObject *o) {
+    PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
+    bool numpy = mod && PyUnicode_Check(mod) && strcmp(PyUnicode_AsUTF8(mod), "numpy") == 0;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    if (!numpy || strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0 || !PyObject_HasAttrString(o, "dtype") ||
+        !PyObject_HasAttrString(o, "item"))
+        return NULL;
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
+    Py_XDECREF(dt);
+    char path[64] = "";
+    if (name && PyUnicode_Check(name)) snprintf(path, sizeof path, "numpy.%s", PyUnicode_AsUTF8(name));
+    Py_XDECREF(name);
+    PyErr_Clear();
+    const Intrinsic *k = intrinsic_lookup(path);
+    if (!k || k->kind != IK_CAST) return NULL;
+    PyObject *item = PyObject_CallMethod(o, "item", NULL);
+    if (!item) return NULL;
+    Instr *v = const_from_py(bd, item, 0);
+    Py_DECREF(item);
+    if (!v) return NULL;
+    Instr *f = emit(bd, IR_OBJ, 0), *call = emit(bd, IR_CALL, 2);
+    if (!f || !call) return NULL;
+    f->name = arena_strdup(&bd->c->arena, path);
+    f->pyobj = (PyObject *)Py_TYPE(o); /* NumPy's scalar types live as long as NumPy */
+    call->args[0] = f;
+    call->args[1] = v;
+    return call;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
+    if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyBool_Check(o) && !PyComplex_Check(o)) {
+        Instr *k = numpy_scalar(bd, o);
+        if (k || PyErr_Occurred()) return k;
+    }
     if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBool_Check(o) ||
         o == Py_None) {
         Instr *k = const_from_py(bd, o, 0);
@@ -231,7 +270,11 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     PyErr_Clear();
     char *path = object_path(c, o);
     if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
-        path = "numpy.ndarray"; /* for gpu.const.array_like: its contents become constant memory */
+        path = "numpy.ndarray"; /* its contents become constant memory (typeinfer.c) */
+    if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||
+                                       PyObject_HasAttrString(o, "device_ctypes_pointer")))
+        path = "gpujit.DeviceArray"; /* captured by reference: its address is baked in */
+    PyErr_Clear();
     if (!path) {
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
@@ -297,7 +340,8 @@ static Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
-    if (obj->op == IR_OBJ) {
+    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, "numpy.ndarray") || !strcmp(obj->name, "gpujit.DeviceArray"));
+    if (obj->op == IR_OBJ && !array) {
         /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
         Instr *v = emit(bd, IR_OBJ, 0);
         if (!v) return NULL;

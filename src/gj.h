@@ -390,6 +390,10 @@ bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpu
 const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
+/* A global or closure array read by the code (an IR_OBJ): a NumPy array is
+ * frozen into constant memory, a device array captured by its address. */
+Type *type_global_array(Ctx *c, Instr *in);
+LLVMValueRef lower_global_array(Ctx *c, Instr *in);
 
 //
 // lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with

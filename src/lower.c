@@ -626,6 +626,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     switch (in->op) {
     case IR_CONST: case IR_OBJ:
         if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
+        if (in->op == IR_OBJ && in->type->kind == TY_ARRAY && !(r = lower_global_array(c, in))) return -1;
         break;
     case IR_ARG: r = c->params ? c->params[in->ival] : NULL; break;
     case IR_LOAD_VAR: {
