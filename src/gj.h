@@ -470,7 +470,7 @@ struct Func {
     Ctx *sub;             /* its compilation: frontend state, return type */
     bool typing;          /* being typed now: a call from inside is recursion */
     LLVMValueRef fn;      /* lower.c */
-    int may_raise;        /* lower.c: 0 not known yet, 1 no, 2 yes, 3 being decided */
+    int may_raise;        /* lower.c: 0 not known yet, 1 no, 2 yes */
 };
 /* Type (and find or create) the specialisation of `func` for these argument
  * types; *out is NULL with no error when arg types are not known yet. */

@@ -284,22 +284,40 @@ int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin) {
     return rc < 0 ? -1 : (int)PyList_GET_SIZE(root->raises) - 1;
 }
 
-/* Can calling f raise? A raise statement in it or in what it calls; with
- * debug, any device function (its checks raise). Such a function takes a
- * pointer to its kernel's `raised` flag and sets it before it returns early. */
+/* Can calling f raise? A raise statement in it or in what it calls, however
+ * deep (recursion included); with debug, any device function (its checks
+ * raise). Such a function takes a pointer to its kernel's `raised` flag and
+ * sets it before it returns early. Decided for every device function of the
+ * kernel at once, when lowering asks first: typing has found them all. */
 static bool may_raise(Func *f) {
     if (f->may_raise) return f->may_raise == 2;
-    if (f->sub->opt.debug) return (f->may_raise = 2) == 2;
-    f->may_raise = 3; /* recursion: the cycle alone does not raise */
-    bool r = false;
-    Ctx *s = f->sub;
-    for (int i = 0; i < s->nblocks && !r; i++)
-        for (int k = 0; k < s->blocks[i]->instrs.n && !r; k++) {
-            Instr *in = s->blocks[i]->instrs.v[k];
-            r = in->op == IR_RAISE || (in->op == IR_CALL && in->callee && in->callee->may_raise != 3 && may_raise(in->callee));
+    Ctx *root = f->sub->root;
+    for (int i = 0; i < root->funcs.n; i++) {
+        Func *g = root->funcs.v[i];
+        Ctx *s = g->sub;
+        bool r = s->opt.debug;
+        for (int b = 0; b < s->nblocks && !r; b++)
+            for (int k = 0; k < s->blocks[b]->instrs.n && !r; k++)
+                r = ((Instr *)s->blocks[b]->instrs.v[k])->op == IR_RAISE;
+        g->may_raise = r ? 2 : 1;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < root->funcs.n; i++) {
+            Func *g = root->funcs.v[i];
+            Ctx *s = g->sub;
+            for (int b = 0; b < s->nblocks && g->may_raise == 1; b++)
+                for (int k = 0; k < s->blocks[b]->instrs.n; k++) {
+                    Instr *in = s->blocks[b]->instrs.v[k];
+                    if (in->op == IR_CALL && in->callee && in->callee->may_raise == 2) {
+                        g->may_raise = 2;
+                        changed = true;
+                        break;
+                    }
+                }
         }
-    f->may_raise = r ? 2 : 1;
-    return r;
+    }
+    return f->may_raise == 2;
 }
 
 /* The kernel's flag, an i8 that device functions set when they raise: in

@@ -232,3 +232,33 @@ def test_raise_with_variable_arguments_is_a_compile_error():
 
     with pytest.raises(gpu.UnsupportedError, match="constant arguments"):
         gpu.jit(k)[1, 1](np.zeros(1), 1)
+
+
+def test_raise_through_recursion(rng):
+    def halves(n):
+        if n < 0:
+            raise ValueError("negative")
+        if n <= 1:
+            return n
+        return halves(n - 2)
+
+    def via(n):
+        return halves(n)
+
+    def parity(out, vals):
+        i = gpu.grid(1)
+        if i < vals.size:
+            out[i] = 2  # stays 2 where halves() raised
+            out[i] = via(vals[i])
+
+    vals = rng.integers(-3, 9, 64)
+    vals[0] = -1
+    for debug in (False, True):
+        out = np.full(64, -1, np.int64)
+        k = gpu.jit(debug=debug)(parity)
+        if debug:
+            with pytest.raises(ValueError, match="negative"):
+                k[1, 64](out, vals)
+        else:
+            k[1, 64](out, vals)
+        np.testing.assert_array_equal(out, np.where(vals < 0, 2, vals % 2))
