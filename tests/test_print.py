@@ -1,5 +1,6 @@
-"""print() in kernels: numbers, bools and string constants, Python's spacing
-and newline (floats as %f, as numba.cuda prints them); vprintf on the GPU."""
+"""print() in kernels: numbers, bools, string constants, tuples and the
+threadIdx-like objects, Python's spacing and newline (floats as %f, as
+numba.cuda prints them); vprintf on the GPU."""
 import subprocess
 
 import numpy as np
