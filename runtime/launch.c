@@ -317,7 +317,8 @@ static CUdeviceptr debug_dev_buf[GJ_MAX_DEVICES];
 static _Thread_local int64_t debug_host_buf[8];
 
 /* rec[0] == 2: a raise statement or a check of the compiler's raised the
- * exception of raise site rec[2]: the same class and arguments on the host.
+ * exception of raise site rec[2] in thread rec[3] of block rec[4] (packed):
+ * the same class and arguments on the host.
  * The compiler's own checks say in the message where they failed; for the
  * code's own exceptions the message stays as written and a note says where. */
 static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
@@ -332,8 +333,11 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
     if (!name)
         return -1;
-    PyObject *where = PyUnicode_FromFormat("kernel '%U', %s:%lld", name, gj_output_file(o, (int)rec[5]),
-                                           (long long)rec[1]);
+    uint64_t t = (uint64_t)rec[3], b = (uint64_t)rec[4];
+    PyObject *where = PyUnicode_FromFormat("kernel '%U', %s:%lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d]", name,
+                                           gj_output_file(o, (int)rec[5]), (long long)rec[1], (int)(t & 1023),
+                                           (int)(t >> 10 & 1023), (int)(t >> 20 & 63), (int)(b & 0x7fffffff),
+                                           (int)(b >> 31 & 0xffff), (int)(b >> 47 & 0xffff));
     Py_DECREF(name);
     if (!where)
         return -1;

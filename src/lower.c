@@ -353,9 +353,18 @@ static void raise_now(Ctx *c, int site) {
                                                 LLVMAtomicOrderingMonotonic, 0);
         LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
         LLVMPositionBuilderAtEnd(c->b, first);
-        LLVMValueRef rec[3][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 2), ci64(c, site)},
-                                  {ci64(c, 5), ci64(c, file_id(c))}};
-        for (int i = 0; i < 3; i++)
+        /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
+        LLVMValueRef tid = ci64(c, 0), ctaid = ci64(c, 0);
+        static const int tshift[3] = {0, 10, 20}, cshift[3] = {0, 31, 47};
+        for (int d = 0; d < 3; d++) {
+            LLVMValueRef t = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
+            LLVMValueRef b = LLVMBuildZExt(c->b, c->target->special(c, SP_CTAID, d), c->i64, "");
+            tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
+            ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
+        }
+        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 2), ci64(c, site)},
+                                  {ci64(c, 3), tid}, {ci64(c, 4), ctaid}, {ci64(c, 5), ci64(c, file_id(c))}};
+        for (int i = 0; i < 5; i++)
             LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
         LLVMBuildBr(c->b, stop);
         LLVMPositionBuilderAtEnd(c->b, stop);

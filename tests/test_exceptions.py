@@ -262,3 +262,17 @@ def test_raise_through_recursion(rng):
         else:
             k[1, 64](out, vals)
         np.testing.assert_array_equal(out, np.where(vals < 0, 2, vals % 2))
+
+
+@gpu.jit(debug=True)
+def one_thread_raises(bx, tx, ty):
+    if gpu.blockIdx.x == bx and gpu.threadIdx.x == tx and gpu.threadIdx.y == ty:
+        raise RuntimeError("this one")
+
+
+def test_the_note_names_the_raising_thread(rng):
+    bx, tx, ty = int(rng.integers(0, 3)), int(rng.integers(0, 8)), int(rng.integers(0, 4))
+    with pytest.raises(RuntimeError) as e:
+        one_thread_raises[(3, 1), (8, 4)](bx, tx, ty)
+    assert e.value.args == ("this one",)
+    assert "tid=[%d, %d, 0] ctaid=[%d, 0, 0]" % (tx, ty, bx) in " ".join(e.value.__notes__)

@@ -113,6 +113,7 @@ int gj_output_uses_barrier(const GjOutput *o);
  * [1] line, [2] axis, [3] index, [4] size, [5] file (gj_output_file); the
  * bad access itself goes to [6..7]. A thread that raises an exception sets
  * [0] = 2 instead and writes [1] line, [2] raise site (gj_output_raise),
+ * [3] threadIdx (x | y << 10 | z << 20), [4] blockIdx (x | y << 31 | z << 47),
  * [5] file. */
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
