@@ -329,8 +329,6 @@ static Type *buffer_elem(Py_buffer *v) {
     return NULL;
 }
 
-/* const.array_like(a): `a` a global or closure NumPy array, whose contents
- * are frozen into the kernel at compile time (numba's semantics). */
 /* A device array held by a global: its description, read through the
  * gpujit DeviceArray's attributes or __cuda_array_interface__. */
 typedef struct Captured { Type *elem; int ndim; int64_t shape[32], strides[32]; uint64_t ptr; bool c_contig; } Captured;
@@ -443,6 +441,8 @@ Type *type_global_array(Ctx *c, Instr *in) {
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
 
+/* const.array_like(a): `a` a global or closure NumPy array, whose contents
+ * are frozen into the kernel at compile time (numba's semantics). */
 static Type *type_const_array(Ctx *c, Instr *in) {
     if (in->nargs != 2) TERR("const.array_like(array) takes one argument");
     Instr *o = in->args[1];
@@ -772,8 +772,8 @@ LLVMValueRef lower_global_array(Ctx *c, Instr *in) {
 
 /* print(a, b, ...): one printf-style line, Python's spacing; constants go
  * into the format, numbers are widened as C varargs are (floats print as %f,
- * as numba.cuda's print does), bools print True/False. */
-/* print: one printf-style format and its arguments. */
+ * as numba.cuda's print does), bools print True/False. PrintOut collects the
+ * format and its arguments. */
 typedef struct PrintOut { StrBuf fmt; PtrVec args; } PrintOut;
 
 /* The dim3 objects gpu.threadIdx, blockIdx, blockDim, gridDim: their x, y, z
