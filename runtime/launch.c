@@ -316,8 +316,59 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
 static CUdeviceptr debug_dev_buf[GJ_MAX_DEVICES];
 static _Thread_local int64_t debug_host_buf[8];
 
+/* rec[0] == 2: a raise statement or a check of the compiler's raised the
+ * exception of raise site rec[2] in thread rec[3] of block rec[4] (packed):
+ * the same class and arguments on the host.
+ * The compiler's own checks say in the message where they failed; for the
+ * code's own exceptions the message stays as written and a note says where. */
+static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
+{
+    PyObject *site = gj_output_raise(o, (int)rec[2]);
+    if (!site) {
+        PyErr_Format(PyExc_RuntimeError, "a kernel raised from an unknown raise site %lld", (long long)rec[2]);
+        return -1;
+    }
+    PyObject *cls = PyTuple_GET_ITEM(site, 0), *args = PyTuple_GET_ITEM(site, 1);
+    int builtin = PyObject_IsTrue(PyTuple_GET_ITEM(site, 2));
+    PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
+    if (!name)
+        return -1;
+    uint64_t t = (uint64_t)rec[3], b = (uint64_t)rec[4];
+    PyObject *where = PyUnicode_FromFormat("kernel '%U', %s:%lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d]", name,
+                                           gj_output_file(o, (int)rec[5]), (long long)rec[1], (int)(t & 1023),
+                                           (int)(t >> 10 & 1023), (int)(t >> 20 & 63), (int)(b & 0x7fffffff),
+                                           (int)(b >> 31 & 0xffff), (int)(b >> 47 & 0xffff));
+    Py_DECREF(name);
+    if (!where)
+        return -1;
+    PyObject *exc = NULL;
+    if (builtin) {
+        PyObject *msg = PyUnicode_FromFormat("%S (%U)", PyTuple_GET_ITEM(args, 0), where);
+        if (msg)
+            exc = PyObject_CallOneArg(cls, msg);
+        Py_XDECREF(msg);
+    } else {
+        exc = PyObject_Call(cls, args, NULL);
+        if (exc && PyObject_HasAttrString(exc, "add_note")) {
+            PyObject *note = PyUnicode_FromFormat("raised in %U", where);
+            PyObject *r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
+            Py_XDECREF(note);
+            Py_XDECREF(r);
+            PyErr_Clear();
+        }
+    }
+    Py_DECREF(where);
+    if (!exc)
+        return -1;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
 static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
 {
+    if (rec[0] == 2)
+        return raise_site_exception(c, o, rec);
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
     PyErr_Format(PyExc_IndexError,
                  "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",

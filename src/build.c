@@ -295,9 +295,48 @@ static char *object_path(Ctx *c, PyObject *o) {
 
 static const char *py_type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
 
+/* A NumPy scalar (np.int32(3), np.float32(0.5), np.bool_(True)...) as a
+ * constant of its dtype: its value converted by the dtype's cast, which LLVM
+ * folds. NULL with no exception if `o` is not a NumPy scalar of a dtype
+ * kernels have. */
+static Instr *numpy_scalar(Builder *bd, PyObject *o) {
+    PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
+    bool numpy = mod && PyUnicode_Check(mod) && strcmp(PyUnicode_AsUTF8(mod), "numpy") == 0;
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    if (!numpy || strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0 || !PyObject_HasAttrString(o, "dtype") ||
+        !PyObject_HasAttrString(o, "item"))
+        return NULL;
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
+    Py_XDECREF(dt);
+    char path[64] = "";
+    if (name && PyUnicode_Check(name)) snprintf(path, sizeof path, "numpy.%s", PyUnicode_AsUTF8(name));
+    Py_XDECREF(name);
+    PyErr_Clear();
+    const Intrinsic *k = intrinsic_lookup(path);
+    if (!k || k->kind != IK_CAST) return NULL;
+    PyObject *item = PyObject_CallMethod(o, "item", NULL);
+    if (!item) return NULL;
+    Instr *v = const_from_py(bd, item, 0);
+    Py_DECREF(item);
+    if (!v) return NULL;
+    Instr *f = emit(bd, IR_OBJ, 0), *call = emit(bd, IR_CALL, 2);
+    if (!f || !call) return NULL;
+    f->name = arena_strdup(&bd->c->arena, path);
+    f->pyobj = (PyObject *)Py_TYPE(o); /* NumPy's scalar types live as long as NumPy */
+    call->args[0] = f;
+    call->args[1] = v;
+    return call;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
+    if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyBool_Check(o) && !PyComplex_Check(o)) {
+        Instr *k = numpy_scalar(bd, o);
+        if (k || PyErr_Occurred()) return k;
+    }
     if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBool_Check(o) ||
         o == Py_None) {
         Instr *k = const_from_py(bd, o, 0);
@@ -325,7 +364,11 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     PyErr_Clear();
     char *path = object_path(c, o);
     if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
-        path = "numpy.ndarray"; /* for gpu.const.array_like: its contents become constant memory */
+        path = "numpy.ndarray"; /* its contents become constant memory (typeinfer.c) */
+    if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||
+                                       PyObject_HasAttrString(o, "device_ctypes_pointer")))
+        path = "gpujit.DeviceArray"; /* captured by reference: its address is baked in */
+    PyErr_Clear();
     if (!path) {
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
@@ -391,7 +434,8 @@ static Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
-    if (obj->op == IR_OBJ) {
+    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, "numpy.ndarray") || !strcmp(obj->name, "gpujit.DeviceArray"));
+    if (obj->op == IR_OBJ && !array) {
         /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
         Instr *v = emit(bd, IR_OBJ, 0);
         if (!v) return NULL;
@@ -497,6 +541,73 @@ static int ret(Builder *bd, Instr *v) {
     Instr *r = emit(bd, IR_RET_VALUE, 1);
     if (!r) return -1;
     r->args[0] = v;
+    return 0;
+}
+
+/* An IR constant as the Python object it came from (new reference). */
+static PyObject *py_from_const(const Instr *k) {
+    switch (k->ckind) {
+    case CK_INT: return k->is_uint64 ? PyLong_FromUnsignedLongLong((unsigned long long)k->ival)
+                                     : PyLong_FromLongLong((long long)k->ival);
+    case CK_FLOAT: return PyFloat_FromDouble(k->fval);
+    case CK_BOOL: return PyBool_FromLong((long)k->ival);
+    case CK_NONE: Py_RETURN_NONE;
+    case CK_STR: return PyUnicode_FromString(k->name);
+    case CK_COMPLEX: return PyComplex_FromDoubles(k->fval, k->fimag);
+    case CK_TUPLE: {
+        PyObject *t = PyTuple_New(k->nargs);
+        for (int i = 0; t && i < k->nargs; i++) {
+            PyObject *x = py_from_const(k->args[i]);
+            if (!x) return Py_DECREF(t), NULL;
+            PyTuple_SET_ITEM(t, i, x);
+        }
+        return t;
+    }
+    }
+    return NULL;
+}
+
+static bool is_exception_class(PyObject *o) {
+    return o && PyType_Check(o) && PyType_IsSubtype((PyTypeObject *)o, (PyTypeObject *)PyExc_BaseException);
+}
+
+/* raise E / raise E(constants...): the exception is known at compile time, so
+ * the kernel only carries the number of its raise site (the launch makes the
+ * exception from it). The call that made the exception value computes nothing
+ * at run time: it becomes a None constant. */
+static int raise_stmt(Builder *bd, Instr *v) {
+    Ctx *c = bd->c;
+    PyObject *cls = NULL, *args = NULL;
+    if (v->op == IR_OBJ && is_exception_class(v->pyobj)) {
+        cls = v->pyobj;
+        args = PyTuple_New(0);
+    } else if (v->op == IR_CALL && v->args[0]->op == IR_OBJ && is_exception_class(v->args[0]->pyobj)) {
+        cls = v->args[0]->pyobj;
+        if (v->nkw) return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword arguments to an exception raised in a kernel");
+        for (int i = 1; i < v->nargs; i++)
+            if (v->args[i]->op != IR_CONST)
+                return error_at(c, ERR_UNSUPPORTED, v->args[i]->loc,
+                                "an exception raised in a kernel takes constant arguments only");
+        args = PyTuple_New(v->nargs - 1);
+        for (int i = 1; args && i < v->nargs; i++) {
+            PyObject *x = py_from_const(v->args[i]);
+            if (!x) return Py_DECREF(args), -1;
+            PyTuple_SET_ITEM(args, i - 1, x);
+        }
+        v->op = IR_CONST;
+        v->ckind = CK_NONE;
+        v->nargs = 0;
+    } else {
+        return error_at(c, ERR_UNSUPPORTED, bd->loc,
+                        "kernels can raise an exception class or an instance made with constant arguments");
+    }
+    if (!args) return -1;
+    int site = raise_site(c, cls, args, false);
+    Py_DECREF(args);
+    if (site < 0) return -1;
+    Instr *r = emit(bd, IR_RAISE, 0);
+    if (!r) return -1;
+    r->ival = site;
     return 0;
 }
 
@@ -933,6 +1044,18 @@ static int build_block(Builder *bd, Block *b) {
             Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
             if (!k) return PyErr_Occurred() ? -1 : error_at(c, ERR_UNSUPPORTED, in->loc, "return of this constant");
             return ret(bd, k);
+        }
+        case OP_LOAD_ASSERTION_ERROR: { /* ( -- AssertionError) */
+            Instr *v = value_from_py(bd, PyExc_AssertionError, "AssertionError");
+            if (!v) return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_RAISE_VARARGS: { /* (exc [cause] -- ) */
+            if (arg == 0) return error_at(c, ERR_UNSUPPORTED, in->loc, "a bare raise (re-raise) in a kernel");
+            if (arg == 2) { POP(cause); (void)cause; }
+            POP(v);
+            return raise_stmt(bd, v);
         }
         default:
             return unsupported_op(bd, in);

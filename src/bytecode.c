@@ -63,6 +63,7 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"DELETE_FAST", OP_DELETE_FAST},
     {"BUILD_LIST", OP_BUILD_LIST}, {"LIST_APPEND", OP_LIST_APPEND}, {"LIST_EXTEND", OP_LIST_EXTEND},
     {"LIST_TO_TUPLE", OP_LIST_TO_TUPLE}, {"CALL_FUNCTION_EX", OP_CALL_FUNCTION_EX},
+    {"RAISE_VARARGS", OP_RAISE_VARARGS}, {"LOAD_ASSERTION_ERROR", OP_LOAD_ASSERTION_ERROR},
 };
 
 int bytecode_init(void) {

@@ -24,6 +24,7 @@ int for_iter_exit(Ctx *c, const Insn *in) {
 static bool ends_block(const Insn *in) {
     switch (in->op) {
     case OP_RETURN_VALUE: case OP_RETURN_CONST: case OP_JUMP_FORWARD: case OP_JUMP_BACKWARD:
+    case OP_RAISE_VARARGS:
         return true;
     default:
         return in->jump >= 0;

@@ -82,6 +82,8 @@ static int describe(Ctx *c) {
     o->nfiles = c->files.n;
     o->files = calloc((size_t)c->files.n + 1, sizeof(char *));
     for (int i = 0; o->files && i < c->files.n; i++) o->files[i] = strdup(c->files.v[i]);
+    o->raises = c->raises; /* the output owns them now */
+    c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
     o->symbol = strdup(c->symbol);
@@ -186,6 +188,11 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
+    bool returns = false; /* a function that only raises returns None */
+    for (int i = 0; i < s->nblocks && !returns; i++)
+        for (int k = 0; k < s->blocks[i]->instrs.n; k++)
+            returns |= ((Instr *)s->blocks[i]->instrs.v[k])->op == IR_RET_VALUE;
+    if (!returns) s->restype = &ty_none;
     if (!type_known(s->restype))
         return error_at(s, ERR_TYPING, (Loc){s->firstlineno, 0},
                         "cannot infer the return type of %s() (a recursion without a base case?)", name);
@@ -204,6 +211,7 @@ static void teardown(Ctx *c) {
     if (c->mod) LLVMDisposeModule(c->mod);
     if (c->tm) release_target_machine(c->tm, c->tm_key);
     if (c->target) c->target->end(c);
+    Py_XDECREF(c->raises);
     arena_free(&c->arena);
 }
 
@@ -251,6 +259,9 @@ size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
 int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }
 const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
+PyObject *gj_output_raise(const GjOutput *o, int i) {
+    return o->raises && i >= 0 && i < PyList_GET_SIZE(o->raises) ? PyList_GET_ITEM(o->raises, i) : NULL;
+}
 void *gj_output_host_block_fn(const GjOutput *o) { return o->host_block_fn; }
 void *gj_output_host_thread_fn(const GjOutput *o) { return o->host_thread_fn; }
 
@@ -266,5 +277,6 @@ void gj_output_free(GjOutput *o) {
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);
     free(o->files);
+    Py_XDECREF(o->raises);
     free(o);
 }

@@ -156,6 +156,7 @@ typedef enum {
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
     OP_BUILD_LIST, OP_LIST_APPEND, OP_LIST_EXTEND, OP_LIST_TO_TUPLE, OP_CALL_FUNCTION_EX,
+    OP_RAISE_VARARGS, OP_LOAD_ASSERTION_ERROR,
     OP_NUM_KNOWN
 } OpKind;
 
@@ -407,6 +408,10 @@ bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpu
 const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
+/* A global or closure array read by the code (an IR_OBJ): a NumPy array is
+ * frozen into constant memory, a device array captured by its address. */
+Type *type_global_array(Ctx *c, Instr *in);
+LLVMValueRef lower_global_array(Ctx *c, Instr *in);
 
 //
 // lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
@@ -427,6 +432,9 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+/* A place the code can raise `cls(*args)` from (args a tuple); its number.
+ * `builtin`: the compiler's own check, whose message says where it failed. */
+int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
@@ -482,6 +490,7 @@ struct Func {
     Ctx *sub;             /* its compilation: frontend state, return type */
     bool typing;          /* being typed now: a call from inside is recursion */
     LLVMValueRef fn;      /* lower.c */
+    int may_raise;        /* lower.c: 0 not known yet, 1 no, 2 yes */
 };
 /* Type (and find or create) the specialisation of `func` for these argument
  * types; *out is NULL with no error when arg types are not known yet. */
@@ -500,6 +509,7 @@ struct GjOutput {
     int uses_barrier;
     int debug;          /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles; char **files;
+    PyObject *raises;   /* (class, args, builtin) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit;          /* LLVMOrcLLJITRef owning the host code */
 };
@@ -555,6 +565,8 @@ struct Ctx {
     LLVMValueRef errbuf;       /* lower.c, debug: where an out-of-bounds index is reported */
     Loc cur_loc;               /* lower.c: the location of the instruction being lowered */
     PtrVec files;              /* root: file names, indexed by debug error records */
+    PyObject *raises;          /* root: a list of (class, args, builtin), indexed by IR_RAISE */
+    LLVMValueRef raised;       /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root;                 /* the kernel's context; itself for the kernel */
     PtrVec funcs;

@@ -319,6 +319,8 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
 static Type *buffer_elem(Py_buffer *v) {
     const char *f = v->format ? v->format : "B";
     if (*f == '@' || *f == '=' || *f == '<') f++;
+    if (*f == 'Z' && f[1] == 'f' && !f[2] && v->itemsize == 8) return &ty_complex64;
+    if (*f == 'Z' && f[1] == 'd' && !f[2] && v->itemsize == 16) return &ty_complex128;
     if (!f[0] || f[1]) return NULL;
     if (*f == '?') return &ty_bool;
     if (*f == 'f' && v->itemsize == 4) return &ty_float32;
@@ -329,6 +331,118 @@ static Type *buffer_elem(Py_buffer *v) {
     if (strchr("bhilq", *f)) return sgn[v->itemsize - 1] ? type_scalar(sgn[v->itemsize - 1]) : NULL;
     if (strchr("BHILQ", *f)) return uns[v->itemsize - 1] ? type_scalar(uns[v->itemsize - 1]) : NULL;
     return NULL;
+}
+
+/* A device array held by a global: its description, read through the
+ * gpujit DeviceArray's attributes or __cuda_array_interface__. */
+typedef struct Captured { Type *elem; int ndim; int64_t shape[32], strides[32]; uint64_t ptr; bool c_contig; } Captured;
+
+static int seq_i64(PyObject *seq, int64_t *out, int max) {
+    PyObject *t = PySequence_Tuple(seq);
+    if (!t) return -1;
+    int n = (int)PyTuple_GET_SIZE(t);
+    for (int i = 0; i < n && i < max; i++) out[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    Py_DECREF(t);
+    return PyErr_Occurred() ? -1 : n;
+}
+
+static Type *elem_of_typestr(const char *ts) {
+    /* "<f4", "|b1", "<c16"... */
+    if (!ts || strlen(ts) < 3 || ts[0] == '>') return NULL;
+    int sz = atoi(ts + 2);
+    switch (ts[1]) {
+    case 'b': return sz == 1 ? &ty_bool : NULL;
+    case 'i': return sz == 1 ? &ty_int8 : sz == 2 ? &ty_int16 : sz == 4 ? &ty_int32 : sz == 8 ? &ty_int64 : NULL;
+    case 'u': return sz == 1 ? &ty_uint8 : sz == 2 ? &ty_uint16 : sz == 4 ? &ty_uint32 : sz == 8 ? &ty_uint64 : NULL;
+    case 'f': return sz == 4 ? &ty_float32 : sz == 8 ? &ty_float64 : NULL;
+    case 'c': return sz == 8 ? &ty_complex64 : sz == 16 ? &ty_complex128 : NULL;
+    }
+    return NULL;
+}
+
+/* 0, or -1 with a message in `why`. */
+static int captured_array(Ctx *c, PyObject *o, Captured *a, const char **why) {
+    memset(a, 0, sizeof *a);
+    bool cuda = c->opt.target == GJ_TARGET_NVPTX;
+    PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
+    PyErr_Clear();
+    PyObject *shape = NULL, *strides = NULL, *ts = NULL;
+    int rc = -1;
+    if (cai && PyDict_Check(cai)) {
+        if (!cuda) { *why = "is a CUDA array; this kernel is compiled for the cpu target"; goto done; }
+        PyObject *data = PyDict_GetItemString(cai, "data");
+        shape = PyDict_GetItemString(cai, "shape");
+        strides = PyDict_GetItemString(cai, "strides");
+        ts = PyDict_GetItemString(cai, "typestr");
+        Py_XINCREF(shape); Py_XINCREF(ts);
+        if (strides == Py_None) strides = NULL;
+        Py_XINCREF(strides);
+        if (!data || !PyTuple_Check(data) || !shape || !ts) { *why = "has a malformed __cuda_array_interface__"; goto done; }
+        a->ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
+    } else {
+        PyObject *tgt = PyObject_GetAttrString(o, "target"), *p = PyObject_GetAttrString(o, "_ptr");
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        ts = dt ? PyObject_GetAttrString(dt, "str") : NULL;
+        Py_XDECREF(dt);
+        shape = PyObject_GetAttrString(o, "shape");
+        strides = PyObject_GetAttrString(o, "strides");
+        bool ok = tgt && p && ts && shape && strides && PyUnicode_Check(tgt);
+        if (ok) {
+            if (strcmp(PyUnicode_AsUTF8(tgt), cuda ? "cuda" : "cpu") != 0) {
+                *why = cuda ? "is an array of the cpu target; this kernel is compiled for cuda"
+                            : "is an array of the cuda target; this kernel is compiled for the cpu target";
+                ok = false;
+            } else {
+                a->ptr = PyLong_AsUnsignedLongLong(p);
+            }
+        } else {
+            *why = "is not an array gpujit can capture";
+        }
+        Py_XDECREF(tgt);
+        Py_XDECREF(p);
+        PyErr_Clear();
+        if (!ok) goto done;
+    }
+    a->elem = ts && PyUnicode_Check(ts) ? elem_of_typestr(PyUnicode_AsUTF8(ts)) : NULL;
+    if (!a->elem) { *why = "has a dtype kernels do not support"; goto done; }
+    a->ndim = seq_i64(shape, a->shape, 32);
+    if (a->ndim < 1 || a->ndim > 32) { PyErr_Clear(); *why = "must have 1 to 32 dimensions"; goto done; }
+    int64_t s = type_bits(a->elem) / 8;
+    a->c_contig = true;
+    if (strides && seq_i64(strides, a->strides, 32) != a->ndim) { PyErr_Clear(); *why = "has malformed strides"; goto done; }
+    for (int k = a->ndim - 1; k >= 0; k--) {
+        if (!strides) a->strides[k] = s;
+        a->c_contig &= a->shape[k] <= 1 || a->strides[k] == s;
+        s *= a->shape[k];
+    }
+    rc = 0;
+done:
+    Py_XDECREF(cai);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(ts);
+    PyErr_Clear();
+    return rc;
+}
+
+Type *type_global_array(Ctx *c, Instr *in) {
+    if (!strcmp(in->name, "gpujit.DeviceArray")) {
+        Captured a;
+        const char *why = "";
+        if (captured_array(c, in->pyobj, &a, &why) < 0) TERR("a captured device array %s", why);
+        return type_array(c, a.elem, a.ndim, a.c_contig ? 'C' : 'A', c->target->array_space);
+    }
+    Py_buffer v;
+    if (PyObject_GetBuffer(in->pyobj, &v, PyBUF_FULL_RO) < 0) {
+        PyErr_Clear();
+        TERR("cannot read the memory of this global NumPy array");
+    }
+    Type *e = buffer_elem(&v);
+    int ndim = v.ndim;
+    PyBuffer_Release(&v);
+    if (!e) TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
+    if (ndim < 1 || ndim > 32) TERR("a global NumPy array must have 1 to 32 dimensions");
+    return type_array(c, e, ndim, 'C', AS_CONST);
 }
 
 /* const.array_like(a): `a` a global or closure NumPy array, whose contents
@@ -361,6 +475,8 @@ static Type *type_const_array(Ctx *c, Instr *in) {
     if (ndim > LIMIT_NDIM) return error_limit(c, in->loc, "array dimensions", LIMIT_NDIM), (Type *)NULL;
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
+
+static bool printable(const Type *t, const Instr *v);
 
 Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type *ft = in->args[0]->type;
@@ -410,11 +526,10 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_uint32;
     case IK_CONST_ARRAY: return type_const_array(c, in);
     case IK_PRINT:
-        for (int i = 0; i < nargs; i++) {
-            Instr *v = in->args[1 + i];
-            if (!is_scalar(at[i]) && !(v->op == IR_CONST && v->ckind == CK_STR))
-                UNSUP("print() of %s (numbers, bools and string constants can be printed)", type_name(c, at[i]));
-        }
+        for (int i = 0; i < nargs; i++)
+            if (!printable(at[i], in->args[1 + i]))
+                UNSUP("print() of %s (numbers, bools, string constants, tuples of them and "
+                      "gpu.threadIdx-like objects can be printed)", type_name(c, at[i]));
         return &ty_none;
     case IK_FMA: {
         if (nargs != 3 || !is_scalar(at[0]) || !is_scalar(at[1]) || !is_scalar(at[2]))
@@ -627,6 +742,8 @@ static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt
 
 /* The array's bytes become a constant of the module (typing checked it). */
 static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
+    /* the global itself was lowered (a constant array) where it was loaded */
+    if (in->args[1]->llv && type_eq(in->args[1]->type, in->type)) return in->args[1]->llv;
     Py_buffer v;
     if (PyObject_GetBuffer(in->args[1]->pyobj, &v, PyBUF_FULL_RO) < 0) return NULL;
     char *bytes = arena_alloc(&c->arena, (size_t)v.len + 1);
@@ -641,50 +758,140 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
     return array_value(c, in->type, data, dims);
 }
 
+LLVMValueRef lower_global_array(Ctx *c, Instr *in) {
+    if (!strcmp(in->name, "numpy.ndarray")) {
+        Instr fake = {.type = in->type, .nargs = 2};
+        Instr *args[2] = {in, in};
+        fake.args = args;
+        return lower_const_array(c, &fake);
+    }
+    Captured a;
+    const char *why = "";
+    if (captured_array(c, in->pyobj, &a, &why) < 0) {
+        internal_error(c, in->loc, "lower: a captured array changed since typing");
+        return NULL;
+    }
+    Type *t = in->type;
+    LLVMTypeRef pt = LLVMPointerTypeInContext(c->llctx, t->space == AS_GLOBAL ? (unsigned)c->target->array_space : 0);
+    LLVMValueRef data = LLVMConstIntToPtr(LLVMConstInt(c->i64, a.ptr, 0), pt);
+    LLVMTypeRef dt = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
+    LLVMValueRef shape = LLVMGetUndef(dt), strides = LLVMGetUndef(dt);
+    for (int k = 0; k < t->ndim; k++) {
+        shape = LLVMBuildInsertValue(c->b, shape, ci64(c, a.shape[k]), (unsigned)k, "");
+        strides = LLVMBuildInsertValue(c->b, strides, ci64(c, a.strides[k]), (unsigned)k, "");
+    }
+    LLVMValueRef v = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), data, 0, "");
+    v = LLVMBuildInsertValue(c->b, v, shape, 1, "");
+    return LLVMBuildInsertValue(c->b, v, strides, 2, "");
+}
+
 /* print(a, b, ...): one printf-style line, Python's spacing; constants go
  * into the format, numbers are widened as C varargs are (floats print as %f,
- * as numba.cuda's print does), bools print True/False. CUDA's vprintf takes
- * at most PRINT_CHUNK arguments: a longer print is several calls, the line
- * ending with the last. */
+ * as numba.cuda's print does), bools print True/False. PrintOut collects the
+ * format and its arguments. */
+typedef struct PrintOut { StrBuf fmt; PtrVec args; } PrintOut;
+
+/* The dim3 objects gpu.threadIdx, blockIdx, blockDim, gridDim: their x, y, z
+ * intrinsics, or NULL. */
+static const Intrinsic *dim3_part(const Type *t, int d) {
+    if (t->kind != TY_OBJ || !t->path) return NULL;
+    char p[256];
+    snprintf(p, sizeof p, "%s.%c", t->path, "xyz"[d]);
+    const Intrinsic *k = intrinsic_lookup(p);
+    return k && k->kind == IK_SPECIAL ? k : NULL;
+}
+
+static bool printable(const Type *t, const Instr *v) {
+    if (v && v->op == IR_CONST && v->ckind == CK_STR) return true;
+    if (is_scalar(t) || t->kind == TY_NONE || dim3_part(t, 0)) return true;
+    if (t->kind != TY_TUPLE) return false;
+    for (int i = 0; i < t->n; i++) {
+        const Instr *item = v && v->op == IR_CONST && v->ckind == CK_TUPLE ? v->args[i] : NULL;
+        if (!printable(t->items[i], item)) return false;
+    }
+    return true;
+}
+
+static void print_fmt_text(PrintOut *o, const char *s) {
+    for (; *s; s++) sb_printf(&o->fmt, *s == '%' ? "%%%%" : "%c", *s);
+}
+
+/* One value as Python's str() of it would print, except that floats print as
+ * %f (numba.cuda's choice); tuples as (a, b) and (a,), dim3 objects as the
+ * tuple (x, y, z). A constant is formatted here; `k` is its IR constant when
+ * there is one, else `v` its LLVM value. */
+static void print_value(Ctx *c, PrintOut *o, Type *t, const Instr *k, LLVMValueRef v) {
+    if (k && k->op == IR_CONST && k->ckind == CK_STR) {
+        print_fmt_text(o, k->name);
+    } else if (t->kind == TY_NONE) {
+        sb_printf(&o->fmt, "None");
+    } else if (t->kind == TY_TUPLE || dim3_part(t, 0)) {
+        bool dim3 = t->kind != TY_TUPLE;
+        int n = dim3 ? 3 : t->n;
+        bool konst = k && k->op == IR_CONST && k->ckind == CK_TUPLE;
+        sb_printf(&o->fmt, "(");
+        for (int i = 0; i < n; i++) {
+            if (i) sb_printf(&o->fmt, ", ");
+            if (dim3) {
+                const Intrinsic *d = dim3_part(t, i);
+                print_value(c, o, &ty_int32, NULL, c->target->special(c, (Special)d->id, d->dim));
+            } else {
+                LLVMTypeRef it = llvm_type(c, t->items[i]);
+                print_value(c, o, t->items[i], konst ? k->args[i] : NULL,
+                            konst || !it ? NULL : LLVMBuildExtractValue(c->b, v, (unsigned)i, ""));
+            }
+        }
+        sb_printf(&o->fmt, n == 1 ? ",)" : ")");
+    } else if (k && k->op == IR_CONST && (k->ckind == CK_INT || k->ckind == CK_BOOL || k->ckind == CK_FLOAT)) {
+        if (t->kind == TY_BOOL) sb_printf(&o->fmt, k->ival ? "True" : "False");
+        else if (is_float(t)) sb_printf(&o->fmt, "%f", k->fval);
+        else sb_printf(&o->fmt, is_signed(t) ? "%lld" : "%llu", (long long)k->ival);
+    } else if (t->kind == TY_BOOL) {
+        LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
+        LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
+        vec_push(&c->arena, &o->args, LLVMBuildSelect(c->b, v, yes, no, ""));
+        sb_printf(&o->fmt, "%%s");
+    } else if (is_float(t)) {
+        vec_push(&c->arena, &o->args, convert(c, v, t, &ty_float64));
+        sb_printf(&o->fmt, "%%f");
+    } else {
+        vec_push(&c->arena, &o->args, convert(c, v, t, is_signed(t) ? &ty_int64 : &ty_uint64));
+        sb_printf(&o->fmt, is_signed(t) ? "%%lld" : "%%llu");
+    }
+}
+
+/* CUDA's vprintf takes at most PRINT_CHUNK arguments: a longer print is
+ * several calls, split before a conversion, the line ending with the last
+ * (numba.cuda prints the raw format string instead). */
 #define PRINT_CHUNK 32
-static void print_chunk(Ctx *c, StrBuf *fmt, LLVMValueRef *args, int na, bool last) {
-    if (last) sb_printf(fmt, "\n");
-    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, fmt->s ? fmt->s : "", "fmt"), args, na);
-    fmt->n = 0;
-    if (fmt->s) fmt->s[0] = 0;
+
+static void print_chunked(Ctx *c, const char *fmt, LLVMValueRef *args, int nargs) {
+    const char *start = fmt;
+    int used = 0, n = 0;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        if (p[1] == '%') { p++; continue; }
+        if (n == PRINT_CHUNK) {
+            const char *piece = arena_printf(&c->arena, "%.*s", (int)(p - start), start);
+            c->target->print(c, LLVMBuildGlobalStringPtr(c->b, piece, "fmt"), args + used, n);
+            used += n, n = 0, start = p;
+        }
+        n++;
+    }
+    c->target->print(c, LLVMBuildGlobalStringPtr(c->b, start, "fmt"), args + used, nargs - used);
 }
 
 static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
-    StrBuf fmt = {0};
-    LLVMValueRef args[PRINT_CHUNK];
-    int na = 0;
+    PrintOut o = {0};
     for (int i = 0; i < nargs; i++) {
+        if (i) sb_printf(&o.fmt, " ");
         Type *t = a[i]->type;
-        bool str = a[i]->op == IR_CONST && a[i]->ckind == CK_STR;
-        if (!str && na == PRINT_CHUNK) {
-            print_chunk(c, &fmt, args, na, false);
-            na = 0;
-        }
-        if (i) sb_printf(&fmt, " ");
-        if (str) {
-            for (const char *p = a[i]->name; *p; p++) sb_printf(&fmt, *p == '%' ? "%%%%" : "%c", *p);
-            continue;
-        }
-        if (t->kind == TY_BOOL) {
-            LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
-            LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
-            args[na++] = LLVMBuildSelect(c->b, val(c, a[i]), yes, no, "");
-            sb_printf(&fmt, "%%s");
-        } else if (is_float(t)) {
-            args[na++] = val_as(c, a[i], &ty_float64);
-            sb_printf(&fmt, "%%f");
-        } else {
-            args[na++] = val_as(c, a[i], is_signed(t) ? &ty_int64 : &ty_uint64);
-            sb_printf(&fmt, is_signed(t) ? "%%lld" : "%%llu");
-        }
+        bool k = a[i]->op == IR_CONST;
+        print_value(c, &o, t, k ? a[i] : NULL, k || !llvm_type(c, t) ? NULL : val(c, a[i]));
     }
-    print_chunk(c, &fmt, args, na, true);
-    sb_free(&fmt);
+    sb_printf(&o.fmt, "\n");
+    print_chunked(c, o.fmt.s, (LLVMValueRef *)o.args.v, o.args.n);
+    sb_free(&o.fmt);
     return NULL;
 }
 

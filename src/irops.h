@@ -32,3 +32,4 @@ IR_OP(BR,         "br",          0, IRF_TERM)  /* target */
 IR_OP(CONDBR,     "condbr",      1, IRF_TERM)  /* args[0] (bool) ? target : target2 */
 IR_OP(RET,        "ret",         0, IRF_TERM)  /* kernels return None */
 IR_OP(RET_VALUE,  "ret_value",   1, IRF_TERM)  /* device functions: args[0] */
+IR_OP(RAISE,      "raise",       0, IRF_TERM)  /* ival = raise site (the root's c->raises); the thread stops */

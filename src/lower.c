@@ -274,6 +274,133 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
     return fp(c, LLVMBuildCall2(c->b, fnty, fn, args, (unsigned)nargs, ""));
 }
 
+/* ---- exceptions ---- */
+
+int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin) {
+    Ctx *root = ctx_root(c);
+    if (!root->raises && !(root->raises = PyList_New(0))) return -1;
+    PyObject *t = Py_BuildValue("(OOO)", cls, args, builtin ? Py_True : Py_False);
+    if (!t) return -1;
+    int rc = PyList_Append(root->raises, t);
+    Py_DECREF(t);
+    return rc < 0 ? -1 : (int)PyList_GET_SIZE(root->raises) - 1;
+}
+
+/* Can calling f raise? A raise statement in it or in what it calls, however
+ * deep (recursion included); with debug, any device function (its checks
+ * raise). Such a function takes a pointer to its kernel's `raised` flag and
+ * sets it before it returns early. Decided for every device function of the
+ * kernel at once, when lowering asks first: typing has found them all. */
+static bool may_raise(Func *f) {
+    if (f->may_raise) return f->may_raise == 2;
+    Ctx *root = f->sub->root;
+    for (int i = 0; i < root->funcs.n; i++) {
+        Func *g = root->funcs.v[i];
+        Ctx *s = g->sub;
+        bool r = s->opt.debug;
+        for (int b = 0; b < s->nblocks && !r; b++)
+            for (int k = 0; k < s->blocks[b]->instrs.n && !r; k++)
+                r = ((Instr *)s->blocks[b]->instrs.v[k])->op == IR_RAISE;
+        g->may_raise = r ? 2 : 1;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < root->funcs.n; i++) {
+            Func *g = root->funcs.v[i];
+            Ctx *s = g->sub;
+            for (int b = 0; b < s->nblocks && g->may_raise == 1; b++)
+                for (int k = 0; k < s->blocks[b]->instrs.n; k++) {
+                    Instr *in = s->blocks[b]->instrs.v[k];
+                    if (in->op == IR_CALL && in->callee && in->callee->may_raise == 2) {
+                        g->may_raise = 2;
+                        changed = true;
+                        break;
+                    }
+                }
+        }
+    }
+    return f->may_raise == 2;
+}
+
+/* The kernel's flag, an i8 that device functions set when they raise: in
+ * the kernel an alloca cleared at entry; in a device function its parameter. */
+static LLVMValueRef raised_flag(Ctx *c) {
+    if (c->raised) return c->raised;
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+    LLVMValueRef a = entry_alloca(c, c->i8, "raised");
+    LLVMPositionBuilder(c->b, c->entry, LLVMGetNextInstruction(a));
+    LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0), a);
+    LLVMPositionBuilderAtEnd(c->b, cur);
+    return c->raised = a;
+}
+
+/* The thread stops: a kernel returns, a device function sets the flag and
+ * returns to its caller, which then stops too. */
+static void stop_thread(Ctx *c) {
+    LLVMTypeRef rt = LLVMGetReturnType(LLVMGlobalGetValueType(c->fn));
+    if (c->self && c->raised) LLVMBuildStore(c->b, LLVMConstInt(c->i8, 1, 0), c->raised);
+    if (LLVMGetTypeKind(rt) == LLVMVoidTypeKind) LLVMBuildRetVoid(c->b);
+    else LLVMBuildRet(c->b, LLVMGetUndef(rt));
+}
+
+static int file_id(Ctx *c);
+
+/* raise at this point: with debug, the first thread to raise records (line,
+ * site, file) in the error buffer; the thread stops. */
+static void raise_now(Ctx *c, int site) {
+    if (c->opt.debug) {
+        LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.first");
+        LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.stop");
+        LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, 2), LLVMAtomicOrderingMonotonic,
+                                                LLVMAtomicOrderingMonotonic, 0);
+        LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
+        LLVMPositionBuilderAtEnd(c->b, first);
+        /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
+        LLVMValueRef tid = ci64(c, 0), ctaid = ci64(c, 0);
+        static const int tshift[3] = {0, 10, 20}, cshift[3] = {0, 31, 47};
+        for (int d = 0; d < 3; d++) {
+            LLVMValueRef t = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
+            LLVMValueRef b = LLVMBuildZExt(c->b, c->target->special(c, SP_CTAID, d), c->i64, "");
+            tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
+            ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
+        }
+        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 2), ci64(c, site)},
+                                  {ci64(c, 3), tid}, {ci64(c, 4), ctaid}, {ci64(c, 5), ci64(c, file_id(c))}};
+        for (int i = 0; i < 5; i++)
+            LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
+        LLVMBuildBr(c->b, stop);
+        LLVMPositionBuilderAtEnd(c->b, stop);
+    }
+    stop_thread(c);
+}
+
+/* debug: unless `ok`, raise cls(msg) (a check of the compiler's own). */
+static int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
+    PyObject *args = Py_BuildValue("(s)", msg);
+    if (!args) return -1;
+    int site = raise_site(c, cls, args, true);
+    Py_DECREF(args);
+    if (site < 0) return -1;
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
+    LLVMBuildCondBr(c->b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(c->b, bad);
+    raise_now(c, site);
+    LLVMPositionBuilderAtEnd(c->b, cont);
+    return 0;
+}
+
+/* debug: x / 0, x // 0 and x % 0 raise ZeroDivisionError with CPython's message. */
+static int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t) {
+    bool f = is_float(in->args[0]->type) || is_float(in->args[1]->type);
+    LLVMValueRef ok = is_float(t) ? LLVMBuildFCmp(c->b, LLVMRealUNE, b, LLVMConstReal(llvm_type(c, t), 0.0), "")
+                                  : LLVMBuildICmp(c->b, LLVMIntNE, b, LLVMConstInt(llvm_type(c, t), 0, 0), "");
+    const char *msg = in->ival == BIN_DIV ? (f ? "float division by zero" : "division by zero")
+                      : !f ? "integer division or modulo by zero"
+                      : in->ival == BIN_MOD ? "float modulo" : "float floor division by zero";
+    return check_or_raise(c, ok, PyExc_ZeroDivisionError, msg);
+}
+
 static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     Type *t = in->conv;
     LLVMValueRef a = val_as(c, in->args[0], t), b;
@@ -297,6 +424,9 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     }
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
+    if (c->opt.debug && !is_complex(t) && (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) &&
+        check_divisor(c, in, b, t) < 0)
+        return NULL;
     switch (in->ival) {
     /* int64 + and -: an overflow has no int64 answer (CPython's would be wider), so, as
      * numba does, they are marked nsw; LLVM can then count a grid-stride `while` loop's
@@ -556,6 +686,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     switch (in->op) {
     case IR_CONST: case IR_OBJ:
         if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
+        if (in->op == IR_OBJ && in->type->kind == TY_ARRAY && !(r = lower_global_array(c, in))) return -1;
         break;
     case IR_ARG: r = c->params ? c->params[in->ival] : NULL; break;
     case IR_LOAD_VAR: {
@@ -642,6 +773,9 @@ static int lower_instr(Ctx *c, Instr *in) {
             LLVMValueRef i = val_as(c, in->args[1], &ty_int64);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
             i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, ot->n), ""), i, "");
+            if (c->opt.debug && check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, ot->n), ""),
+                                               PyExc_IndexError, "tuple index out of range") < 0)
+                return -1;
             LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), i};
             LLVMValueRef p = LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");
             r = LLVMBuildLoad2(c->b, llvm_type(c, in->type), p, "");
@@ -713,6 +847,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_BR: LLVMBuildBr(c->b, in->target->bb); break;
     case IR_CONDBR: LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb); break;
     case IR_RET: LLVMBuildRetVoid(c->b); break;
+    case IR_RAISE: raise_now(c, (int)in->ival); break;
     case IR_RET_VALUE:
         if (c->restype->kind == TY_NONE) LLVMBuildRetVoid(c->b);
         else LLVMBuildRet(c->b, val_as(c, in->args[0], c->restype));
@@ -908,14 +1043,17 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     s->b = LLVMCreateBuilderInContext(s->llctx);
     /* the target's hidden parameters, the error buffer, the arguments */
     int nh = s->target->hidden_params(s, NULL, NULL);
-    LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(nh + 1 + s->nargs));
+    LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(nh + 2 + s->nargs));
     if (!pt) return NULL;
     s->target->hidden_params(s, pt, NULL);
     if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
+    bool raises = may_raise(f);
+    if (raises) pt[nh++] = s->ptr;
     for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
     s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + s->nargs), 0));
-    if (s->opt.debug) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1);
+    if (s->opt.debug) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1 - raises);
+    if (raises) s->raised = LLVMGetParam(s->fn, (unsigned)nh - 1);
     LLVMSetLinkage(s->fn, LLVMInternalLinkage);
     s->target->begin_device_fn(s);
     debug_subprogram(s);
@@ -934,11 +1072,23 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     LLVMValueRef fn = device_fn(c, f);
     if (!fn) return NULL;
     int nh = c->target->hidden_params(c, NULL, NULL);
-    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nh + 1 + f->sub->nargs));
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nh + 2 + f->sub->nargs));
     if (!args) return NULL;
     c->target->hidden_params(c, NULL, args);
     if (c->opt.debug) args[nh++] = c->errbuf;
+    bool raises = may_raise(f);
+    if (raises) args[nh++] = raised_flag(c);
     for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
     LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");
+    if (raises) {
+        /* the callee raised: this thread stops here too */
+        LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raised");
+        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "call.ok");
+        LLVMValueRef flag = LLVMBuildLoad2(c->b, c->i8, raised_flag(c), "");
+        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, flag, LLVMConstInt(c->i8, 0, 0), ""), stop, cont);
+        LLVMPositionBuilderAtEnd(c->b, stop);
+        stop_thread(c);
+        LLVMPositionBuilderAtEnd(c->b, cont);
+    }
     return f->sub->restype->kind == TY_NONE ? NULL : r;
 }

@@ -214,6 +214,8 @@ static Type *type_of(TI *ti, Instr *in) {
     }
     case IR_OBJ: {
         if (in->func) return type_func(c, in->name, in->func);
+        if (!strcmp(in->name, "numpy.ndarray") || !strcmp(in->name, "gpujit.DeviceArray"))
+            return type_global_array(c, in);
         const Intrinsic *k = intrinsic_lookup(in->name);
         if (k && k->kind == IK_SPECIAL) {
             in->intr = k;
@@ -278,6 +280,8 @@ static Type *type_of(TI *ti, Instr *in) {
         Type *v = in->args[2]->type;
         if (!type_known(a) || !type_known(b) || !type_known(v)) return &ty_none;
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
+        if (a->space == AS_CONST)
+            TERR("cannot store into a constant array (global and closure NumPy arrays are frozen into the kernel)");
         if (!type_getitem(c, in, a, b)) return NULL;
         if (!is_number(v) || (is_complex(v) && !is_complex(a->elem)))
             TERR("cannot store %s into an array of %s%s", type_name(c, v), type_name(c, a->elem),
@@ -304,7 +308,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_rangeiter;
     case IR_ITER_NEXT: return type_known(a) ? &ty_int64 : &ty_unknown;
     case IR_ITER_VALID: return &ty_bool;
-    case IR_BR: case IR_RET: return &ty_none;
+    case IR_BR: case IR_RET: case IR_RAISE: return &ty_none;
     case IR_CONDBR: return &ty_none;
     case IR_RET_VALUE: {
         /* a device function's return type unifies what every return gives */

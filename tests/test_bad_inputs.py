@@ -154,9 +154,9 @@ def k_assert(out, n):
     out[0] = n
 
 
-def k_raise(out, n):
+def k_raise(out, n):  # an exception raised in a kernel takes constant arguments
     if n > 100:
-        raise ValueError("too big")  # <-
+        raise ValueError("too big", n)  # <-
     out[0] = n
 
 
@@ -331,8 +331,8 @@ def k_global_complex(out, n):
     out[0] = G_COMPLEX  # <-
 
 
-def k_global_array(out, n):
-    out[0] = G_ARRAY[0]  # <-
+def k_global_array(out, n):  # global NumPy arrays are frozen constants
+    G_ARRAY[0] = n  # <-
 
 
 def helper_with_list(v):
@@ -677,7 +677,7 @@ COMPILE_CASES = [
     (k_undefined, T, "not_defined_anywhere"), (k_global_list, U, "G_LIST"),
     (k_global_dict, U, "G_DICT"), (k_global_set, U, "G_SET"), (k_global_object, U, "G_OBJECT"),
     (k_global_str, U, None), (k_global_none, T, None), (k_global_complex, T, None),
-    (k_global_array, U, None), (k_class_attr, U, None),
+    (k_global_array, T, "constant array"), (k_class_attr, U, None),
     (k_helper_wrong_arity, T, None), (k_print, U, None), (k_numpy_function, U, None),
     (k_math_unsupported, U, None), (k_math_missing, T, None), (k_builtin_unsupported, U, None),
     (k_tuple_too_long, U, "too many items in a tuple (limit is 10000)"),

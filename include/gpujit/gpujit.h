@@ -114,9 +114,14 @@ int gj_output_uses_barrier(const GjOutput *o);
  * gj_output_nparams): a pointer to 8 zeroed int64 in global memory. A thread
  * that indexes out of bounds sets [0] = 1 (the first one wins) and writes
  * [1] line, [2] axis, [3] index, [4] size, [5] file (gj_output_file); the
- * bad access itself goes to [6..7]. */
+ * bad access itself goes to [6..7]. A thread that raises an exception sets
+ * [0] = 2 instead and writes [1] line, [2] raise site (gj_output_raise),
+ * [3] threadIdx (x | y << 10 | z << 20), [4] blockIdx (x | y << 31 | z << 47),
+ * [5] file. */
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
+/* Raise site i: a borrowed (class, args, builtin) tuple, or NULL. */
+PyObject *gj_output_raise(const GjOutput *o, int i);
 /* Host target only: entry points (see runtime/cpu.h for their types);
  * valid while the output lives. */
 void *gj_output_host_block_fn(const GjOutput *o);
