@@ -1,5 +1,5 @@
 /* cpu.c: the CPU executor. Runs a kernel's grid on the host's cores with
- * CUDA's semantics, through the ABI of cpu.h (code emitted by
+ * CUDA's semantics, through the ABI of cpu_abi.h (code emitted by
  * src/target_host.c).
  *
  * Blocks are spread over a persistent pool of worker threads, the launching

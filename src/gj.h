@@ -12,6 +12,7 @@
 #include <llvm-c/Orc.h>
 
 #include "gpujit/gpujit.h"
+#include "cpu_abi.h" /* the CPU backend's ABI: block context, warp operations */
 
 typedef struct Ctx Ctx;
 typedef struct Type Type;
@@ -262,7 +263,7 @@ typedef enum {
     IK_MATH_SCALE,  /* radians/degrees: float * constant (id 0, 1) */
     IK_FMA,         /* gpu.fma(a, b, c) */
     IK_BITS,        /* gpu.popc/clz/ffs/brev (id 0..3) */
-    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = 0, 1, 2) */
+    IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = GJ_SYNC_COUNT/AND/OR) */
     IK_FENCE,       /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
     IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
     IK_LANEMASK_LT,
@@ -289,13 +290,11 @@ void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types
 //
 typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
 typedef enum { FENCE_BLOCK, FENCE_DEVICE, FENCE_SYSTEM } FenceScope;
-/* Warp-level operations; numbered as runtime/cpu.h's GJ_WARP_* (the CPU
- * backend passes them to the runtime): change both together. */
-typedef enum {
-    WARP_SHFL_IDX, WARP_SHFL_UP, WARP_SHFL_DOWN, WARP_SHFL_BFLY,
-    WARP_ALL, WARP_ANY, WARP_EQ, WARP_BALLOT, WARP_MATCH_ANY, WARP_MATCH_ALL,
-    WARP_SYNC, WARP_ACTIVEMASK,
-} WarpOp;
+/* Warp-level operations: the CPU backend passes them to the runtime by
+ * number, so both take the list from runtime/cpu_abi.h. */
+#define WARP_ENUMERATOR(name) WARP_##name = GJ_WARP_##name,
+typedef enum { GJ_WARP_OPS(WARP_ENUMERATOR) } WarpOp;
+#undef WARP_ENUMERATOR
 
 struct Target {
     const char *name;

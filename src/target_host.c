@@ -1,15 +1,23 @@
 /* target_host.c: the CPU backend's side of lowering. The kernel body becomes
  * an internal function body(blk, tx, ty, tz, params...) reading block
- * geometry from a GjBlockCtx (runtime/cpu.h; offsets mirrored here); two
+ * geometry from a GjBlockCtx (runtime/cpu_abi.h, addressed by offsetof); two
  * entry points unpack a cuLaunchKernel-style params array: _block loops over
  * every thread of a block (kernels without barriers), _thread runs one
  * thread (kernels with barriers run each thread on a fiber). */
+#include <stddef.h>
 #include <string.h>
 
 #include "gj.h"
 
-enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48,
-       OFF_SHARED_BYTES = 64, OFF_SYNC_REDUCE = 72, OFF_WARP = 80 };
+enum {
+    OFF_NTID = offsetof(GjBlockCtx, ntid), OFF_CTAID = offsetof(GjBlockCtx, ctaid),
+    OFF_NCTAID = offsetof(GjBlockCtx, nctaid), OFF_SHARED = offsetof(GjBlockCtx, shared),
+    OFF_SYNC = offsetof(GjBlockCtx, syncthreads), OFF_SHARED_BYTES = offsetof(GjBlockCtx, shared_bytes),
+    OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce), OFF_WARP = offsetof(GjBlockCtx, warp),
+};
+/* The loads below are i32 and i64. */
+_Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
+               "GjBlockCtx field widths");
 
 /* Threads of barrier kernels run on small fiber stacks with a guard page
  * below: frames over a page (big local arrays) must touch each page in turn

@@ -1,5 +1,5 @@
 /* test_cpu.c: tests of the CPU executor (runtime/cpu.c) with hand-written
- * "kernels" that follow the ABI of runtime/cpu.h, the way src/target_host.c
+ * "kernels" that follow the ABI of runtime/cpu_abi.h, the way src/target_host.c
  * emits them: params is cuLaunchKernel's kernelParams (one pointer per
  * parameter value), block functions loop over the threads of a block, thread
  * functions run one thread and call blk->syncthreads.
