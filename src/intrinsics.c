@@ -677,7 +677,10 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
     case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
-        Instr *shape = in->nkw && !strcmp(in->kwnames[0], "shape") ? a[nargs - in->nkw] : a[0];
+        static const char *const params[] = {"shape", "dtype"};
+        Instr *bound[2];
+        if (bind(c, in, params, 2, 2, bound) < 0) return NULL; /* shape= may come after dtype= */
+        Instr *shape = bound[0];
         int64_t n = 1;
         if (shape->ckind == 5) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
         else n = shape->ival;
