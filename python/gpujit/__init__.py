@@ -40,7 +40,8 @@ __version__ = "0.1.0"
 
 def jit(func_or_sig=None, device=False, **options):
     """Compile a Python function as a kernel: @jit, @jit(options), @jit("void(float32[::1])", ...)
-    or @jit(["sig1", "sig2"]). Options: fastmath, lineinfo, debug."""
+    or @jit(["sig1", "sig2"]). Options: fastmath, lineinfo, debug, boundscheck (array indices
+    checked, IndexError at the launch: default on the CPU target, off on the GPU)."""
     make = DeviceFunction if device else Dispatcher
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return make(func_or_sig, None, **options)
@@ -56,7 +57,8 @@ def jit(func_or_sig=None, device=False, **options):
     return wrap
 
 
-def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False):
+def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False,
+                boundscheck=None):
     """PTX of `pyfunc` for signature `sig`, as numba.cuda.compile_ptx: returns (ptx, return_type).
     Needs no GPU and no driver."""
     if isinstance(pyfunc, Dispatcher):
@@ -66,7 +68,8 @@ def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=F
     if "(" not in sig:
         raise TypeError("bad signature %r: expected 'void(arg types)'" % sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
-                      cc=tuple(cc), fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
+                      cc=tuple(cc), fastmath=fastmath, lineinfo=lineinfo,
+                      debug=debug if boundscheck is None else bool(boundscheck), device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"
 
 
