@@ -120,6 +120,7 @@ static const char MSG_NOMEM[] =
     "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
 static const char MSG_NOFN[] =
     "internal error: CPU launch without the host function this kernel needs";
+static const char MSG_INDEX[] = "an array index was out of bounds";
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
 static const char MSG_BIGBLOCK[] =
     "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
@@ -166,7 +167,8 @@ typedef struct Worker {
     /* the fault handler: the scheduler of the block running on this thread
      * (its cur fiber is the one running), and where to go back to */
     Sched *volatile active;
-    sigjmp_buf fault_jb;
+    sigjmp_buf fault_jb;       /* in run_job(): JUMP_FAULT or JUMP_TRAP come back here */
+    int jumped_off_fiber;      /* the jump left a fiber's stack (the sanitizers know) */
     sigset_t fault_mask; /* the signal mask when the fault hit */
 } Worker;
 
@@ -678,12 +680,41 @@ static void run_block_fiber(Worker *w, Job *j)
     w->active = NULL;
 }
 
-/* ---- stack overflow ------------------------------------------------------ */
+/* ---- leaving a block early ------------------------------------------------ */
 
 /* The worker whose run_job() this thread is in: initial-exec, so that the
  * signal handler reads it without a call that could allocate. */
 static __thread Worker *tls_worker __attribute__((tls_model("initial-exec")));
 static struct sigaction prev_segv, prev_bus; /* what on_fault chains to */
+
+enum { JUMP_FAULT = 1, JUMP_TRAP = 2 };
+
+/* Back to run_job() of w, from the fiber s is running (if any): its block,
+ * and the launch, are given up. */
+static void jump_back(Worker *w, Sched *s, int why) __attribute__((noreturn));
+static void jump_back(Worker *w, Sched *s, int why)
+{
+    Fiber *f = s ? s->cur : NULL;
+    w->jumped_off_fiber = f != NULL;
+    if (f) {
+#ifdef GJ_ASAN
+        __sanitizer_start_switch_fiber(NULL, s->main_stack, s->main_stack_size);
+#endif
+#ifdef GJ_TSAN
+        __tsan_switch_to_fiber(s->tsan_main, 0);
+#endif
+    }
+    siglongjmp(w->fault_jb, why);
+}
+
+/* blk->trap: an out-of-bounds index in the running thread. */
+static void trap_index(GjBlockCtx *blk) __attribute__((noreturn));
+static void trap_index(GjBlockCtx *blk)
+{
+    (void)blk;
+    Worker *w = tls_worker;
+    jump_back(w, w->active, JUMP_TRAP);
+}
 
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
@@ -696,13 +727,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
             /* The running fiber's guard page: back to run_job(), which
              * restores this mask; leaving the alternate stack frees it. */
             w->fault_mask = ((ucontext_t *)ctx)->uc_sigmask;
-#ifdef GJ_ASAN
-            __sanitizer_start_switch_fiber(NULL, s->main_stack, s->main_stack_size);
-#endif
-#ifdef GJ_TSAN
-            __tsan_switch_to_fiber(s->tsan_main, 0);
-#endif
-            siglongjmp(w->fault_jb, 1);
+            jump_back(w, s, JUMP_FAULT);
         }
     }
     /* Not ours: the handler before ours, else the default action. */
@@ -970,6 +995,7 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b)
     blk.pad = 0;
     blk.shared = w->shared;
     blk.shared_bytes = j->shared_bytes;
+    blk.trap = trap_index;
     if (!j->uses_barrier) {
         blk.syncthreads = barrier_noop;
         blk.sync_reduce = sync_reduce_noop;
@@ -1017,20 +1043,24 @@ static void run_job(Worker *w, Job *j)
     }
     w->active = NULL;
     tls_worker = w;
-    if (sigsetjmp(w->fault_jb, 0)) {
-        /* From on_fault: a fiber of this worker ran into its guard page.
-         * Its block is abandoned like a deadlocked one; the stacks stay. */
-        pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
+    int why = sigsetjmp(w->fault_jb, 0);
+    if (why) {
+        /* From on_fault (a fiber of this worker ran into its guard page) or
+         * from blk->trap (a thread indexed out of bounds). The block is
+         * abandoned like a deadlocked one; the stacks stay. */
+        if (why == JUMP_FAULT)
+            pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
 #ifdef GJ_ASAN
-        __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+        if (w->jumped_off_fiber)
+            __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
         w->active = NULL;
         tls_worker = NULL;
         if (j->uses_barrier)
             abandon(w, j->nthreads);
-        else
+        else if (w->bstack)
             abandon_fiber(&w->bfiber);
-        set_error(j, j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
+        set_error(j, why == JUMP_TRAP ? MSG_INDEX : j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
         return;
     }
     if (!j->uses_barrier && w->bstack)

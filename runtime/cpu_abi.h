@@ -37,6 +37,10 @@ struct GjBlockCtx {
      * 0/1 or the ballot; match: the mask). GJ_WARP_ACTIVEMASK ignores the mask
      * and takes the lane's position in the program as `value` (see below). */
     uint64_t (*warp)(GjBlockCtx *, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
+    /* An array index out of bounds: the compiled code has written the error
+     * record (gpujit.h, gj_output_debug); this ends the launch, which then
+     * fails, without returning to the thread. */
+    void (*trap)(GjBlockCtx *) __attribute__((noreturn));
 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,

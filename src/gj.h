@@ -335,6 +335,10 @@ struct Target {
     int (*hidden_params)(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals);
     /* c->fn of a device function exists: pick up the hidden parameters. */
     void (*begin_device_fn)(Ctx *c);
+    /* An out-of-bounds index, its error record written: end the launch here
+     * (the caller adds `unreachable`). NULL: the thread goes on, the access
+     * redirected to a scratch word. */
+    void (*trap)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
 

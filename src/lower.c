@@ -380,7 +380,9 @@ static int file_id(Ctx *c) {
 }
 
 /* debug: is every index in range? If not, the first thread to notice
- * records (line, axis, index, size, file) in the error buffer. */
+ * records (line, axis, index, size, file) in the error buffer; then a target
+ * that can stop the launch does (and NULL is returned: no access is left to
+ * redirect), else the thread goes on. */
 static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n) {
     LLVMValueRef ok = LLVMConstInt(c->i1, 1, 0), axis = ci64(c, 0), index = ci64(c, 0), size = ci64(c, 0);
     for (int k = n - 1; k >= 0; k--) {
@@ -394,20 +396,26 @@ static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLV
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob");
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.first");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
+    LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
     LLVMBuildCondBr(c->b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(c->b, bad);
     LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, 1), LLVMAtomicOrderingMonotonic,
                                             LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, after);
     LLVMPositionBuilderAtEnd(c->b, first);
     LLVMValueRef rec[5] = {ci64(c, c->cur_loc.line), axis, index, size, ci64(c, file_id(c))};
     for (int i = 0; i < 5; i++) {
         LLVMValueRef at = ci64(c, 1 + i);
         LLVMBuildStore(c->b, rec[i], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &at, 1, ""));
     }
-    LLVMBuildBr(c->b, cont);
+    LLVMBuildBr(c->b, after);
+    if (c->target->trap) {
+        LLVMPositionBuilderAtEnd(c->b, after);
+        c->target->trap(c);
+        LLVMBuildUnreachable(c->b);
+    }
     LLVMPositionBuilderAtEnd(c->b, cont);
-    return ok;
+    return c->target->trap ? NULL : ok;
 }
 
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {

@@ -14,6 +14,7 @@ enum {
     OFF_NCTAID = offsetof(GjBlockCtx, nctaid), OFF_SHARED = offsetof(GjBlockCtx, shared),
     OFF_SYNC = offsetof(GjBlockCtx, syncthreads), OFF_SHARED_BYTES = offsetof(GjBlockCtx, shared_bytes),
     OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce), OFF_WARP = offsetof(GjBlockCtx, warp),
+    OFF_TRAP = offsetof(GjBlockCtx, trap),
 };
 /* The loads below are i32 and i64. */
 _Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
@@ -226,6 +227,17 @@ static void begin_device_fn(Ctx *c) {
     probe_stack(c, c->fn);
 }
 
+/* blk->trap(blk), which never returns: the runtime abandons the block and
+ * fails the launch, so the bad access itself is never made and the code after
+ * a check may assume the index in range. */
+static void trap(Ctx *c) {
+    LLVMValueRef call = call_runtime(c, OFF_TRAP, c->voidt, &c->ptr, &c->host_blk, 1);
+    unsigned kind = LLVMGetEnumAttributeKindForName("noreturn", 8);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
+    kind = LLVMGetEnumAttributeKindForName("cold", 4);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
+}
+
 /* printf from the host C library, then fflush so the line is out before
  * the launch returns (Python's own output is buffered separately). */
 static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
@@ -262,4 +274,5 @@ const Target target_host = {
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,
+    .trap = trap,
 };
