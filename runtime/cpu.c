@@ -457,9 +457,9 @@ static Fiber *warp_of(Worker *w, uint32_t nthreads, uint32_t i, uint32_t *n)
     return &w->fibers[first];
 }
 
-/* blk->warp for fibers. activemask is a rendezvous too (with a full mask):
- * lanes run one after another here, so "not exited yet" would miss the
- * lanes that ran ahead to the end; it answers the lanes that meet at it. */
+/* blk->warp for fibers. activemask switches out too: lanes run one after
+ * another here, so it can only be answered once the other lanes have run as
+ * far as they can (release_warp). */
 static uint64_t fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg)
 {
     Sched *s = blk->sched;
@@ -513,33 +513,63 @@ static void warp_results(Fiber *lanes, uint32_t go, uint32_t here)
             r = f->op == GJ_WARP_MATCH_ANY ? same : same == in ? in : 0;
             break;
         }
-        case GJ_WARP_ACTIVEMASK:
-            for (uint32_t j = 0; j < 32; j++)
-                if (here >> j & 1 && lanes[j].op == GJ_WARP_ACTIVEMASK)
-                    r |= 1u << j;
-            break;
         default: break; /* syncwarp */
         }
         f->result = r;
     }
 }
 
-/* Releases the lanes of one warp (n of them) waiting at a warp operation
- * whose mask names only lanes that are here too or have exited (lanes past
- * the end of a partial warp count as exited). Returns whether any was. */
+/* Compares where two lanes waiting at activemask() are in the program: the
+ * compiler passes the lane's position (value: an int64 array, arg: its
+ * length; src/lower.c, lane_position), which orders as the lanes' progress
+ * does. */
+static int position_cmp(const Fiber *a, const Fiber *b)
+{
+    const int64_t *pa = (const int64_t *)(uintptr_t)a->value, *pb = (const int64_t *)(uintptr_t)b->value;
+    int32_t na = pa ? a->arg : 0, nb = pb ? b->arg : 0;
+    for (int32_t i = 0; i < na && i < nb; i++)
+        if (pa[i] != pb[i])
+            return pa[i] < pb[i] ? -1 : 1;
+    return (na > nb) - (na < nb);
+}
+
+/* Releases, among the lanes of one warp (n of them) that wait at a warp
+ * operation, either those whose mask names only lanes that wait at one too
+ * or have exited (lanes past the end of a partial warp count as exited), or,
+ * when there are none, the lanes at activemask() that are furthest behind,
+ * all at one point: that point's active mask. Every lane has run as far as
+ * it can, so a lane that has not reached that point yet never will on this
+ * pass through it. activemask() is no rendezvous for the other operations:
+ * a lane there does not count as arrived at them. Returns whether any lane
+ * was released. */
 static int release_warp(Fiber *lanes, uint32_t n)
 {
-    uint32_t here = 0, gone = n < 32 ? ~0u << n : 0;
+    uint32_t here = 0, am = 0, gone = n < 32 ? ~0u << n : 0;
     for (uint32_t l = 0; l < n; l++) {
         if (lanes[l].done)
             gone |= 1u << l;
         else if (lanes[l].wait == WAIT_WARP)
-            here |= 1u << l;
+            *(lanes[l].op == GJ_WARP_ACTIVEMASK ? &am : &here) |= 1u << l;
     }
     uint32_t go = 0;
     for (uint32_t l = 0; l < n; l++)
         if (here >> l & 1 && (lanes[l].mask & ~(here | gone)) == 0)
             go |= 1u << l;
+    if (!go && am) {
+        const Fiber *first = NULL;
+        for (uint32_t l = 0; l < n; l++)
+            if (am >> l & 1 && (!first || position_cmp(&lanes[l], first) < 0))
+                first = &lanes[l];
+        for (uint32_t l = 0; l < n; l++)
+            if (am >> l & 1 && position_cmp(&lanes[l], first) == 0)
+                go |= 1u << l;
+        for (uint32_t l = 0; l < n; l++)
+            if (go >> l & 1) {
+                lanes[l].result = go;
+                lanes[l].wait = WAIT_NONE;
+            }
+        return 1;
+    }
     if (!go)
         return 0;
     warp_results(lanes, go, here);

@@ -335,6 +335,10 @@ struct Target {
     int (*hidden_params)(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals);
     /* c->fn of a device function exists: pick up the hidden parameters. */
     void (*begin_device_fn)(Ctx *c);
+    /* activemask() takes the lane's position in the program (lower.c,
+     * lane_position): the CPU runs a warp's lanes one after another, and
+     * the runtime groups the lanes that reach the same point together. */
+    bool lane_positions;
     /* An out-of-bounds index, its error record written: end the launch here
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */
@@ -370,6 +374,10 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+/* The calling lane's position at the instruction being lowered, for the
+ * runtime to tell which lanes reach it together: an i64 array (returned as
+ * an i64 address) of *len entries; NULL where the target does not want it. */
+LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
@@ -454,6 +462,7 @@ struct Ctx {
     int nvalues;
     /* typeinfer.c */
     bool uses_barrier;
+    bool uses_activemask;      /* root: some function of the kernel calls activemask() */
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */
     /* lower.c */
@@ -476,6 +485,12 @@ struct Ctx {
     LLVMMetadataRef disp;      /* lower.c, lineinfo: this function's DISubprogram */
     LLVMValueRef errbuf;       /* lower.c, debug: where an out-of-bounds index is reported */
     Loc cur_loc;               /* lower.c: the location of the instruction being lowered */
+    Block *cur_block;          /* lower.c: the block being lowered, and the instruction's index in it */
+    int cur_index;
+    int *loop_end;             /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
+    LLVMValueRef *loop_trip;   /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
+    LLVMValueRef lane_pos;     /* lower.c, lane positions: the i64 array activemask() passes */
+    LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files;              /* root: file names, indexed by debug error records */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root;                 /* the kernel's context; itself for the kernel */

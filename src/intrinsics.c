@@ -283,6 +283,7 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
     const char *name = path_pretty(k->path);
     /* on the CPU, lanes meet in the runtime: each thread runs on a fiber */
     c->uses_barrier = true;
+    if (op == WARP_ACTIVEMASK) ctx_root(c)->uses_activemask = true;
     if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
         TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
     if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
@@ -603,7 +604,10 @@ static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt
         return LLVMBuildInsertValue(c->b, t, LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), ""), 1, "");
     }
     case WARP_SYNC: c->target->warp(c, op, mask, NULL, NULL); return NULL;
-    case WARP_ACTIVEMASK: return c->target->warp(c, op, mask, NULL, NULL);
+    case WARP_ACTIVEMASK: {
+        LLVMValueRef len = NULL, pos = lane_position(c, &len);
+        return c->target->warp(c, op, mask, pos, len);
+    }
     }
     return NULL;
 }

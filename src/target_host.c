@@ -208,22 +208,29 @@ static int finish(Ctx *c) {
     return 0;
 }
 
-/* Device functions see the block context and thread index of their caller. */
+/* Device functions see the block context and thread index of their caller,
+ * and, in kernels that call activemask(), the caller's lane position at the
+ * call (lower.c, lane_position). */
 static int hidden_params(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals) {
+    bool pos = ctx_root(c)->uses_activemask;
     if (types) {
         types[0] = c->ptr;
         types[1] = types[2] = types[3] = c->i32;
+        if (pos) types[4] = c->i64, types[5] = c->i32;
     }
     if (vals) {
         vals[0] = c->host_blk;
         for (int d = 0; d < 3; d++) vals[1 + d] = c->host_tid[d];
+        if (pos) vals[4] = lane_position(c, &vals[5]);
     }
-    return 4;
+    return pos ? 6 : 4;
 }
 
 static void begin_device_fn(Ctx *c) {
     c->host_blk = LLVMGetParam(c->fn, 0);
     for (int d = 0; d < 3; d++) c->host_tid[d] = LLVMGetParam(c->fn, (unsigned)(1 + d));
+    if (ctx_root(c)->uses_activemask)
+        for (int k = 0; k < 2; k++) c->lane_prefix[k] = LLVMGetParam(c->fn, (unsigned)(4 + k));
     probe_stack(c, c->fn);
 }
 
@@ -275,4 +282,5 @@ const Target target_host = {
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,
     .trap = trap,
+    .lane_positions = true,
 };
