@@ -34,8 +34,10 @@ struct GjBlockCtx {
     /* A warp-level operation (op GJ_WARP_*) of the calling thread: waits until
      * every lane of its warp named in `mask` that has not exited has called it
      * too, then returns this lane's result (shuffles: the value read; votes:
-     * 0/1 or the ballot; match: the mask). GJ_WARP_ACTIVEMASK ignores the mask
-     * and takes the lane's position in the program as `value` (see below). */
+     * 0/1 or the ballot; match: the mask). GJ_WARP_ACTIVEMASK ignores the
+     * mask: value is the address of the lane's position in the program (an
+     * int64 array, arg entries long; src/lower.c, lane_position), and the
+     * result names the lanes that reach that same point together. */
     uint64_t (*warp)(GjBlockCtx *, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
     /* An array index out of bounds: the compiled code has written the error
      * record (gpujit.h, gj_output_debug); this ends the launch, which then
