@@ -224,3 +224,22 @@ def test_inside_device_functions(rng):
         want[i] = sum(1 << (l - w) for l in range(w, w + 32) if trips[l] >= trips[i])
     assert_same(out[:, 2], want)
     assert_same(out[:, 3], masks(t % 3 == 0, n))
+
+
+@gpu.jit
+def k_then_barrier(out, sh_out):
+    sh = gpu.shared.array(64, gpu.int64)
+    t = gpu.threadIdx.x
+    sh[t] = t
+    if t % 32 < 10:
+        out[t] = gpu.activemask()   # the other lanes wait at the barrier meanwhile
+    gpu.syncthreads()
+    sh_out[t] = sh[63 - t]
+
+
+def test_activemask_before_a_barrier_others_reached():
+    out = np.full(64, SENTINEL, np.int64)
+    sh_out = poisoned(64, np.int64)
+    k_then_barrier[1, 64](out, sh_out)
+    assert_same(out, masks(np.arange(64) % 32 < 10, 64))
+    assert_same(sh_out, np.arange(63, -1, -1))
