@@ -171,6 +171,10 @@ static int finish(Ctx *c) {
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol), LLVMFunctionType(c->voidt, tp, 2, 0));
+    /* The block context lives on the runtime's stack: no array the kernel
+     * stores into can reach it, so its fields may stay in registers. */
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(bl, 2, LLVMCreateEnumAttribute(c->llctx, noalias, 0));
     probe_stack(c, bl);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->llctx, bl, "entry");
     LLVMPositionBuilderAtEnd(c->b, entry);
