@@ -37,7 +37,8 @@
  * kept until it exits, unless it has its own), recognises a fault on the guard
  * page of the fiber its thread is running and siglongjmps back to run_job():
  * the block's fibers are abandoned as after a deadlock (their stacks are
- * reused) and the launch fails with msg_overflow_*. Any other fault goes to
+ * reused) and the launch fails with msg_overflow_*. blk->trap (an index out
+ * of bounds in checked code) goes back the same way, failing with MSG_INDEX. Any other fault goes to
  * the handler installed before ours (called directly: Python's faulthandler,
  * ASan), else to the default action. A handler installed after the first
  * launch (faulthandler.enable() then) takes precedence over ours: an overflow

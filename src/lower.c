@@ -539,11 +539,13 @@ static LLVMTypeRef iter_type(Ctx *c) {
 enum { PREFIX_CAP = 48 };
 static int64_t point_key(Block *b, int index) { return (int64_t)b->first << 16 | index; }
 
-static void find_loops(Ctx *c) {
-    if (!c->target->lane_positions || !ctx_root(c)->uses_activemask) return;
+/* The loops of c (by their back edges, in kernels that call activemask()
+ * on a target that wants positions): an iteration counter per header. */
+static int find_loops(Ctx *c) {
+    if (!c->target->lane_positions || !ctx_root(c)->uses_activemask) return 0;
     c->loop_end = arena_alloc(&c->arena, sizeof(int) * (size_t)c->nblocks);
     c->loop_trip = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)c->nblocks);
-    if (!c->loop_end || !c->loop_trip) return;
+    if (!c->loop_end || !c->loop_trip) return -1;
     for (int i = 0; i < c->nblocks; i++) c->loop_end[i] = -1;
     int nloops = 0;
     for (int i = 0; i < c->nblocks; i++) {
@@ -562,6 +564,7 @@ static void find_loops(Ctx *c) {
     }
     int cap = 2 * nloops + 1 + (c->lane_prefix[0] ? PREFIX_CAP : 0);
     c->lane_pos = LLVMBuildAlloca(c->b, LLVMArrayType2(c->i64, (uint64_t)cap), "lanepos");
+    return 0;
 }
 
 /* Before a branch: entering a loop from outside starts its count at 0, a
@@ -928,7 +931,7 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
         LLVMTypeRef t = v->type->kind != TY_UNKNOWN ? llvm_type(c, v->type) : NULL;
         if (t) v->slot = LLVMBuildAlloca(c->b, t, v->name);
     }
-    find_loops(c);
+    RETURN_IF_ERROR(find_loops(c));
     for (int i = 0; i < c->nblocks; i++)
         if (c->blocks[i]->built)
             c->blocks[i]->bb = LLVMAppendBasicBlockInContext(c->llctx, c->fn, arena_printf(&c->arena, "b%d", i));
