@@ -50,9 +50,17 @@ static LLVMValueRef field_ptr(Ctx *c, int off) {
     return LLVMBuildInBoundsGEP2(c->b, c->i8, c->host_blk, &o, 1, "");
 }
 
+/* A geometry field (blockDim, blockIdx, gridDim): never negative, as the
+ * runtime checks. Saying so lets LLVM see that an index built from them is
+ * never negative, drop the wrap-around of negative indices, and keep array
+ * accesses affine (vector loads instead of gathers). */
 static LLVMValueRef load_i32(Ctx *c, int off) {
     LLVMValueRef v = LLVMBuildLoad2(c->b, c->i32, field_ptr(c, off), "");
     LLVMSetAlignment(v, 4);
+    LLVMMetadataRef range[2] = {LLVMValueAsMetadata(LLVMConstInt(c->i32, 0, 0)),
+                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 0x80000000u, 0))};
+    LLVMSetMetadata(v, LLVMGetMDKindIDInContext(c->llctx, "range", 5),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, range, 2)));
     return v;
 }
 
