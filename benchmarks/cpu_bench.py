@@ -8,9 +8,12 @@
 2. saxpy over 2**24 float32 on gpujit's CPU backend (one thread per element,
    and a grid-stride loop under several launches) vs a plain C loop compiled
    here with gcc -O2 -march=native (and NumPy's a*x+y, for reference).
+3. The cost of the CPU target's bounds checks (on by default there): the
+   kernels of 1. and 2. with checks and with @jit(boundscheck=False), timed
+   alternately in the same run. Sections 1 and 2 time the default (checked).
 
     PYTHONPATH=python python3 benchmarks/cpu_bench.py [--json OUT.json]
-        [--repeat N] [--sim-full] [--no-sim]
+        [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck]
 
 Method. Every result is checked against NumPy before it is timed. Times are
 wall clock (time.perf_counter; clock_gettime(CLOCK_MONOTONIC) in the C
@@ -50,6 +53,7 @@ MM_N, MM_TPB = 96, 16
 # Simulator: launched block counts (k, 2k) per kernel
 SIM_BLOCKS = {"saxpy": (16, 32), "block_sum": (8, 16), "matmul": (3, 6)}
 BIG_N = 1 << 24
+CLOCK = time.perf_counter  # --cpu-time: time.thread_time, for section 3 on a busy machine
 
 
 def cdiv(a, b):
@@ -309,6 +313,64 @@ def gpujit_big_saxpy(gpu, args, ncores):
     return rows
 
 
+def gpujit_boundscheck(gpu, args, ncores):
+    """Each kernel with bounds checks (the CPU default) and without, its two
+    variants timed in alternation (best of N each), so that both see the same
+    load."""
+    src = kernels.load(gpu)
+
+    def gridstride(out, a, x, y):
+        i = gpu.grid(1)
+        s = gpu.gridsize(1)
+        n = out.size
+        while i < n:
+            out[i] = a * x[i] + y[i]
+            i += s
+
+    d = inputs()
+    full = grids()
+    r = np.random.default_rng(2)
+    bx, by = r.random(BIG_N, dtype=np.float32), r.random(BIG_N, dtype=np.float32)
+    bo = np.zeros(BIG_N, np.float32)
+    o = np.zeros(SAXPY_N, np.float32)
+    total = np.zeros(1, np.float32)
+    C = np.zeros((MM_N, MM_N), np.float32)
+    cases = [
+        ("saxpy n=%d" % SAXPY_N, src["saxpy"], full["saxpy"][:2], (o, A_SCALAR, d["x"], d["y"]),
+         lambda: check_saxpy(o, d["x"], d["y"]), None),
+        ("block_sum n=%d" % BSUM_N, src["block_sum"], full["block_sum"][:2], (d["bx"], total),
+         lambda: check_bsum(float(total[0]), d["bx"]), lambda: total.fill(0)),
+        ("matmul %dx%d" % (MM_N, MM_N), src["matmul"], full["matmul"][:2], (d["A"], d["B"], C),
+         lambda: check_mm(C, d["A"], d["B"]), None),
+        ("saxpy 2^24, thread/element", src["saxpy"], ((cdiv(BIG_N, 256),), (256,)), (bo, A_SCALAR, bx, by),
+         lambda: check_saxpy(bo, bx, by), None),
+        ("saxpy 2^24, grid-stride", gridstride, ((ncores,), (1,)), (bo, A_SCALAR, bx, by),
+         lambda: check_saxpy(bo, bx, by), None),
+    ]
+    rows = []
+    for label, f, (g, b), kargs, verify, setup in cases:
+        times = {}
+        launches = {}
+        for checked in (True, False):
+            k = gpu.jit(f, boundscheck=checked)
+            launches[checked] = (lambda k=k: k[g, b](*kargs))
+            if setup:
+                setup()
+            launches[checked]()
+            verify()
+            times[checked] = float("inf")
+        for _ in range(args.repeat):
+            for checked in (True, False):
+                if setup:
+                    setup()
+                t0 = CLOCK()
+                launches[checked]()
+                times[checked] = min(times[checked], CLOCK() - t0)
+        rows.append({"kernel": label, "checked_s": times[True], "unchecked_s": times[False],
+                     "cost": times[True] / times[False] - 1})
+    return rows
+
+
 def numpy_saxpy(reps):
     r = np.random.default_rng(3)
     x = r.random(BIG_N, dtype=np.float32)
@@ -341,12 +403,20 @@ def main():
     ap.add_argument("--sim-repeat", type=int, default=2, help="best of N for the simulator (default 2)")
     ap.add_argument("--sim-full", action="store_true", help="also run the full problems on the simulator")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulator")
+    ap.add_argument("--only-boundscheck", action="store_true", help="run only 3., the bounds checks' cost")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="3. on one thread (GPUJIT_CPU_THREADS=1), timed by the launching thread's CPU "
+                         "time: steadier than wall clock where other work shares the cores")
     ap.add_argument("--sim-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.sim_worker:
         return sim_worker(args)
 
     os.environ.setdefault("GPUJIT_TARGET", "cpu")
+    if args.cpu_time:
+        global CLOCK
+        os.environ["GPUJIT_CPU_THREADS"] = "1"
+        CLOCK = time.thread_time
     import gpujit as gpu
     check("target", gpu.current_target() == "cpu", "gpujit target is %r" % gpu.current_target())
     ncores = len(os.sched_getaffinity(0))
@@ -359,7 +429,28 @@ def main():
           % (args.repeat, args.sim_repeat), flush=True)
 
     results = {"date": stamp, "machine": info, "repeat": args.repeat, "sim_repeat": args.sim_repeat}
+    if not args.only_boundscheck:
+        one_and_two(gpu, args, ncores, results)
+    bc = gpujit_boundscheck(gpu, args, ncores)
+    print("\n3. bounds checks on the CPU target: default (checked) vs @jit(boundscheck=False), same run%s"
+          % (" (1 thread, CPU time)" if args.cpu_time else ""))
+    hdr = "%-30s %12s %12s %8s" % ("kernel", "checked", "unchecked", "cost")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in bc:
+        print("%-30s %9.3f ms %9.3f ms %+7.1f%%" % (r["kernel"], r["checked_s"] * 1e3, r["unchecked_s"] * 1e3,
+                                                  100 * r["cost"]))
+    results["boundscheck"] = bc
+    results["boundscheck_clock"] = "thread_time, 1 thread" if args.cpu_time else "perf_counter"
+    results["loadavg_at_end"] = os.getloadavg()
+    print("load average at end %.2f %.2f %.2f" % results["loadavg_at_end"])
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+        print("wrote", args.json)
 
+
+def one_and_two(gpu, args, ncores, results):
     # 1. vs the simulator
     gj = gpujit_shared_kernels(gpu, args)
     results["gpujit_cpu_s"] = gj
@@ -435,12 +526,6 @@ def main():
                        "numpy_s": np_s, "gpujit": big,
                        "target_met_suggested_launch": suggested["vs_c"] <= 3,
                        "target_met_best_launch": best_gs["vs_c"] <= 3}
-    results["loadavg_at_end"] = os.getloadavg()
-    print("load average at end %.2f %.2f %.2f" % results["loadavg_at_end"])
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-        print("wrote", args.json)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /* cpu.c: the CPU executor. Runs a kernel's grid on the host's cores with
- * CUDA's semantics, through the ABI of cpu.h (code emitted by
+ * CUDA's semantics, through the ABI of cpu_abi.h (code emitted by
  * src/target_host.c).
  *
  * Blocks are spread over a persistent pool of worker threads, the launching
@@ -37,7 +37,8 @@
  * kept until it exits, unless it has its own), recognises a fault on the guard
  * page of the fiber its thread is running and siglongjmps back to run_job():
  * the block's fibers are abandoned as after a deadlock (their stacks are
- * reused) and the launch fails with msg_overflow_*. Any other fault goes to
+ * reused) and the launch fails with msg_overflow_*. blk->trap (an index out
+ * of bounds in checked code) goes back the same way, failing with MSG_INDEX. Any other fault goes to
  * the handler installed before ours (called directly: Python's faulthandler,
  * ASan), else to the default action. A handler installed after the first
  * launch (faulthandler.enable() then) takes precedence over ours: an overflow
@@ -120,6 +121,7 @@ static const char MSG_NOMEM[] =
     "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
 static const char MSG_NOFN[] =
     "internal error: CPU launch without the host function this kernel needs";
+static const char MSG_INDEX[] = "an array index was out of bounds";
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
 static const char MSG_BIGBLOCK[] =
     "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
@@ -166,7 +168,8 @@ typedef struct Worker {
     /* the fault handler: the scheduler of the block running on this thread
      * (its cur fiber is the one running), and where to go back to */
     Sched *volatile active;
-    sigjmp_buf fault_jb;
+    sigjmp_buf fault_jb;       /* in run_job(): JUMP_FAULT or JUMP_TRAP come back here */
+    int jumped_off_fiber;      /* the jump left a fiber's stack (the sanitizers know) */
     sigset_t fault_mask; /* the signal mask when the fault hit */
 } Worker;
 
@@ -455,9 +458,9 @@ static Fiber *warp_of(Worker *w, uint32_t nthreads, uint32_t i, uint32_t *n)
     return &w->fibers[first];
 }
 
-/* blk->warp for fibers. activemask is a rendezvous too (with a full mask):
- * lanes run one after another here, so "not exited yet" would miss the
- * lanes that ran ahead to the end; it answers the lanes that meet at it. */
+/* blk->warp for fibers. activemask switches out too: lanes run one after
+ * another here, so it can only be answered once the other lanes have run as
+ * far as they can (release_warp). */
 static uint64_t fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg)
 {
     Sched *s = blk->sched;
@@ -511,33 +514,63 @@ static void warp_results(Fiber *lanes, uint32_t go, uint32_t here)
             r = f->op == GJ_WARP_MATCH_ANY ? same : same == in ? in : 0;
             break;
         }
-        case GJ_WARP_ACTIVEMASK:
-            for (uint32_t j = 0; j < 32; j++)
-                if (here >> j & 1 && lanes[j].op == GJ_WARP_ACTIVEMASK)
-                    r |= 1u << j;
-            break;
         default: break; /* syncwarp */
         }
         f->result = r;
     }
 }
 
-/* Releases the lanes of one warp (n of them) waiting at a warp operation
- * whose mask names only lanes that are here too or have exited (lanes past
- * the end of a partial warp count as exited). Returns whether any was. */
+/* Compares where two lanes waiting at activemask() are in the program: the
+ * compiler passes the lane's position (value: an int64 array, arg: its
+ * length; src/lower.c, lane_position), which orders as the lanes' progress
+ * does. */
+static int position_cmp(const Fiber *a, const Fiber *b)
+{
+    const int64_t *pa = (const int64_t *)(uintptr_t)a->value, *pb = (const int64_t *)(uintptr_t)b->value;
+    int32_t na = pa ? a->arg : 0, nb = pb ? b->arg : 0;
+    for (int32_t i = 0; i < na && i < nb; i++)
+        if (pa[i] != pb[i])
+            return pa[i] < pb[i] ? -1 : 1;
+    return (na > nb) - (na < nb);
+}
+
+/* Releases, among the lanes of one warp (n of them) that wait at a warp
+ * operation, either those whose mask names only lanes that wait at one too
+ * or have exited (lanes past the end of a partial warp count as exited), or,
+ * when there are none, the lanes at activemask() that are furthest behind,
+ * all at one point: that point's active mask. Every lane has run as far as
+ * it can, so a lane that has not reached that point yet never will on this
+ * pass through it. activemask() is no rendezvous for the other operations:
+ * a lane there does not count as arrived at them. Returns whether any lane
+ * was released. */
 static int release_warp(Fiber *lanes, uint32_t n)
 {
-    uint32_t here = 0, gone = n < 32 ? ~0u << n : 0;
+    uint32_t here = 0, am = 0, gone = n < 32 ? ~0u << n : 0;
     for (uint32_t l = 0; l < n; l++) {
         if (lanes[l].done)
             gone |= 1u << l;
         else if (lanes[l].wait == WAIT_WARP)
-            here |= 1u << l;
+            *(lanes[l].op == GJ_WARP_ACTIVEMASK ? &am : &here) |= 1u << l;
     }
     uint32_t go = 0;
     for (uint32_t l = 0; l < n; l++)
         if (here >> l & 1 && (lanes[l].mask & ~(here | gone)) == 0)
             go |= 1u << l;
+    if (!go && am) {
+        const Fiber *first = NULL;
+        for (uint32_t l = 0; l < n; l++)
+            if (am >> l & 1 && (!first || position_cmp(&lanes[l], first) < 0))
+                first = &lanes[l];
+        for (uint32_t l = 0; l < n; l++)
+            if (am >> l & 1 && position_cmp(&lanes[l], first) == 0)
+                go |= 1u << l;
+        for (uint32_t l = 0; l < n; l++)
+            if (go >> l & 1) {
+                lanes[l].result = go;
+                lanes[l].wait = WAIT_NONE;
+            }
+        return 1;
+    }
     if (!go)
         return 0;
     warp_results(lanes, go, here);
@@ -678,12 +711,41 @@ static void run_block_fiber(Worker *w, Job *j)
     w->active = NULL;
 }
 
-/* ---- stack overflow ------------------------------------------------------ */
+/* ---- leaving a block early ------------------------------------------------ */
 
 /* The worker whose run_job() this thread is in: initial-exec, so that the
  * signal handler reads it without a call that could allocate. */
 static __thread Worker *tls_worker __attribute__((tls_model("initial-exec")));
 static struct sigaction prev_segv, prev_bus; /* what on_fault chains to */
+
+enum { JUMP_FAULT = 1, JUMP_TRAP = 2 };
+
+/* Back to run_job() of w, from the fiber s is running (if any): its block,
+ * and the launch, are given up. */
+static void jump_back(Worker *w, Sched *s, int why) __attribute__((noreturn));
+static void jump_back(Worker *w, Sched *s, int why)
+{
+    Fiber *f = s ? s->cur : NULL;
+    w->jumped_off_fiber = f != NULL;
+    if (f) {
+#ifdef GJ_ASAN
+        __sanitizer_start_switch_fiber(NULL, s->main_stack, s->main_stack_size);
+#endif
+#ifdef GJ_TSAN
+        __tsan_switch_to_fiber(s->tsan_main, 0);
+#endif
+    }
+    siglongjmp(w->fault_jb, why);
+}
+
+/* blk->trap: an out-of-bounds index in the running thread. */
+static void trap_index(GjBlockCtx *blk) __attribute__((noreturn));
+static void trap_index(GjBlockCtx *blk)
+{
+    (void)blk;
+    Worker *w = tls_worker;
+    jump_back(w, w->active, JUMP_TRAP);
+}
 
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
@@ -696,13 +758,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
             /* The running fiber's guard page: back to run_job(), which
              * restores this mask; leaving the alternate stack frees it. */
             w->fault_mask = ((ucontext_t *)ctx)->uc_sigmask;
-#ifdef GJ_ASAN
-            __sanitizer_start_switch_fiber(NULL, s->main_stack, s->main_stack_size);
-#endif
-#ifdef GJ_TSAN
-            __tsan_switch_to_fiber(s->tsan_main, 0);
-#endif
-            siglongjmp(w->fault_jb, 1);
+            jump_back(w, s, JUMP_FAULT);
         }
     }
     /* Not ours: the handler before ours, else the default action. */
@@ -970,6 +1026,7 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b)
     blk.pad = 0;
     blk.shared = w->shared;
     blk.shared_bytes = j->shared_bytes;
+    blk.trap = trap_index;
     if (!j->uses_barrier) {
         blk.syncthreads = barrier_noop;
         blk.sync_reduce = sync_reduce_noop;
@@ -1017,20 +1074,24 @@ static void run_job(Worker *w, Job *j)
     }
     w->active = NULL;
     tls_worker = w;
-    if (sigsetjmp(w->fault_jb, 0)) {
-        /* From on_fault: a fiber of this worker ran into its guard page.
-         * Its block is abandoned like a deadlocked one; the stacks stay. */
-        pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
+    int why = sigsetjmp(w->fault_jb, 0);
+    if (why) {
+        /* From on_fault (a fiber of this worker ran into its guard page) or
+         * from blk->trap (a thread indexed out of bounds). The block is
+         * abandoned like a deadlocked one; the stacks stay. */
+        if (why == JUMP_FAULT)
+            pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
 #ifdef GJ_ASAN
-        __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+        if (w->jumped_off_fiber)
+            __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
         w->active = NULL;
         tls_worker = NULL;
         if (j->uses_barrier)
             abandon(w, j->nthreads);
-        else
+        else if (w->bstack)
             abandon_fiber(&w->bfiber);
-        set_error(j, j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
+        set_error(j, why == JUMP_TRAP ? MSG_INDEX : j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
         return;
     }
     if (!j->uses_barrier && w->bstack)

@@ -470,14 +470,15 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
+    /* an out-of-bounds index also ends the launch early (blk->trap) */
+    if (debug && debug_host_buf[0])
+        return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
         PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
         Py_XDECREF(name);
         return -1;
     }
-    if (debug && debug_host_buf[0])
-        return debug_raise(c, o, debug_host_buf);
     return 0;
 }
 

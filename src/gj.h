@@ -12,6 +12,7 @@
 #include <llvm-c/Orc.h>
 
 #include "gpujit/gpujit.h"
+#include "cpu_abi.h" /* the CPU backend's ABI: block context, warp operations */
 
 typedef struct Ctx Ctx;
 typedef struct Type Type;
@@ -311,15 +312,12 @@ void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types
 //
 typedef enum { SP_TID, SP_NTID, SP_CTAID, SP_NCTAID, SP_LANEID, SP_WARPSIZE } Special;
 typedef enum { FENCE_BLOCK, FENCE_DEVICE, FENCE_SYSTEM } FenceScope;
-/* syncthreads_count/and/or; numbered as runtime/cpu.h's GJ_SYNC_*. */
-typedef enum { SYNC_COUNT, SYNC_AND, SYNC_OR } SyncReduceOp;
-/* Warp-level operations; numbered as runtime/cpu.h's GJ_WARP_* (the CPU
- * backend passes them to the runtime): change both together. */
-typedef enum {
-    WARP_SHFL_IDX, WARP_SHFL_UP, WARP_SHFL_DOWN, WARP_SHFL_BFLY,
-    WARP_ALL, WARP_ANY, WARP_EQ, WARP_BALLOT, WARP_MATCH_ANY, WARP_MATCH_ALL,
-    WARP_SYNC, WARP_ACTIVEMASK,
-} WarpOp;
+/* syncthreads_count/and/or and the warp-level operations: the CPU backend
+ * passes them to the runtime by number, so both take them from runtime/cpu_abi.h. */
+typedef enum { SYNC_COUNT = GJ_SYNC_COUNT, SYNC_AND = GJ_SYNC_AND, SYNC_OR = GJ_SYNC_OR } SyncReduceOp;
+#define WARP_ENUMERATOR(name) WARP_##name = GJ_WARP_##name,
+typedef enum { GJ_WARP_OPS(WARP_ENUMERATOR) } WarpOp;
+#undef WARP_ENUMERATOR
 
 /* The LLVM target machine a target compiles for. */
 typedef struct MachineSpec {
@@ -383,6 +381,14 @@ struct Target {
     int (*hidden_params)(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals);
     /* c->fn of a device function exists: pick up the hidden parameters. */
     void (*begin_device_fn)(Ctx *c);
+    /* activemask() takes the lane's position in the program (lower.c,
+     * lane_position): the CPU runs a warp's lanes one after another, and
+     * the runtime groups the lanes that reach the same point together. */
+    bool lane_positions;
+    /* An out-of-bounds index, its error record written: end the launch here
+     * (the caller adds `unreachable`). NULL: the thread goes on, the access
+     * redirected to a scratch word. */
+    void (*trap)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
 const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the last */
@@ -435,6 +441,10 @@ LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
 /* A place the code can raise `cls(*args)` from (args a tuple); its number.
  * `builtin`: the compiler's own check, whose message says where it failed. */
 int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
+/* The calling lane's position at the instruction being lowered, for the
+ * runtime to tell which lanes reach it together: an i64 array (returned as
+ * an i64 address) of *len entries; NULL where the target does not want it. */
+LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
@@ -541,6 +551,7 @@ struct Ctx {
     /* typeinfer.c */
     bool typed;          /* infer_types finished: every value has a type */
     bool uses_barrier;
+    bool uses_activemask;      /* root: some function of the kernel calls activemask() */
     size_t shared_bytes;
     uint64_t written;    /* the arguments whose arrays the code may store into */
     size_t const_bytes;  /* intrinsics.c, root: constant memory of const.array_like arrays */
@@ -564,6 +575,12 @@ struct Ctx {
     LLVMMetadataRef disp;      /* lower.c, lineinfo: this function's DISubprogram */
     LLVMValueRef errbuf;       /* lower.c, debug: where an out-of-bounds index is reported */
     Loc cur_loc;               /* lower.c: the location of the instruction being lowered */
+    Block *cur_block;          /* lower.c: the block being lowered, and the instruction's index in it */
+    int cur_index;
+    int *loop_end;             /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
+    LLVMValueRef *loop_trip;   /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
+    LLVMValueRef lane_pos;     /* lower.c, lane positions: the i64 array activemask() passes */
+    LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files;              /* root: file names, indexed by debug error records */
     PyObject *raises;          /* root: a list of (class, args, builtin), indexed by IR_RAISE */
     LLVMValueRef raised;       /* lower.c: i8 set when a device function this calls raised */

@@ -286,6 +286,7 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
     const char *name = path_pretty(k->path);
     /* on the CPU, lanes meet in the runtime: each thread runs on a fiber */
     c->uses_barrier = true;
+    if (op == WARP_ACTIVEMASK) ctx_root(c)->uses_activemask = true;
     if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
         TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
     if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
@@ -735,7 +736,10 @@ static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt
         return LLVMBuildInsertValue(c->b, t, LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), ""), 1, "");
     }
     case WARP_SYNC: c->target->warp(c, op, mask, NULL, NULL); return NULL;
-    case WARP_ACTIVEMASK: return c->target->warp(c, op, mask, NULL, NULL);
+    case WARP_ACTIVEMASK: {
+        LLVMValueRef len = NULL, pos = lane_position(c, &len);
+        return c->target->warp(c, op, mask, pos, len);
+    }
     }
     return NULL;
 }
@@ -910,7 +914,10 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
     case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
-        Instr *shape = in->nkw && !strcmp(in->kwnames[0], "shape") ? a[nargs - in->nkw] : a[0];
+        static const char *const params[] = {"shape", "dtype"};
+        Instr *bound[2];
+        if (bind(c, in, params, 2, 2, bound) < 0) return NULL; /* shape= may come after dtype= */
+        Instr *shape = bound[0];
         int64_t n = 1;
         if (shape->ckind == CK_TUPLE) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
         else n = shape->ival;

@@ -512,7 +512,9 @@ static int file_id(Ctx *c) {
 }
 
 /* debug: is every index in range? If not, the first thread to notice
- * records (line, axis, index, size, file) in the error buffer. */
+ * records (line, axis, index, size, file) in the error buffer; then a target
+ * that can stop the launch does (and NULL is returned: no access is left to
+ * redirect), else the thread goes on. */
 static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n) {
     LLVMValueRef ok = LLVMConstInt(c->i1, 1, 0), axis = ci64(c, 0), index = ci64(c, 0), size = ci64(c, 0);
     for (int k = n - 1; k >= 0; k--) {
@@ -526,20 +528,26 @@ static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLV
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob");
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.first");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
+    LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
     LLVMBuildCondBr(c->b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(c->b, bad);
     LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, 1), LLVMAtomicOrderingMonotonic,
                                             LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, after);
     LLVMPositionBuilderAtEnd(c->b, first);
     LLVMValueRef rec[5] = {ci64(c, c->cur_loc.line), axis, index, size, ci64(c, file_id(c))};
     for (int i = 0; i < 5; i++) {
         LLVMValueRef at = ci64(c, 1 + i);
         LLVMBuildStore(c->b, rec[i], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &at, 1, ""));
     }
-    LLVMBuildBr(c->b, cont);
+    LLVMBuildBr(c->b, after);
+    if (c->target->trap) {
+        LLVMPositionBuilderAtEnd(c->b, after);
+        c->target->trap(c);
+        LLVMBuildUnreachable(c->b);
+    }
     LLVMPositionBuilderAtEnd(c->b, cont);
-    return ok;
+    return c->target->trap ? NULL : ok;
 }
 
 /* A variable index into a big constant tuple of scalars (a global table):
@@ -679,6 +687,95 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in);
 static LLVMTypeRef iter_type(Ctx *c) {
     LLVMTypeRef f[4] = {c->i64, c->i64, c->i64, c->i64};
     return LLVMStructTypeInContext(c->llctx, f, 4, 0);
+}
+
+/* ---- lane positions (activemask on the CPU) ---- */
+
+/* A lane's position is where it is in the program: for each loop around the
+ * instruction, outermost first, the loop's header and the lane's iteration
+ * of it, then the instruction itself. Blocks are numbered in bytecode order,
+ * which CPython lays out so that only a loop's back edges jump backwards: so
+ * positions compare lexicographically as the lanes' progress does, and lanes
+ * reach the same point together exactly when their positions are equal.
+ * A device function's positions follow its caller's position at the call
+ * (the first PREFIX_CAP entries of it: deeper recursion shares them). */
+enum { PREFIX_CAP = 48 };
+static int64_t point_key(Block *b, int index) { return (int64_t)b->first << 16 | index; }
+
+/* The loops of c (by their back edges, in kernels that call activemask()
+ * on a target that wants positions): an iteration counter per header. */
+static int find_loops(Ctx *c) {
+    if (!c->target->lane_positions || !ctx_root(c)->uses_activemask) return 0;
+    c->loop_end = arena_alloc(&c->arena, sizeof(int) * (size_t)c->nblocks);
+    c->loop_trip = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)c->nblocks);
+    if (!c->loop_end || !c->loop_trip) return -1;
+    for (int i = 0; i < c->nblocks; i++) c->loop_end[i] = -1;
+    int nloops = 0;
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built || !b->instrs.n) continue;
+        Instr *t = b->instrs.v[b->instrs.n - 1];
+        Block *to[2] = {t->op == IR_BR || t->op == IR_CONDBR ? t->target : NULL, t->op == IR_CONDBR ? t->target2 : NULL};
+        for (int k = 0; k < 2; k++)
+            if (to[k] && to[k]->id <= b->id && c->loop_end[to[k]->id] < b->id) c->loop_end[to[k]->id] = b->id;
+    }
+    for (int i = 0; i < c->nblocks; i++) {
+        if (c->loop_end[i] < 0) continue;
+        c->loop_trip[i] = LLVMBuildAlloca(c->b, c->i64, "trip");
+        LLVMBuildStore(c->b, ci64(c, 0), c->loop_trip[i]);
+        nloops++;
+    }
+    int cap = 2 * nloops + 1 + (c->lane_prefix[0] ? PREFIX_CAP : 0);
+    c->lane_pos = LLVMBuildAlloca(c->b, LLVMArrayType2(c->i64, (uint64_t)cap), "lanepos");
+    return 0;
+}
+
+/* Before a branch: entering a loop from outside starts its count at 0, a
+ * back edge counts one more iteration. */
+static void count_trips(Ctx *c, Instr *br) {
+    if (!c->loop_trip) return;
+    Block *from = c->cur_block, *to[2] = {br->target, br->op == IR_CONDBR ? br->target2 : NULL};
+    if (to[1] == to[0]) to[1] = NULL;
+    for (int k = 0; k < 2; k++) {
+        Block *h = to[k];
+        if (!h || !c->loop_trip[h->id]) continue;
+        LLVMValueRef slot = c->loop_trip[h->id];
+        bool back = from->id >= h->id && from->id <= c->loop_end[h->id];
+        LLVMValueRef old = LLVMBuildLoad2(c->b, c->i64, slot, "");
+        LLVMValueRef v = back ? LLVMBuildAdd(c->b, old, ci64(c, 1), "") : ci64(c, 0);
+        if (to[1]) {
+            LLVMValueRef cond = val(c, br->args[0]);
+            v = k == 0 ? LLVMBuildSelect(c->b, cond, v, old, "") : LLVMBuildSelect(c->b, cond, old, v, "");
+        }
+        LLVMBuildStore(c->b, v, slot);
+    }
+}
+
+LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len) {
+    if (!c->lane_pos) return NULL;
+    Block *x = c->cur_block;
+    LLVMTypeRef at = LLVMGetAllocatedType(c->lane_pos);
+    LLVMValueRef n = ci64(c, 0);
+    if (c->lane_prefix[0]) {
+        LLVMValueRef plen = LLVMBuildZExt(c->b, c->lane_prefix[1], c->i64, "");
+        LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntUGT, plen, ci64(c, PREFIX_CAP), "");
+        n = LLVMBuildSelect(c->b, big, ci64(c, PREFIX_CAP), plen, "");
+        LLVMValueRef src = LLVMBuildIntToPtr(c->b, c->lane_prefix[0], c->ptr, "");
+        LLVMBuildMemCpy(c->b, c->lane_pos, 8, src, 8, LLVMBuildMul(c->b, n, ci64(c, 8), ""));
+    }
+    for (int i = 0; i <= x->id + 1; i++) {
+        bool site = i == x->id + 1;
+        if (!site && (!c->loop_trip[i] || x->id > c->loop_end[i])) continue;
+        LLVMValueRef v[2] = {ci64(c, point_key(site ? x : c->blocks[i], site ? c->cur_index + 1 : 0)),
+                             site ? NULL : LLVMBuildLoad2(c->b, c->i64, c->loop_trip[i], "")};
+        for (int k = 0; k < 2 && v[k]; k++) {
+            LLVMValueRef idx[2] = {ci64(c, 0), n};
+            LLVMBuildStore(c->b, v[k], LLVMBuildInBoundsGEP2(c->b, at, c->lane_pos, idx, 2, ""));
+            n = LLVMBuildAdd(c->b, n, ci64(c, 1), "");
+        }
+    }
+    *len = LLVMBuildTrunc(c->b, n, c->i32, "");
+    return LLVMBuildPtrToInt(c->b, c->lane_pos, c->i64, "");
 }
 
 static int lower_instr(Ctx *c, Instr *in) {
@@ -844,8 +941,11 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_ITER_VALID: r = in->args[0]->llv2; break;
-    case IR_BR: LLVMBuildBr(c->b, in->target->bb); break;
-    case IR_CONDBR: LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb); break;
+    case IR_BR: count_trips(c, in); LLVMBuildBr(c->b, in->target->bb); break;
+    case IR_CONDBR:
+        count_trips(c, in);
+        LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb);
+        break;
     case IR_RET: LLVMBuildRetVoid(c->b); break;
     case IR_RAISE: raise_now(c, (int)in->ival); break;
     case IR_RET_VALUE:
@@ -966,11 +1066,12 @@ int lower(Ctx *c) {
     c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
     LLVMPositionBuilderAtEnd(c->b, c->entry);
     /* reassemble the Python-level arguments; the body function takes the
-     * target's hidden parameters first */
+     * target's hidden parameters first (begin_kernel's: a kernel's can differ
+     * from a device function's) */
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(c->nargs + 1));
     LLVMValueRef *pv = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(np + 1));
     if (!args || !pv) return -1;
-    int nh = c->target->hidden_params(c, NULL, NULL);
+    int nh = (int)LLVMCountParams(c->fn) - np;
     for (int j = 0; j < np; j++) pv[j] = LLVMGetParam(c->fn, (unsigned)(nh + j));
     for (int j = 0, i = 0; i < c->nargs; i++) {
         int first = j;
@@ -1006,6 +1107,7 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
         LLVMTypeRef t = v->type->kind != TY_UNKNOWN ? llvm_type(c, v->type) : NULL;
         if (t) v->slot = LLVMBuildAlloca(c->b, t, v->name);
     }
+    RETURN_IF_ERROR(find_loops(c));
     for (int i = 0; i < c->nblocks; i++)
         if (c->blocks[i]->built)
             c->blocks[i]->bb = LLVMAppendBasicBlockInContext(c->llctx, c->fn, arena_printf(&c->arena, "b%d", i));
@@ -1021,6 +1123,8 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
                                                        c->llctx, (unsigned)in->loc.line, (unsigned)in->loc.col + 1,
                                                        c->disp, NULL));
             c->cur_loc = in->loc;
+            c->cur_block = b;
+            c->cur_index = k;
             RETURN_IF_ERROR(lower_instr(c, in));
         }
     }

@@ -1,15 +1,24 @@
 /* target_host.c: the CPU backend's side of lowering. The kernel body becomes
  * an internal function body(blk, tx, ty, tz, params...) reading block
- * geometry from a GjBlockCtx (runtime/cpu.h; offsets mirrored here); two
+ * geometry from a GjBlockCtx (runtime/cpu_abi.h, addressed by offsetof); two
  * entry points unpack a cuLaunchKernel-style params array: _block loops over
  * every thread of a block (kernels without barriers), _thread runs one
  * thread (kernels with barriers run each thread on a fiber). */
+#include <stddef.h>
 #include <string.h>
 
 #include "gj.h"
 
-enum { OFF_NTID = 0, OFF_CTAID = 12, OFF_NCTAID = 24, OFF_SHARED = 40, OFF_SYNC = 48,
-       OFF_SHARED_BYTES = 64, OFF_SYNC_REDUCE = 72, OFF_WARP = 80 };
+enum {
+    OFF_NTID = offsetof(GjBlockCtx, ntid), OFF_CTAID = offsetof(GjBlockCtx, ctaid),
+    OFF_NCTAID = offsetof(GjBlockCtx, nctaid), OFF_SHARED = offsetof(GjBlockCtx, shared),
+    OFF_SYNC = offsetof(GjBlockCtx, syncthreads), OFF_SHARED_BYTES = offsetof(GjBlockCtx, shared_bytes),
+    OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce), OFF_WARP = offsetof(GjBlockCtx, warp),
+    OFF_TRAP = offsetof(GjBlockCtx, trap),
+};
+/* The loads below are i32 and i64. */
+_Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
+               "GjBlockCtx field widths");
 
 /* Threads of barrier kernels run on small fiber stacks with a guard page
  * below: frames over a page (big local arrays) must touch each page in turn
@@ -41,9 +50,17 @@ static LLVMValueRef field_ptr(Ctx *c, int off) {
     return LLVMBuildInBoundsGEP2(c->b, c->i8, c->host_blk, &o, 1, "");
 }
 
+/* A geometry field (blockDim, blockIdx, gridDim): never negative, as the
+ * runtime checks. Saying so lets LLVM see that an index built from them is
+ * never negative, drop the wrap-around of negative indices, and keep array
+ * accesses affine (vector loads instead of gathers). */
 static LLVMValueRef load_i32(Ctx *c, int off) {
     LLVMValueRef v = LLVMBuildLoad2(c->b, c->i32, field_ptr(c, off), "");
     LLVMSetAlignment(v, 4);
+    LLVMMetadataRef range[2] = {LLVMValueAsMetadata(LLVMConstInt(c->i32, 0, 0)),
+                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 0x80000000u, 0))};
+    LLVMSetMetadata(v, LLVMGetMDKindIDInContext(c->llctx, "range", 5),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, range, 2)));
     return v;
 }
 
@@ -162,6 +179,10 @@ static int finish(Ctx *c) {
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol), LLVMFunctionType(c->voidt, tp, 2, 0));
+    /* The block context lives on the runtime's stack: no array the kernel
+     * stores into can reach it, so its fields may stay in registers. */
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(bl, 2, LLVMCreateEnumAttribute(c->llctx, noalias, 0));
     probe_stack(c, bl);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->llctx, bl, "entry");
     LLVMPositionBuilderAtEnd(c->b, entry);
@@ -199,23 +220,41 @@ static int finish(Ctx *c) {
     return 0;
 }
 
-/* Device functions see the block context and thread index of their caller. */
+/* Device functions see the block context and thread index of their caller,
+ * and, in kernels that call activemask(), the caller's lane position at the
+ * call (lower.c, lane_position). */
 static int hidden_params(Ctx *c, LLVMTypeRef *types, LLVMValueRef *vals) {
+    bool pos = ctx_root(c)->uses_activemask;
     if (types) {
         types[0] = c->ptr;
         types[1] = types[2] = types[3] = c->i32;
+        if (pos) types[4] = c->i64, types[5] = c->i32;
     }
     if (vals) {
         vals[0] = c->host_blk;
         for (int d = 0; d < 3; d++) vals[1 + d] = c->host_tid[d];
+        if (pos) vals[4] = lane_position(c, &vals[5]);
     }
-    return 4;
+    return pos ? 6 : 4;
 }
 
 static void begin_device_fn(Ctx *c) {
     c->host_blk = LLVMGetParam(c->fn, 0);
     for (int d = 0; d < 3; d++) c->host_tid[d] = LLVMGetParam(c->fn, (unsigned)(1 + d));
+    if (ctx_root(c)->uses_activemask)
+        for (int k = 0; k < 2; k++) c->lane_prefix[k] = LLVMGetParam(c->fn, (unsigned)(4 + k));
     probe_stack(c, c->fn);
+}
+
+/* blk->trap(blk), which never returns: the runtime abandons the block and
+ * fails the launch, so the bad access itself is never made and the code after
+ * a check may assume the index in range. */
+static void trap(Ctx *c) {
+    LLVMValueRef call = call_runtime(c, OFF_TRAP, c->voidt, &c->ptr, &c->host_blk, 1);
+    unsigned kind = LLVMGetEnumAttributeKindForName("noreturn", 8);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
+    kind = LLVMGetEnumAttributeKindForName("cold", 4);
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
 }
 
 /* printf from the host C library, then fflush so the line is out before
@@ -293,4 +332,6 @@ const Target target_host = {
     .finish = finish,
     .hidden_params = hidden_params,
     .begin_device_fn = begin_device_fn,
+    .trap = trap,
+    .lane_positions = true,
 };

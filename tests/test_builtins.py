@@ -230,6 +230,20 @@ def test_keyword_arguments_to_intrinsics():
     assert (out == 3).all()
 
 
+@gpu.jit(boundscheck=False)
+def k_kw_shape_after_dtype(out):
+    s = gpu.local.array(dtype=gpu.int32, shape=(5,))
+    for j in range(5):
+        s[j] = j + 1
+    out[0] = s[-1] + s.shape[0] * 10
+
+
+def test_shape_keyword_after_dtype_keyword():
+    out = poisoned(1, np.int32)
+    k_kw_shape_after_dtype[1, 1](out)
+    assert out[0] == 5 + 50
+
+
 from math import sqrt as imported_sqrt  # noqa: E402
 
 

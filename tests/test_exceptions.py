@@ -30,7 +30,7 @@ def stop_at(out, vals, limit):
 
 
 stop_at_debug = gpu.jit(debug=True)(stop_at)
-stop_at_plain = gpu.jit(stop_at)
+stop_at_plain = gpu.jit(boundscheck=False)(stop_at)  # the CPU target checks by default
 
 
 def test_no_raise_runs_normally(rng):
@@ -101,7 +101,7 @@ def halves(out, vals):
 
 
 halves_debug = gpu.jit(debug=True)(halves)
-halves_plain = gpu.jit(halves)
+halves_plain = gpu.jit(boundscheck=False)(halves)
 
 
 @pytest.mark.parametrize("debug", [True, False])
@@ -153,7 +153,7 @@ def test_assert_with_debug(rng):
 
 
 def test_assert_without_debug_is_not_reported(rng):
-    k = gpu.jit(asserted.py_func)
+    k = gpu.jit(asserted.py_func, boundscheck=False)
     vals = rng.uniform(-0.4, 0.4, 100)
     bad = rng.integers(100)
     vals[bad] = 0.9
@@ -182,7 +182,7 @@ def test_zero_division_with_debug(dtype):
 
 
 def test_zero_division_without_debug_goes_on():
-    k = gpu.jit(divide)
+    k = gpu.jit(divide, boundscheck=False)
     r = np.zeros(2)
     k[1, 1](r, np.zeros(1), np.ones(1))
     assert np.isinf(r[0]) and r[1] == 1
@@ -255,7 +255,7 @@ def test_raise_through_recursion(rng):
     vals[0] = -1
     for debug in (False, True):
         out = np.full(64, -1, np.int64)
-        k = gpu.jit(debug=debug)(parity)
+        k = gpu.jit(debug=debug, boundscheck=debug)(parity)
         if debug:
             with pytest.raises(ValueError, match="negative"):
                 k[1, 64](out, vals)

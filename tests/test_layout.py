@@ -38,7 +38,7 @@ EXPECTED = (array_params(0, 2)
 
 @pytest.mark.parametrize("target", ["cpu", "cuda"])
 def test_params_describe_each_flattened_parameter(target):
-    k = gpu.jit(many).compile(SIG, target=target, cc=(9, 0))
+    k = gpu.jit(many, boundscheck=False).compile(SIG, target=target, cc=(9, 0))  # no error buffer
     assert k.params == EXPECTED
     assert [a[:3] for a in k.args] == [(1, F32, 2), (0, C64, 0), (0, BOOL, 0), (0, INT8, 0), (1, F64, 1),
                                        (0, C128, 0), (0, UINT16, 0)]
@@ -105,7 +105,8 @@ def test_mixed_arguments_against_numpy(rng, flag):
                      + ["data", "shape", "shape", "stride", "stride", "value"]          # b2, s8
                      + ["data"] + ["shape"] * 3 + ["stride"] * 3                        # c3
                      + ["value", "real", "imag", "value", "real", "imag", "value"]      # f32 .. n
-                     + ["data", "shape", "shape", "stride", "stride"])                  # o2
+                     + ["data", "shape", "shape", "stride", "stride"]                   # o2
+                     + (["errbuf"] if kern._boundscheck(gpu.current_target()) else []))  # the CPU checks by default
     assert [p[1] for p in ck.params if p[0] in ("data", "value", "real")] == list(range(12))
     assert [a[3] for a in ck.args if a[0] == 1] == ["C", "C", "A", "C", "A"]
 

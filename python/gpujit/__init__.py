@@ -42,7 +42,8 @@ def jit(func_or_sig=None, device=False, **options):
     """Compile a Python function as a kernel: @jit, @jit(options), @jit(sig, ...) or
     @jit([sig1, sig2]), a signature being a string ("void(float32[::1], int32)"), types
     called (void(float32[::1], int32)) or a tuple of argument types ((float32[::1], int32)).
-    Options: fastmath, lineinfo, debug."""
+    Options: fastmath, lineinfo, debug, boundscheck (array indices
+    checked, IndexError at the launch: default on the CPU target, off on the GPU)."""
     make = DeviceFunction if device else Dispatcher
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple, types.Type)):
         return make(func_or_sig, None, **options)
@@ -53,14 +54,16 @@ def jit(func_or_sig=None, device=False, **options):
     return wrap
 
 
-def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False):
+def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False,
+                boundscheck=None):
     """PTX of `pyfunc` for signature `sig`, as numba.cuda.compile_ptx: returns (ptx, return_type).
     Needs no GPU and no driver."""
     if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
         pyfunc = pyfunc.py_func
     sig = _signature_string(sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
-                      cc=cc, fastmath=fastmath, lineinfo=lineinfo, debug=debug, device=device)
+                      cc=cc, fastmath=fastmath, lineinfo=lineinfo,
+                      debug=debug if boundscheck is None else bool(boundscheck), device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"
 
 

@@ -5,6 +5,7 @@ cached specialisation -> packed parameters -> launch). This class supplies
 what happens on a cache miss (_specialize) and the introspection API.
 """
 import inspect
+import os
 
 from . import _core
 from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string
@@ -29,7 +30,7 @@ class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use."""
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
-                 inline=False, opt=True, cache=False, **options):
+                 inline=False, opt=True, cache=False, boundscheck=None, **options):
         super().__init__()
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
@@ -45,6 +46,7 @@ class Dispatcher(_core.DispatcherBase):
         self.fastmath = bool(fastmath)
         self.lineinfo = bool(lineinfo)
         self.debug = bool(debug)
+        self.boundscheck = None if boundscheck is None else bool(boundscheck)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = signature_list(sigs)
         if self._eager:
@@ -55,16 +57,27 @@ class Dispatcher(_core.DispatcherBase):
         return "<gpujit kernel %s>" % self.__qualname__
 
     # -- compilation --------------------------------------------------------
+    def _boundscheck(self, target):
+        """Are array indices checked on this target? boundscheck=True/False
+        decides; else debug=True, or the CPU target unless
+        GPUJIT_CPU_BOUNDSCHECK=0 (read at each compile)."""
+        if self.boundscheck is not None:
+            return self.boundscheck
+        if self.debug:
+            return True
+        return target == "cpu" and os.environ.get("GPUJIT_CPU_BOUNDSCHECK", "1").strip() != "0"
+
     def compile(self, sig, target=None, cc=None):
         """Compile one signature for a target ('cuda' or 'cpu'); cached."""
         target = target or _current_target()
         cc = tuple(cc) if cc else _target_cc(target)
-        key = (_normalise_sig(sig), target, cc)
+        key = (_normalise_sig(sig), target, cc, self._boundscheck(target))
         k = self._compiled.get(key)
         if k is None:
             f = self.py_func
+            # the compiler's debug option is the bounds checks
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug)
+                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=key[3])
             self._compiled[key] = k
         return k
 
@@ -124,11 +137,11 @@ class Dispatcher(_core.DispatcherBase):
         def ir(key):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=key[3],
                                  keep_llvm=True).llvm
         if sig is not None:
             target = _current_target()
-            return ir((_normalise_sig(sig), target, _target_cc(target)))
+            return ir((_normalise_sig(sig), target, _target_cc(target), self._boundscheck(target)))
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
         return {k[0]: ir(k) for k in self._compiled}
@@ -181,7 +194,7 @@ class DeviceFunction:
     def __init__(self, pyfunc, sigs=None, **options):
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
-        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug"}
+        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck"}
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc

@@ -1,5 +1,5 @@
 /* test_cpu.c: tests of the CPU executor (runtime/cpu.c) with hand-written
- * "kernels" that follow the ABI of runtime/cpu.h, the way src/target_host.c
+ * "kernels" that follow the ABI of runtime/cpu_abi.h, the way src/target_host.c
  * emits them: params is cuLaunchKernel's kernelParams (one pointer per
  * parameter value), block functions loop over the threads of a block, thread
  * functions run one thread and call blk->syncthreads.
@@ -212,6 +212,56 @@ static void test_deadlock(void)
     CHECK(rc == 0 && got == want, "after a deadlock: rc=%d sum %" PRId64 " want %" PRId64, rc,
           got, want);
     free(in);
+}
+
+/* ---- 4b. blk->trap: an out-of-bounds index ends the launch ------------- */
+
+/* params: int32_t bad_block, int32_t bad_thread, int64_t *after (counts the
+ * threads that got past the trap point: the trapping one must not) */
+static void k_trap_block(void **params, GjBlockCtx *blk)
+{
+    int32_t bad_block = *(int32_t *)params[0], bad_thread = *(int32_t *)params[1];
+    int64_t *after = *(int64_t **)params[2];
+    for (int32_t tx = 0; tx < blk->ntid[0]; tx++) {
+        if (blk->ctaid[0] == bad_block && tx == bad_thread)
+            blk->trap(blk);
+        __atomic_fetch_add(after, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void k_trap_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int32_t bad_block = *(int32_t *)params[0], bad_thread = *(int32_t *)params[1];
+    int64_t *after = *(int64_t **)params[2];
+    blk->syncthreads(blk);
+    if (blk->ctaid[0] == bad_block && tx == bad_thread)
+        blk->trap(blk);
+    __atomic_fetch_add(after, 1, __ATOMIC_RELAXED);
+    blk->syncthreads(blk);
+}
+
+static void test_trap(void)
+{
+    for (int fibers = 0; fibers < 2; fibers++) {
+        int32_t bad_block = 5, bad_thread = 17;
+        int64_t after = 0, *pafter = &after;
+        void *params[] = {&bad_block, &bad_thread, &pafter};
+        const char *err = NULL;
+        uint32_t grid = 40, block = 64;
+        int rc = fibers ? launch_fibers(k_trap_thread, dim3(grid, 1, 1), dim3(block, 1, 1), 0, params, &err)
+                        : launch_block(k_trap_block, dim3(grid, 1, 1), dim3(block, 1, 1), 0, params, &err);
+        CHECK(rc == -1 && err && strstr(err, "out of bounds"), "trap (fibers %d): rc=%d err=%s", fibers, rc,
+              err ? err : "(null)");
+        CHECK(after < (int64_t)grid * block, "trap (fibers %d): every thread went on (%" PRId64 ")", fibers,
+              after);
+        /* the abandoned block's stacks are reused: the next launch is whole */
+        bad_block = -1;
+        after = 0;
+        rc = fibers ? launch_fibers(k_trap_thread, dim3(grid, 1, 1), dim3(block, 1, 1), 0, params, &err)
+                    : launch_block(k_trap_block, dim3(grid, 1, 1), dim3(block, 1, 1), 0, params, &err);
+        CHECK(rc == 0 && after == (int64_t)grid * block, "after a trap (fibers %d): rc=%d, %" PRId64 " threads",
+              fibers, rc, after);
+    }
 }
 
 /* ---- 5. 2-D and 3-D indices --------------------------------------------- */
@@ -739,6 +789,7 @@ int main(int argc, char **argv)
     test_iota();
     test_reduce();
     test_deadlock();
+    test_trap();
     test_indices();
     test_edges();
     test_fpenv();

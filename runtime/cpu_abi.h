@@ -1,0 +1,66 @@
+/* cpu_abi.h: the one definition of the ABI between the host code the compiler
+ * emits (src/target_host.c) and the CPU executor that runs it (runtime/cpu.c):
+ * the block context each compiled thread reads its geometry from and calls
+ * the runtime through, and the numbering of the operations it passes. The
+ * compiler addresses the fields by offsetof() on this struct and numbers its
+ * warp operations from the list below, so the two sides cannot drift apart.
+ * Plain C (stddef/stdint only): included by src/gj.h, runtime/cpu.h and the
+ * executor's C tests. */
+#ifndef GPUJIT_RUNTIME_CPU_ABI_H
+#define GPUJIT_RUNTIME_CPU_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct GjBlockCtx GjBlockCtx;
+
+/* Compiled code reads the int32 fields and calls the function pointers at
+ * offsetof() of each; it loads shared_bytes as an i64 and the pointers as
+ * 64-bit pointers (the host target is 64-bit, asserted below). */
+struct GjBlockCtx {
+    int32_t ntid[3];   /* blockDim */
+    int32_t ctaid[3];  /* blockIdx */
+    int32_t nctaid[3]; /* gridDim */
+    int32_t pad;
+    char *shared;      /* this block's shared memory (static, then dynamic), 16-aligned */
+    void (*syncthreads)(GjBlockCtx *); /* barrier of this block */
+    void *sched;       /* the runtime's private scheduler state */
+    size_t shared_bytes; /* bytes at `shared`: static + dynamic. The compiled
+                          * code knows its static part, so
+                          * dynamic = shared_bytes - static, after it */
+    /* syncthreads_count/and/or (op GJ_SYNC_*): a barrier that also reduces
+     * each thread's predicate over the block */
+    int32_t (*sync_reduce)(GjBlockCtx *, int32_t op, int32_t pred);
+    /* A warp-level operation (op GJ_WARP_*) of the calling thread: waits until
+     * every lane of its warp named in `mask` that has not exited has called it
+     * too, then returns this lane's result (shuffles: the value read; votes:
+     * 0/1 or the ballot; match: the mask). GJ_WARP_ACTIVEMASK ignores the
+     * mask: value is the address of the lane's position in the program (an
+     * int64 array, arg entries long; src/lower.c, lane_position), and the
+     * result names the lanes that reach that same point together. */
+    uint64_t (*warp)(GjBlockCtx *, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
+    /* An array index out of bounds: the compiled code has written the error
+     * record (gpujit.h, gj_output_debug); this ends the launch, which then
+     * fails, without returning to the thread. */
+    void (*trap)(GjBlockCtx *) __attribute__((noreturn));
+};
+
+_Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,
+               "the CPU backend's compiled code assumes 64-bit pointers and size_t");
+
+/* syncthreads_count/and/or: GjBlockCtx.sync_reduce's op. */
+enum { GJ_SYNC_COUNT, GJ_SYNC_AND, GJ_SYNC_OR };
+
+/* Warp-level operations, in the order both sides number them: the runtime's
+ * GJ_WARP_<name> and the compiler's WARP_<name> (src/gj.h) come from this
+ * one list. Shuffles come first (the compiler relies on <= SHFL_BFLY). */
+#define GJ_WARP_OPS(X)                                                   \
+    X(SHFL_IDX) X(SHFL_UP) X(SHFL_DOWN) X(SHFL_BFLY)                     \
+    X(ALL) X(ANY) X(EQ) X(BALLOT) X(MATCH_ANY) X(MATCH_ALL)              \
+    X(SYNC) X(ACTIVEMASK)
+
+#define GJ_WARP_ENUMERATOR(name) GJ_WARP_##name,
+enum { GJ_WARP_OPS(GJ_WARP_ENUMERATOR) GJ_WARP_NOPS };
+#undef GJ_WARP_ENUMERATOR
+
+#endif
