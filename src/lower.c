@@ -82,6 +82,14 @@ LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nov
 }
 
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
+    if (from->kind == TY_TUPLE && to->kind == TY_TUPLE && from->n == to->n && !type_eq(from, to)) {
+        /* a variable unified wider than a value stored in it: t = (i32, i32), later (i64, i64) */
+        LLVMValueRef t = LLVMGetUndef(llvm_type(c, to));
+        for (int i = 0; i < to->n; i++)
+            t = LLVMBuildInsertValue(c->b, t, convert(c, LLVMBuildExtractValue(c->b, v, (unsigned)i, ""), from->items[i],
+                                                      to->items[i]), (unsigned)i, "");
+        return t;
+    }
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
     if (is_complex(to)) {
         Type *pt = complex_part(to);
