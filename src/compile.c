@@ -217,6 +217,8 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     RETURN_IF_ERROR(build_cfg(s));
     RETURN_IF_ERROR(build_ir(s));
     RETURN_IF_ERROR(verify_ir(s, "build_ir"));
+    RETURN_IF_ERROR(prune_literal_branches(s));
+    RETURN_IF_ERROR(verify_ir(s, "prune_literal_branches"));
     RETURN_IF_ERROR(infer_types(s));
     RETURN_IF_ERROR(verify_ir(s, "infer_types"));
     f->typing = false;

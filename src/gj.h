@@ -293,6 +293,9 @@ static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN
  * run-time value there an error (a shape, a dtype name). */
 typedef enum { LIT_PEEK, LIT_KEY, LIT_NEED } LiteralUse;
 Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
+/* prune.c: before infer_types, in a device function: `if p:` on a literal
+ * argument p keeps only the branch its value takes, as numba prunes. */
+int prune_literal_branches(Ctx *c);
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
 

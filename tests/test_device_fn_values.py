@@ -1,7 +1,7 @@
 """Compile-time values as device-function arguments: intrinsics (atomics, math,
 min/max), device and plain Python functions, dtypes (NumPy types, np.dtype
 instances, gpujit's names, strings) and constants a callee needs at compile
-time (shapes). Each is part of the callee's specialisation, as
+time (shapes, branch flags). Each is part of the callee's specialisation, as
 in numba.cuda; a run-time value where one is needed is an error at its line."""
 import inspect
 import math
@@ -227,6 +227,38 @@ def test_nested_passing_two_levels_deep(rng):
     k[2, (4, 8)](u, f)
     assert_same(u, wu)
     assert_same(f, wf)
+
+
+# ---- branches on literal arguments --------------------------------------------------------
+
+@gpu.jit(device=True)
+def pick(x, i, scaled):
+    j = i
+    if scaled:
+        j = i * 1.5  # a float index: only typed where scaled is true
+    return x[j]
+
+
+def test_branch_on_a_literal_argument_is_pruned(rng):
+    @gpu.jit
+    def k(x, out):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = pick(x, i, False)
+
+    x = random_array(rng, 100, np.float32)
+    out = poisoned(100, np.float32)
+    k[2, 64](x, out)
+    assert_same(out, x)
+
+    @gpu.jit
+    def k_runtime(x, out, flag):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = pick(x, i, flag)
+
+    with pytest.raises(gpu.TypingError, match="integer"):
+        k_runtime[1, 1](x, out, False)
 
 
 @gpu.jit(device=True)
