@@ -330,6 +330,13 @@ static Instr *numpy_scalar(Builder *bd, PyObject *o) {
     return call;
 }
 
+/* A NumPy dtype instance (np.dtype('f4')): its class derives from numpy.dtype. */
+static bool is_numpy_dtype(PyObject *o) {
+    for (PyTypeObject *t = Py_TYPE(o); t; t = t->tp_base)
+        if (strcmp(t->tp_name, "numpy.dtype") == 0) return true;
+    return false;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
@@ -362,7 +369,15 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     Py_XDECREF(func);
     PyErr_Clear();
-    char *path = object_path(c, o);
+    char *path = NULL;
+    if (is_numpy_dtype(o)) { /* names its scalar type, as np.float32 does */
+        PyObject *st = PyObject_GetAttrString(o, "type");
+        if (!st) return NULL;
+        path = object_path(c, st);
+        Py_DECREF(st);
+    } else {
+        path = object_path(c, o);
+    }
     if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
         path = "numpy.ndarray"; /* its contents become constant memory (typeinfer.c) */
     if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||

@@ -124,6 +124,7 @@ bool is_number(const Type *t);     /* bool, ints, floats, complex */
 Type *complex_part(const Type *t); /* complex64 -> float32, complex128 -> float64 */
 Type *complex_of(const Type *t);   /* the complex type holding a real one: float32 -> complex64, else complex128 */
 bool is_index(const Type *t);      /* usable as an index: ints and bool */
+bool has_value(const Type *t);     /* lives at run time: numbers, arrays, tuples of them, ranges */
 int type_bits(const Type *t);      /* scalar width; bool = 8 in memory; complex128 = 128 */
 int type_align(const Type *t);     /* bytes, in memory: a complex aligns as its parts */
 const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
@@ -304,6 +305,17 @@ static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN
 /* Argument i's bit in the origin and written masks; bit 63 stands for every
  * argument from the 64th on (they share it, so the masks stay one word). */
 static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
+/* The compile-time constant an operand holds: itself if a constant, or the
+ * constant a device function's caller passed for the parameter it reads
+ * (numba's literal arguments); NULL if none. LIT_PEEK only looks; LIT_KEY
+ * makes the value part of the device function's specialisation (a call
+ * with a run-time value there gets another one); LIT_NEED also makes a
+ * run-time value there an error (a shape, a dtype name). */
+typedef enum { LIT_PEEK, LIT_KEY, LIT_NEED } LiteralUse;
+Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
+/* prune.c: before infer_types, in a device function: `if p:` on a literal
+ * argument p keeps only the branch its value takes, as numba prunes. */
+int prune_literal_branches(Ctx *c);
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
 
@@ -499,6 +511,12 @@ struct Func {
     const char *argkey;   /* its argument types, spelled */
     Ctx *sub;             /* its compilation: frontend state, return type */
     bool typing;          /* being typed now: a call from inside is recursion */
+    /* parameters whose value this specialisation was compiled for: bit i
+     * set, literals[i] the constant; in literal_needed where the body
+     * cannot do without it (a shape, a dtype name) */
+    uint64_t literal_args, literal_needed;
+    Instr **literals;
+    Loc literal_loc;      /* the first use that needed one, for messages */
     LLVMValueRef fn;      /* lower.c */
     int may_raise;        /* lower.c: 0 not known yet, 1 no, 2 yes */
 };
@@ -588,6 +606,7 @@ struct Ctx {
     Ctx *root;                 /* the kernel's context; itself for the kernel */
     PtrVec funcs;
     Func *self;                /* the Func this context compiles (device functions) */
+    Instr **argvals;           /* device functions: the constant the caller passed for each argument, or NULL */
     /* results */
     GjOutput *out;
 };

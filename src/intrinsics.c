@@ -155,8 +155,20 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
     return 0;
 }
 
+/* An operand needed at compile time: where it reads a device function's
+ * parameter that the caller passed a constant for, that constant, put in
+ * the IR in its place (lowering reads it). */
+static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
+    Instr *k = arg_literal(c, v, LIT_NEED);
+    if (!k || k == v) return v;
+    for (int j = 1; j < in->nargs; j++)
+        if (in->args[j] == v) in->args[j] = k;
+    return k;
+}
+
 /* The element type named by a dtype argument: np.float32, gpu.int32, 'float32'. */
 static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
+    d = literal_operand(c, in, d);
     if (d->op == IR_CONST && d->ckind == CK_STR) {
         Type *t = type_from_name(d->name);
         if (t && is_number(t)) return t;
@@ -186,7 +198,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     if (bind(c, in, params, 2, 2, a) < 0) return NULL;
     Type *elem = dtype_of(c, in, a[1]);
     if (!elem) return NULL;
-    Instr *shape = a[0];
+    Instr *shape = literal_operand(c, in, a[0]);
     int ndim;
     int64_t n = 1;
     if (shared && shape_is_dynamic(shape)) /* sized by the launch; all alias one buffer */
@@ -205,6 +217,9 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     } else {
         bool ok;
         n = const_int(shape, &ok);
+        if (!ok && shape->op == IR_LOAD_VAR && c->self && ctx_var(c, shape->var)->is_arg)
+            TERR("%s.array: the shape must be a compile-time constant, and the caller of %s() passes a "
+                 "run-time value for '%s'", shared ? "shared" : "local", c->funcname, ctx_var(c, shape->var)->name);
         if (!ok)
             TERR("%s.array: the shape must be a compile-time constant (an int literal, a global, or a "
                  "tuple of them)", shared ? "shared" : "local");
@@ -501,7 +516,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     switch (k->kind) {
     case IK_GRID: case IK_GRIDSIZE: {
         bool ok = nargs == 1;
-        int64_t n = ok ? const_int(in->args[1], &ok) : 0;
+        int64_t n = ok ? const_int(literal_operand(c, in, in->args[1]), &ok) : 0;
         if (!ok || n < 1 || n > 3) TERR("%s() takes one constant argument, 1, 2 or 3", path_pretty(k->path));
         if (n == 1) return &ty_int64;
         Type *items[3] = {&ty_int64, &ty_int64, &ty_int64};
@@ -527,10 +542,12 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_uint32;
     case IK_CONST_ARRAY: return type_const_array(c, in);
     case IK_PRINT:
-        for (int i = 0; i < nargs; i++)
-            if (!printable(at[i], in->args[1 + i]))
+        for (int i = 0; i < nargs; i++) {
+            Instr *v = at[i]->kind == TY_STR ? literal_operand(c, in, in->args[1 + i]) : in->args[1 + i];
+            if (!printable(at[i], v))
                 UNSUP("print() of %s (numbers, bools, string constants, tuples of them and "
                       "gpu.threadIdx-like objects can be printed)", type_name(c, at[i]));
+        }
         return &ty_none;
     case IK_FMA: {
         if (nargs != 3 || !is_scalar(at[0]) || !is_scalar(at[1]) || !is_scalar(at[2]))

@@ -83,6 +83,14 @@ LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nov
 }
 
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
+    if (from->kind == TY_TUPLE && to->kind == TY_TUPLE && from->n == to->n && !type_eq(from, to)) {
+        /* a variable unified wider than a value stored in it: t = (i32, i32), later (i64, i64) */
+        LLVMValueRef t = LLVMGetUndef(llvm_type(c, to));
+        for (int i = 0; i < to->n; i++)
+            t = LLVMBuildInsertValue(c->b, t, convert(c, LLVMBuildExtractValue(c->b, v, (unsigned)i, ""), from->items[i],
+                                                      to->items[i]), (unsigned)i, "");
+        return t;
+    }
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
     if (is_complex(to)) {
         Type *pt = complex_part(to);
@@ -798,6 +806,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_ATTR: {
         Type *at = in->args[0]->type;
+        if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
         if (at->kind == TY_ARRAY) {
@@ -1153,9 +1162,12 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     bool raises = may_raise(f);
     if (raises) pt[nh++] = s->ptr;
-    for (int i = 0; i < s->nargs; i++) pt[nh + i] = llvm_type(s, s->argtypes[i]);
+    /* compile-time arguments (functions, dtypes, strings) have no parameter */
+    int np = 0;
+    for (int i = 0; i < s->nargs; i++)
+        if (has_value(s->argtypes[i])) pt[nh + np++] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
-    s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + s->nargs), 0));
+    s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + np), 0));
     if (s->opt.debug) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1 - raises);
     if (raises) s->raised = LLVMGetParam(s->fn, (unsigned)nh - 1);
     LLVMSetLinkage(s->fn, LLVMInternalLinkage);
@@ -1165,7 +1177,7 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     LLVMPositionBuilderAtEnd(s->b, s->entry);
     LLVMValueRef *args = arena_alloc(&s->arena, sizeof(LLVMValueRef) * (size_t)(s->nargs + 1));
     if (!args) return NULL;
-    for (int i = 0; i < s->nargs; i++) args[i] = LLVMGetParam(s->fn, (unsigned)(nh + i));
+    for (int i = 0, p = nh; i < s->nargs; i++) args[i] = has_value(s->argtypes[i]) ? LLVMGetParam(s->fn, (unsigned)p++) : NULL;
     if (lower_body(s, args) < 0) return NULL;
     root->needs_libdevice |= s->needs_libdevice;
     return f->fn;
@@ -1182,8 +1194,10 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     if (c->opt.debug) args[nh++] = c->errbuf;
     bool raises = may_raise(f);
     if (raises) args[nh++] = raised_flag(c);
-    for (int i = 0; i < f->sub->nargs; i++) args[nh + i] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
-    LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + f->sub->nargs), "");
+    int np = 0;
+    for (int i = 0; i < f->sub->nargs; i++)
+        if (has_value(f->sub->argtypes[i])) args[nh + np++] = val_as(c, in->args[1 + i], f->sub->argtypes[i]);
+    LLVMValueRef r = LLVMBuildCall2(c->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)(nh + np), "");
     if (raises) {
         /* the callee raised: this thread stops here too */
         LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raised");

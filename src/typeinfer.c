@@ -172,14 +172,74 @@ static Type *type_user_call(Ctx *c, Instr *in) {
     for (int i = 0; i < n; i++) {
         at[i] = in->args[1 + i]->type;
         if (!type_known(at[i])) return &ty_unknown;
-        if (at[i]->kind == TY_OBJ || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER || at[i]->kind == TY_STR)
-            TERR("argument %d of %s() is %s; device functions take numbers, arrays and tuples", i + 1,
-                 in->args[0]->type->path, type_name(c, at[i]));
+        if (is_global_ndarray(at[i])) UNSUP(GLOBAL_NDARRAY_MSG);
+        /* functions, modules, dtypes and strings are compile-time values: the
+         * callee is specialised on them (compile.c keys it) and gets no parameter */
+        if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR) continue;
+        if (!has_value(at[i]) || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER)
+            TERR("argument %d of %s() is %s; device functions take numbers, arrays, tuples of them, "
+                 "functions and dtypes", i + 1, in->args[0]->type->path, type_name(c, at[i]));
     }
     Func *f = NULL;
     if (compile_device_function(c, in, in->args[0]->type->obj, at, n, &f) < 0) return NULL;
     in->callee = f;
+    /* a parameter passed on to one whose value the callee was compiled for is keyed (needed) too */
+    for (int i = 0; i < n && i < 64; i++)
+        if (f->literal_args >> i & 1) arg_literal(c, in->args[1 + i], f->literal_needed >> i & 1 ? LIT_NEED : LIT_KEY);
     return f->sub->restype;
+}
+
+/* ---- literal arguments ---- */
+
+/* Is variable `var` assigned anywhere but by the entry's store of its argument? */
+static bool reassigned(Ctx *c, int var) {
+    for (int bi = 0; bi < c->nblocks; bi++) {
+        Block *b = c->blocks[bi];
+        for (int k = 0; b->built && k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            if (in->op == IR_STORE_VAR && in->var == var && in->args[0]->op != IR_ARG) return true;
+        }
+    }
+    return false;
+}
+
+/* A constant of the caller, copied into this function's IR (ids are per function). */
+static Instr *copy_const(Ctx *c, Instr *k, Loc loc) {
+    Instr *n = arena_alloc(&c->arena, sizeof *n);
+    if (!n) return NULL;
+    n->op = IR_CONST;
+    n->loc = loc;
+    n->id = c->nvalues++;
+    n->ckind = k->ckind;
+    n->ival = k->ival;
+    n->fval = k->fval;
+    n->fimag = k->fimag;
+    n->is_uint64 = k->is_uint64;
+    n->name = k->name ? arena_strdup(&c->arena, k->name) : NULL;
+    n->nargs = k->nargs;
+    if (k->ckind == CK_TUPLE) {
+        n->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(k->nargs ? k->nargs : 1));
+        if (!n->args) return NULL;
+        for (int i = 0; i < k->nargs; i++)
+            if (!(n->args[i] = copy_const(c, k->args[i], loc))) return NULL;
+    }
+    return n;
+}
+
+Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use) {
+    if (v->op == IR_CONST) return v;
+    if (v->op != IR_LOAD_VAR || !c->self || !c->argvals) return NULL;
+    int i = v->var;
+    if (i >= c->nargs || i >= 64 || !c->argvals[i] || reassigned(c, i)) return NULL;
+    if (use == LIT_PEEK) return c->argvals[i];
+    Func *f = c->self;
+    if (!f->literals[i] && !(f->literals[i] = copy_const(c, c->argvals[i], v->loc))) return NULL;
+    f->literal_args |= 1ULL << i;
+    if (use == LIT_NEED) {
+        if (!(f->literal_needed >> i & 1)) f->literal_loc = v->loc;
+        f->literal_needed |= 1ULL << i;
+    }
+    return f->literals[i];
 }
 
 static Type *type_of(TI *ti, Instr *in) {
@@ -244,7 +304,15 @@ static Type *type_of(TI *ti, Instr *in) {
             TERR("%s has no attribute '%s'", type_name(c, a), in->name);
         }
         if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
-        if (a->kind == TY_OBJ) return type_obj(c, arena_printf(&c->arena, "%s.%s", a->path, in->name));
+        if (a->kind == TY_OBJ) {
+            const char *path = arena_printf(&c->arena, "%s.%s", a->path, in->name);
+            const Intrinsic *k = intrinsic_lookup(path);
+            if (k && k->kind == IK_SPECIAL) { /* t = gpu.threadIdx; t.x */
+                in->intr = k;
+                return &ty_int32;
+            }
+            return type_obj(c, path);
+        }
         TERR("%s has no attribute '%s'", type_name(c, a), in->name);
     case IR_BINOP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;

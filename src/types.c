@@ -104,6 +104,15 @@ bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
 bool is_number(const Type *t) { return is_scalar(t) || is_complex(t); }
+bool has_value(const Type *t) {
+    if (!t) return false;
+    if (t->kind == TY_TUPLE) {
+        for (int i = 0; i < t->n; i++)
+            if (!has_value(t->items[i])) return false;
+        return true;
+    }
+    return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER;
+}
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
 Type *complex_of(const Type *t) {
     if (is_complex(t)) return (Type *)t;

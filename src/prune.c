@@ -1,0 +1,75 @@
+/* prune.c: dead branches on literal arguments, as numba prunes them. Where a
+ * device function's caller passes a constant for a parameter that an `if`
+ * tests directly (`if flag:`), only the branch that constant takes is kept:
+ * the other is never typed or compiled, so it may hold code that would not
+ * type for these arguments. The constant joins the specialisation's key
+ * (arg_literal), so a call with another value, or a run-time one, gets its
+ * own specialisation. Requires: build_ir; runs before infer_types. */
+#include "gj.h"
+
+/* Python's truth of a constant; -1 where it is not a plain value. */
+static int truth_of(const Instr *k) {
+    switch (k->ckind) {
+    case CK_INT: case CK_BOOL: return k->ival != 0;
+    case CK_NONE: return 0;
+    case CK_FLOAT: return k->fval != 0.0;
+    case CK_COMPLEX: return k->fval != 0.0 || k->fimag != 0.0;
+    case CK_STR: return k->name && k->name[0] != 0;
+    case CK_TUPLE: return k->nargs > 0;
+    }
+    return -1;
+}
+
+static Instr *terminator(Block *b) {
+    Instr *t = b->instrs.n ? b->instrs.v[b->instrs.n - 1] : NULL;
+    return t && (ir_op_info[t->op].flags & IRF_TERM) ? t : NULL;
+}
+
+/* Unbuild the blocks no branch reaches any more: typing and lowering skip them. */
+static int drop_unreachable(Ctx *c) {
+    bool *live = arena_alloc(&c->arena, sizeof(bool) * (size_t)c->nblocks);
+    Block **work = arena_alloc(&c->arena, sizeof(Block *) * (size_t)c->nblocks);
+    if (!live || !work) return PyErr_NoMemory(), -1;
+    int n = 0;
+    live[0] = true;
+    work[n++] = c->blocks[0];
+    while (n) {
+        Instr *t = terminator(work[--n]);
+        Block *succ[2] = {t && (t->op == IR_BR || t->op == IR_CONDBR) ? t->target : NULL,
+                          t && t->op == IR_CONDBR ? t->target2 : NULL};
+        for (int k = 0; k < 2; k++)
+            if (succ[k] && !live[succ[k]->id]) {
+                live[succ[k]->id] = true;
+                work[n++] = succ[k];
+            }
+    }
+    for (int i = 0; i < c->nblocks; i++)
+        if (!live[i]) c->blocks[i]->built = false;
+    return 0;
+}
+
+int prune_literal_branches(Ctx *c) {
+    if (!c->argvals || !c->nblocks) return 0;
+    /* every block must end in a branch or a return for reachability to be known */
+    for (int i = 0; i < c->nblocks; i++)
+        if (c->blocks[i]->built && !terminator(c->blocks[i])) return 0;
+    bool pruned = false;
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        Instr *t = terminator(b);
+        if (t->op != IR_CONDBR) continue;
+        Instr *cond = t->args[0]->op == IR_TRUTH ? t->args[0]->args[0] : t->args[0];
+        if (cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
+        Instr *k = arg_literal(c, cond, LIT_PEEK);
+        int taken = k ? truth_of(k) : -1;
+        if (taken < 0) continue;
+        if (!arg_literal(c, cond, LIT_KEY)) return PyErr_Occurred() ? -1 : internal_error(c, t->loc, "prune: no literal");
+        t->op = IR_BR;
+        t->nargs = 0;
+        if (!taken) t->target = t->target2;
+        t->target2 = NULL;
+        pruned = true;
+    }
+    return pruned ? drop_unreachable(c) : 0;
+}
