@@ -319,10 +319,14 @@ static _Thread_local int64_t debug_host_buf[8];
 static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
 {
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
-    PyErr_Format(PyExc_IndexError,
-                 "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
-                 (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
-                 gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+    if (rec[0] == 2) /* a slice with step 0 */
+        PyErr_Format(PyExc_ValueError, "slice step cannot be zero (kernel '%U', %s:%lld)", name,
+                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+    else
+        PyErr_Format(PyExc_IndexError,
+                     "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
+                     (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
+                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
     Py_XDECREF(name);
     return -1;
 }

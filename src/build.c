@@ -412,8 +412,7 @@ static const char *construct_of(const char *op) {
         {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
         {"RAISE_VARARGS", "raise statements"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
         {"BUILD_STRING", "string formatting operations"}, {"FORMAT_", "string formatting operations"},
-        {"CONVERT_VALUE", "string formatting operations"}, {"BUILD_SLICE", "slices"},
-        {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del statements"},
+        {"CONVERT_VALUE", "string formatting operations"}, {"DELETE_", "del statements"},
         {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
         {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
         {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignments"},
@@ -493,6 +492,22 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
             v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
     }
     return push(bd, v);
+}
+
+/* slice(start, stop, step): ival counts the parts written (3 with a step,
+ * as numba's slice3 type: `a[::1]` is not known to be contiguous). */
+static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
+    Instr *none = new_const(bd);
+    if (!none) return NULL;
+    none->ckind = CK_NONE;
+    Instr *v = emit(bd, IR_SLICE, 3);
+    if (!v) return NULL;
+    v->ival = step ? 3 : 2;
+    if (!step) step = none;
+    v->args[0] = start;
+    v->args[1] = stop;
+    v->args[2] = step;
+    return v;
 }
 
 /* Build one block; queue its successors. */
@@ -694,6 +709,40 @@ static int build_block(Builder *bd, Block *b) {
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = idx;
+            v->args[2] = val;
+            break;
+        }
+        case OP_BUILD_SLICE: { /* (start stop [step] -- slice) */
+            if (arg != 2 && arg != 3) return internal_error(c, in->loc, "build: BUILD_SLICE %d", arg);
+            Instr *step = NULL;
+            if (arg == 3) { step = pop(bd); if (!step) return -1; }
+            POP(stop);
+            POP(start);
+            Instr *v = make_slice(bd, start, stop, step);
+            if (!v) return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_BINARY_SLICE: { /* (o start stop -- o[start:stop]) */
+            POP(stop);
+            POP(start);
+            POP(o);
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_GETITEM, 2) : NULL;
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = s;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_STORE_SLICE: { /* (v o start stop -- ) */
+            POP(stop);
+            POP(start);
+            POP(o);
+            POP(val);
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_SETITEM, 3) : NULL;
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = s;
             v->args[2] = val;
             break;
         }

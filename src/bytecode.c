@@ -61,6 +61,7 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"CACHE", OP_CACHE}, {"EXTENDED_ARG", OP_EXTENDED_ARG},
     {"STORE_GLOBAL", OP_STORE_GLOBAL}, {"STORE_ATTR", OP_STORE_ATTR},
     {"DELETE_FAST", OP_DELETE_FAST},
+    {"BUILD_SLICE", OP_BUILD_SLICE}, {"BINARY_SLICE", OP_BINARY_SLICE}, {"STORE_SLICE", OP_STORE_SLICE},
 };
 
 int bytecode_init(void) {

@@ -73,6 +73,7 @@ typedef enum {
     TY_RANGEITER, /* pointer to a range's state */
     TY_OBJ,       /* a compile-time Python object known by its dotted path */
     TY_STR,       /* string constant (dtype names, print) */
+    TY_SLICE,     /* {start, stop, step} int64, omitted parts resolved; n = 3 when a step was written */
 } TypeKind;
 
 typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
@@ -94,7 +95,7 @@ struct Type {
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
     ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
-    ty_rangeiter, ty_str, ty_complex64, ty_complex128;
+    ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2, ty_slice3;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
@@ -141,6 +142,7 @@ typedef enum {
     OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
+    OP_BUILD_SLICE, OP_BINARY_SLICE, OP_STORE_SLICE,
     OP_NUM_KNOWN
 } OpKind;
 

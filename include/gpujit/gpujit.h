@@ -111,7 +111,8 @@ int gj_output_uses_barrier(const GjOutput *o);
  * gj_output_nparams): a pointer to 8 zeroed int64 in global memory. A thread
  * that indexes out of bounds sets [0] = 1 (the first one wins) and writes
  * [1] line, [2] axis, [3] index, [4] size, [5] file (gj_output_file); the
- * bad access itself goes to [6..7]. */
+ * bad access itself goes to [6..7]. A slice with step 0 sets [0] = 2 and
+ * writes [1] line and [5] file. */
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
 /* Host target only: entry points (see runtime/cpu.h for their types);
