@@ -450,6 +450,22 @@ static int compare_index(int arg) {
 #endif
 }
 
+/* slice(start, stop, step): ival counts the parts written (3 with a step,
+ * as numba's slice3 type: `a[::1]` is not known to be contiguous). */
+static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
+    Instr *none = new_const(bd);
+    if (!none) return NULL;
+    none->ckind = CK_NONE;
+    Instr *v = emit(bd, IR_SLICE, 3);
+    if (!v) return NULL;
+    v->ival = step ? 3 : 2;
+    if (!step) step = none;
+    v->args[0] = start;
+    v->args[1] = stop;
+    v->args[2] = step;
+    return v;
+}
+
 static int call(Builder *bd, int nargs, PyObject *kwnames) {
     Ctx *c = bd->c;
     Instr *args[260];
@@ -473,6 +489,17 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
     }
 #endif
     if (callee == NULLV) return internal_error(c, bd->loc, "build: call of NULL");
+    if (callee->op == IR_OBJ && callee->pyobj == (PyObject *)&PySlice_Type && !self && !kwnames) {
+        /* slice(stop), slice(start, stop[, step]): the value a[start:stop:step] builds */
+        if (nargs < 1 || nargs > 3)
+            return error_at(c, ERR_TYPING, bd->loc, "slice expected 1 to 3 arguments, got %d", nargs);
+        Instr *none = nargs == 1 ? new_const(bd) : NULL;
+        if (nargs == 1 && !none) return -1;
+        if (none) none->ckind = CK_NONE;
+        Instr *v = nargs == 1 ? make_slice(bd, none, args[1], NULL)
+                              : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL);
+        return push(bd, v);
+    }
     int n = nargs;
     Instr **argv = args + 1;
     if (self) {
@@ -492,22 +519,6 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
             v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
     }
     return push(bd, v);
-}
-
-/* slice(start, stop, step): ival counts the parts written (3 with a step,
- * as numba's slice3 type: `a[::1]` is not known to be contiguous). */
-static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
-    Instr *none = new_const(bd);
-    if (!none) return NULL;
-    none->ckind = CK_NONE;
-    Instr *v = emit(bd, IR_SLICE, 3);
-    if (!v) return NULL;
-    v->ival = step ? 3 : 2;
-    if (!step) step = none;
-    v->args[0] = start;
-    v->args[1] = stop;
-    v->args[2] = step;
-    return v;
 }
 
 /* Build one block; queue its successors. */

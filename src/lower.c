@@ -576,7 +576,7 @@ static LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type
     LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, ""), strides = LLVMBuildExtractValue(c->b, a, 2, "");
     int n = idx->type->kind == TY_TUPLE ? idx->type->n : 1, m = 0;
     LLVMValueRef off = ci64(c, 0), ix[32], given[32], dims[32], nsh[32], nst[32], step0 = NULL;
-    bool checks = c->opt.debug && c->errbuf, any_int = false;
+    bool checks = c->errbuf != NULL, any_int = false; /* where elements are checked */
     for (int k = 0; k < at->ndim; k++) {
         LLVMValueRef dim = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
         LLVMValueRef st = LLVMBuildExtractValue(c->b, strides, (unsigned)k, "");

@@ -243,6 +243,32 @@ def test_views_across_joins(rng):
         assert_same(out[:len(v)], v + w[0, :len(v)])
 
 
+@gpu.jit
+def k_slice_values(a, n, flag, out, lens):
+    s = slice(1, n)
+    if flag:
+        s = slice(None, None, -n)     # slice2 and slice3 meet here
+    idx = (s, n - 1)
+    v = a[idx]
+    w = a[slice(n)]
+    lens[0] = len(v)
+    lens[1] = w.shape[0]
+    for k in range(len(v)):
+        out[k] = v[k]
+
+
+def test_slice_objects_in_variables(rng):
+    a = rng.standard_normal((9, 5))
+    for n, flag in [(3, 0), (4, 1), (2, 1), (5, 0)]:
+        out = poisoned(9, np.float64)
+        lens = poisoned(2, np.int64)
+        k_slice_values[1, 1](a, n, flag, out, lens)
+        s = slice(None, None, -n) if flag else slice(1, n)
+        want = a[s, n - 1]
+        assert list(lens) == [len(want), len(a[:n])]
+        assert_same(out[:len(want)], want)
+
+
 def foo(inp, out):
     for i in range(out.shape[0]):
         out[i] = inp[i]
