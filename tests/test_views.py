@@ -287,6 +287,27 @@ def test_rows_to_a_device_function_with_a_signature(rng):
     assert_same(out, inp)
 
 
+@gpu.jit(device=True)
+def reversed_row(a, i):
+    return a[i, ::-1]
+
+
+@gpu.jit
+def k_returned_view(a, out):
+    i = gpu.grid(1)
+    if i < a.shape[0]:
+        r = reversed_row(a, i)
+        for j in range(r.size):
+            out[i, j] = r[j]
+
+
+def test_device_function_returns_a_view(rng):
+    a = rng.integers(-99, 99, (70, 9)).astype(np.int32)[:, 1:]
+    out = poisoned(a.shape, np.int32)
+    k_returned_view[2, 64](a, out)
+    assert_same(out, a[:, ::-1])
+
+
 # -- atomics on views -------------------------------------------------------------------------------
 @gpu.jit
 def k_atomic_views(res, old, vals, m):
@@ -453,6 +474,24 @@ def test_real_and_imag_views(rng, dtype):
     assert_same(im, want.imag)
     assert_same(z.real, want.real)
     assert_same(z.imag, -2 * want.real)
+
+
+@gpu.jit
+def k_atomic_parts(z, idx):
+    i = gpu.grid(1)
+    if i < idx.size:
+        gpu.atomic.add(z.real, idx[i], 1.0)
+        gpu.atomic.add(z.imag[::-1], idx[i], 2.0)
+
+
+def test_atomics_on_real_and_imag(rng):
+    z = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(np.complex64)
+    idx = rng.integers(0, 16, 500)
+    want = z.copy()
+    k_atomic_parts[8, 64](z, idx)
+    counts = np.bincount(idx, minlength=16).astype(np.float32)
+    assert_same(z.real, want.real + counts, rtol=1e-5)
+    assert_same(z.imag, want.imag + 2 * counts[::-1], rtol=1e-5)
 
 
 # -- errors -------------------------------------------------------------------------------------
