@@ -450,19 +450,21 @@ static int compare_index(int arg) {
 #endif
 }
 
-/* slice(start, stop, step): ival counts the parts written (3 with a step,
- * as numba's slice3 type: `a[::1]` is not known to be contiguous). */
+/* slice(start, stop, step), a NULL part omitted (None). ival counts the
+ * parts written (3 with a step, as numba's slice3 type: `a[::1]` is not
+ * known to be contiguous). */
 static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
-    Instr *none = new_const(bd);
-    if (!none) return NULL;
-    none->ckind = CK_NONE;
     Instr *v = emit(bd, IR_SLICE, 3);
     if (!v) return NULL;
     v->ival = step ? 3 : 2;
-    if (!step) step = none;
-    v->args[0] = start;
-    v->args[1] = stop;
-    v->args[2] = step;
+    Instr *parts[3] = {start, stop, step};
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i]) {
+            if (!(parts[i] = new_const(bd))) return NULL;
+            parts[i]->ckind = CK_NONE;
+        }
+        v->args[i] = parts[i];
+    }
     return v;
 }
 
@@ -493,12 +495,8 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         /* slice(stop), slice(start, stop[, step]): the value a[start:stop:step] builds */
         if (nargs < 1 || nargs > 3)
             return error_at(c, ERR_TYPING, bd->loc, "slice expected 1 to 3 arguments, got %d", nargs);
-        Instr *none = nargs == 1 ? new_const(bd) : NULL;
-        if (nargs == 1 && !none) return -1;
-        if (none) none->ckind = CK_NONE;
-        Instr *v = nargs == 1 ? make_slice(bd, none, args[1], NULL)
-                              : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL);
-        return push(bd, v);
+        return push(bd, nargs == 1 ? make_slice(bd, NULL, args[1], NULL)
+                                   : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL));
     }
     int n = nargs;
     Instr **argv = args + 1;
@@ -725,8 +723,8 @@ static int build_block(Builder *bd, Block *b) {
         }
         case OP_BUILD_SLICE: { /* (start stop [step] -- slice) */
             if (arg != 2 && arg != 3) return internal_error(c, in->loc, "build: BUILD_SLICE %d", arg);
-            Instr *step = NULL;
-            if (arg == 3) { step = pop(bd); if (!step) return -1; }
+            Instr *step = arg == 3 ? pop(bd) : NULL;
+            if (arg == 3 && !step) return -1;
             POP(stop);
             POP(start);
             Instr *v = make_slice(bd, start, stop, step);

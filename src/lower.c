@@ -489,8 +489,12 @@ static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
  * clamping (slice_axis) turns into the end NumPy would pick. */
 static LLVMValueRef lower_slice(Ctx *c, Instr *in) {
     LLVMValueRef part[3];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         part[i] = in->args[i]->type->kind == TY_NONE ? NULL : val_as(c, in->args[i], &ty_int64);
+        if (in->args[i]->type->kind == TY_UINT64) /* past INT64_MAX: as far, for clamping */
+            part[i] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, part[i], ci64(c, 0), ""),
+                                      ci64(c, INT64_MAX), part[i], "");
+    }
     LLVMValueRef step = part[2] ? part[2] : ci64(c, 1);
     LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, step, ci64(c, 0), "");
     LLVMValueRef start = part[0] ? part[0] : LLVMBuildSelect(c->b, neg, ci64(c, INT64_MAX), ci64(c, 0), "");

@@ -64,6 +64,21 @@ def test_slice_semantics_match_python(rng, n):
         assert_same(out[t, :len(want)], want)
 
 
+@gpu.jit
+def k_unsigned_bounds(a, lo, hi, lens):
+    lens[0] = len(a[lo:])
+    lens[1] = len(a[:hi])
+    lens[2] = len(a[lo:hi:-1])
+
+
+def test_unsigned_bounds():
+    a = np.zeros(10)
+    for lo, hi in [(3, 8), (2 ** 64 - 1, 2 ** 63), (0, 2 ** 63 + 1)]:
+        lens = poisoned(3, np.int64)
+        k_unsigned_bounds[1, 1](a, np.uint64(lo), np.uint64(hi), lens)
+        assert list(lens) == [len(a[lo:]), len(a[:hi]), len(a[lo:hi:-1])], (lo, hi)
+
+
 # -- views of 1-D to 3-D arrays, C and not --------------------------------------------------------
 @gpu.jit(device=True)
 def put1(v, out, row):
