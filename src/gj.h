@@ -229,7 +229,7 @@ struct Instr {
     const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
     Func *callee;       /* typeinfer.c: the device function an IR_CALL calls */
     uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
-    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
+    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp); a setitem's view */
     bool alloc_done;
     size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */
 };

@@ -848,18 +848,8 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_SETITEM: {
         Type *et = in->args[0]->type->elem;
-        bool whole = in->args[1]->type->kind == TY_SLICE;
-        for (int k = 0; in->args[1]->type->kind == TY_TUPLE && k < in->args[1]->type->n; k++)
-            whole |= in->args[1]->type->items[k]->kind == TY_SLICE;
-        if (whole || in->args[2]->type->kind == TY_ARRAY ||
-            (in->args[1]->type->kind == TY_TUPLE ? in->args[1]->type->n : 1) < in->args[0]->type->ndim) {
-            Type *at = in->args[0]->type;
-            int nidx = in->args[1]->type->kind == TY_TUPLE ? in->args[1]->type->n : 1, nsl = 0;
-            for (int k = 0; k < nidx; k++) {
-                Type *t = in->args[1]->type->kind == TY_TUPLE ? in->args[1]->type->items[k] : in->args[1]->type;
-                nsl += t->kind == TY_SLICE;
-            }
-            Type *vt = type_array(c, et, at->ndim - nidx + nsl, 'A', at->space);
+        if (in->conv) { /* a store into a view */
+            Type *at = in->args[0]->type, *vt = in->conv;
             store_view(c, vt, make_view(c, at, val(c, in->args[0]), in->args[1], vt), in->args[2]);
             break;
         }

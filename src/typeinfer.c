@@ -280,6 +280,7 @@ static Type *type_of(TI *ti, Instr *in) {
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
         Type *dst = type_getitem(c, in, a, b);
         if (!dst) return NULL;
+        in->conv = dst->kind == TY_ARRAY ? dst : NULL; /* lowering stores through this view */
         if (dst->kind == TY_ARRAY && v->kind == TY_ARRAY) {
             /* a[i:j] = b: element by element, over the same shape */
             if (v->ndim != dst->ndim)
