@@ -110,6 +110,11 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
         return NULL;
     }
     Instr *k;
+    if (o == Py_Ellipsis) {
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = CK_ELLIPSIS;
+        return k;
+    }
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
         k->ckind = o == Py_None ? CK_NONE : CK_BOOL;

@@ -74,6 +74,7 @@ typedef enum {
     TY_OBJ,       /* a compile-time Python object known by its dotted path */
     TY_STR,       /* string constant (dtype names, print) */
     TY_SLICE,     /* {start, stop, step} int64, omitted parts resolved; n = 3 when a step was written */
+    TY_ELLIPSIS,  /* `...` in an index */
 } TypeKind;
 
 typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
@@ -95,7 +96,7 @@ struct Type {
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
     ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
-    ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2, ty_slice3;
+    ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2, ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
@@ -200,6 +201,7 @@ typedef enum {
     CK_STR,      /* name */
     CK_TUPLE,    /* args, nargs: constants */
     CK_COMPLEX,  /* fval + fimag j */
+    CK_ELLIPSIS, /* `...` */
 } ConstKind;
 
 typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,

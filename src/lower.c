@@ -49,6 +49,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
         LLVMTypeRef items[3] = {c->i64, c->i64, c->i64};
         return LLVMStructTypeInContext(c->llctx, items, 3, 0);
     }
+    case TY_ELLIPSIS: return c->i8; /* no information: a placeholder, so tuples holding it have a type */
     default: return NULL; /* none, objects, strings: no runtime value */
     }
 }
@@ -125,6 +126,7 @@ static LLVMValueRef const_value(Ctx *c, Instr *k) {
     case CK_INT: return LLVMConstInt(c->i64, (unsigned long long)k->ival, 1);
     case CK_FLOAT: return LLVMConstReal(c->f64, k->fval);
     case CK_BOOL: return LLVMConstInt(c->i1, (unsigned long long)k->ival, 0);
+    case CK_ELLIPSIS: return LLVMGetUndef(c->i8);
     case CK_COMPLEX: {
         LLVMValueRef parts[2] = {LLVMConstReal(c->f64, k->fval), LLVMConstReal(c->f64, k->fimag)};
         return LLVMConstStructInContext(c->llctx, parts, 2, 0);
@@ -557,6 +559,8 @@ static void check_step(Ctx *c, LLVMValueRef bad) {
     LLVMPositionBuilderAtEnd(c->b, cont);
 }
 
+static Type *index_type(Instr *idx, int k) { return idx->type->kind == TY_TUPLE ? idx->type->items[k] : idx->type; }
+
 /* Index k of the index value idx: its LLVM value, its type, and the IR
  * value when there is one (a constant can then be seen as such). */
 static LLVMValueRef index_item(Ctx *c, Instr *idx, int k, Type **t, Instr **iv) {
@@ -581,18 +585,28 @@ static LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type
     int n = idx->type->kind == TY_TUPLE ? idx->type->n : 1, m = 0;
     LLVMValueRef off = ci64(c, 0), ix[32], given[32], dims[32], nsh[32], nst[32], step0 = NULL;
     bool checks = c->errbuf != NULL, any_int = false; /* where elements are checked */
-    for (int k = 0; k < at->ndim; k++) {
+    /* the index item of each axis, -1 for one kept whole (after the items,
+     * and those an ellipsis stands for) */
+    int item_of[32], nell = 0, k = 0;
+    for (int j = 0; j < n; j++) nell += index_type(idx, j)->kind == TY_ELLIPSIS;
+    for (int j = 0; j < n; j++)
+        if (index_type(idx, j)->kind == TY_ELLIPSIS)
+            for (int s = 0; s < at->ndim - (n - nell); s++) item_of[k++] = -1;
+        else
+            item_of[k++] = j;
+    while (k < at->ndim) item_of[k++] = -1;
+    for (k = 0; k < at->ndim; k++) {
         LLVMValueRef dim = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
         LLVMValueRef st = LLVMBuildExtractValue(c->b, strides, (unsigned)k, "");
         ix[k] = given[k] = ci64(c, 0);
         dims[k] = ci64(c, 1); /* axes kept whole always pass the check */
-        if (k >= n) {
+        if (item_of[k] < 0) {
             nsh[m] = dim, nst[m++] = st;
             continue;
         }
         Type *it;
         Instr *iv;
-        LLVMValueRef v = index_item(c, idx, k, &it, &iv);
+        LLVMValueRef v = index_item(c, idx, item_of[k], &it, &iv);
         if (it->kind == TY_SLICE) {
             LLVMValueRef first, step, zero;
             nsh[m] = slice_axis(c, v, dim, &first, &step, &zero);

@@ -20,6 +20,7 @@ static Type *const_type(Ctx *c, Instr *k) {
     case CK_NONE: return &ty_none;
     case CK_STR: return &ty_str;
     case CK_COMPLEX: return &ty_complex128;
+    case CK_ELLIPSIS: return &ty_ellipsis;
     case CK_TUPLE: {
         Type *items[256];
         /* the items get their types too: lowering reads them (a[2, 1] indexes with a constant
@@ -84,26 +85,35 @@ static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strc
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
     if (o->kind == TY_ARRAY) {
-        int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0;
+        int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0, nell = 0, ell_at = n;
         Type **items = idx->kind == TY_TUPLE ? idx->items : &idx;
         for (int i = 0; i < n; i++) {
             if (items[i]->kind == TY_SLICE) {
                 nslices++;
                 continue;
             }
+            if (items[i]->kind == TY_ELLIPSIS) {
+                if (nell++) TERR("an index can only have a single ellipsis ('...')");
+                ell_at = i;
+                continue;
+            }
             if (is_index(items[i])) continue;
             if (is_float(items[i])) TERR("array index must be an integer, not %s", type_name(c, items[i]));
             UNSUP("array index of type %s (arrays as indices are not supported)", type_name(c, items[i]));
         }
-        if (n > o->ndim)
-            TERR("too many indices for array: array is %d-dimensional, but %d were indexed", o->ndim, n);
-        if (n == o->ndim && nslices == 0) return o->elem;
+        int given = n - nell;
+        if (given > o->ndim)
+            TERR("too many indices for array: array is %d-dimensional, but %d were indexed", o->ndim, given);
+        if (given == o->ndim && nslices == 0) return o->elem;
         /* a view. numba's rule for its layout: a C array stays C when every
-         * index is an integer but the last, which may be a slice without a step */
+         * index is an integer but the last, which may be a slice without a
+         * step, and no index follows an ellipsis that stands for some axes */
         char layout = o->layout;
+        if (given < o->ndim && ell_at < n - 1) layout = 'A';
+        int last = ell_at == n - 1 ? n - 2 : n - 1;
         for (int i = 0; i < n && layout == 'C'; i++)
-            if (items[i]->kind == TY_SLICE && (i != n - 1 || items[i]->n == 3)) layout = 'A';
-        return type_array(c, o->elem, o->ndim - n + nslices, layout, o->space);
+            if (items[i]->kind == TY_SLICE && (i != last || items[i]->n == 3)) layout = 'A';
+        return type_array(c, o->elem, o->ndim - given + nslices, layout, o->space);
     }
     if (o->kind == TY_TUPLE) {
         if (!is_index(idx)) TERR("tuple index must be an integer");

@@ -11,7 +11,8 @@ Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int
      ty_uint32 = {TY_UINT32}, ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32},
      ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE}, ty_range = {TY_RANGE},
      ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
-     ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3};
+     ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
+     ty_ellipsis = {TY_ELLIPSIS};
 
 static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
@@ -121,6 +122,7 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_RANGEITER: return "range_iter64";
     case TY_STR: return "unicode";
     case TY_SLICE: return t->n == 3 ? "slice<a:b:c>" : "slice<a:b>";
+    case TY_ELLIPSIS: return "ellipsis";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
     case TY_ARRAY: {
         char dims[64] = "";

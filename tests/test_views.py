@@ -161,6 +161,28 @@ def test_views_of_3d(rng, contig):
 
 
 @gpu.jit
+def k_ellipsis(a, i, out, info):
+    info[0] = put2(a[..., i], out, 0)
+    info[1] = put2(a[i, ...], out, 1)
+    info[2] = put2(a[..., 1:3, i], out, 2)
+    info[3] = put1(a[i, ..., ::-1][1], out, 3)
+    info[4] = put1(a[..., i, 2], out, 4)
+    info[5] = put2(a[...][i], out, 5)
+
+
+def ellipsis_forms(a, i):
+    return [a[..., i], a[i, ...], a[..., 1:3, i], a[i, ..., ::-1][1], a[..., i, 2], a[...][i]]
+
+
+@pytest.mark.parametrize("contig", [True, False])
+def test_ellipsis(rng, contig):
+    base = rng.standard_normal((3, 4, 10))
+    a = base[:, :, :5].copy() if contig else base[:, :, ::2]
+    for i in (0, 2, -1):
+        check_forms(k_ellipsis, ellipsis_forms, a, i)
+
+
+@gpu.jit
 def k_attrs(a, out):
     v = a[1:, ::-2]
     w = a[2]
@@ -575,11 +597,15 @@ def test_typing_errors_name_the_line():
 
     def shape_mismatch(a, out):
         a[1] = a  # <- rank
+
+    def two_ellipses(a, out):
+        out[0] = a[..., 1, ...]  # <- ellipses
     for fn, exc, marker, msg in [
             (too_many, gpu.TypingError, "# <- many", "too many indices"),
             (float_bound, gpu.TypingError, "# <- float", "slice indices must be integers"),
             (imag_of_real, gpu.UnsupportedError, "# <- imag", "imag"),
-            (shape_mismatch, gpu.TypingError, "# <- rank", "2-dimensional array to a 1-dimensional")]:
+            (shape_mismatch, gpu.TypingError, "# <- rank", "2-dimensional array to a 1-dimensional"),
+            (two_ellipses, gpu.TypingError, "# <- ellipses", "a single ellipsis")]:
         with pytest.raises(exc) as e:
             gpu.compile_ptx(fn, "void(float64[:, ::1], float64[::1])")
         assert msg in str(e.value)
@@ -594,9 +620,12 @@ def test_view_types_follow_numba():
         u = a[::2]
         w = a[1, 1:]
         x = a.T
-        out[0] = r[0] + s[0, 0] + t[0] + u[0, 0] + w[0] + x[0, 0]
+        y = a[..., 1]
+        z = a[1, ...]
+        out[0] = r[0] + s[0, 0] + t[0] + u[0, 0] + w[0] + x[0, 0] + y[0] + z[0]
     k = gpu.jit("void(float32[:, ::1], float32[::1])")(f)
     types = k.inspect_types()
     for var, spelled in [("r", "float32[::1]"), ("s", "float32[:, ::1]"), ("t", "float32[:]"),
-                         ("u", "float32[:, :]"), ("w", "float32[::1]"), ("x", "float32[:, :]")]:
+                         ("u", "float32[:, :]"), ("w", "float32[::1]"), ("x", "float32[:, :]"),
+                         ("y", "float32[:]"), ("z", "float32[::1]")]:
         assert any(l.split(None, 3)[2:] == [var, spelled] for l in types.splitlines()), (var, types)
