@@ -203,8 +203,8 @@ static Type *type_of(TI *ti, Instr *in) {
                      type_name(c, v->type));
             TERR("variable '%s' is %s here but %s elsewhere", v->name, type_name(c, a), type_name(c, v->type));
         }
-        if (v->is_arg && !type_eq(u, v->type) && v->type->kind == TY_ARRAY)
-            TERR("cannot assign %s to array argument '%s'", type_name(c, a), v->name);
+        /* an array argument may be re-bound to a view of another layout (a = a[::2]):
+         * both layouts have one representation, so only the variable widens */
         if (!type_eq(u, v->type)) {
             v->type = u;
             if (v->loc.line == 0 || v->loc.line == c->firstlineno) v->loc = in->loc;

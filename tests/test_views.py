@@ -306,6 +306,21 @@ def test_slice_objects_in_variables(rng):
         assert_same(out[:len(want)], want)
 
 
+@gpu.jit
+def k_rebind(a, out):
+    a = a[::2]                   # the argument's variable widens to float64[:]
+    a = a[1:]
+    for k in range(a.size):
+        out[k] = a[k]
+
+
+def test_argument_rebound_to_a_view(rng):
+    a = rng.standard_normal(11)
+    out = poisoned(11, np.float64)
+    k_rebind[1, 1](a, out)
+    assert_same(out[:len(a[::2][1:])], a[::2][1:])
+
+
 def foo(inp, out):
     for i in range(out.shape[0]):
         out[i] = inp[i]
