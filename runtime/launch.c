@@ -316,7 +316,7 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
 static CUdeviceptr debug_dev_buf[GJ_MAX_DEVICES];
 static _Thread_local int64_t debug_host_buf[8];
 
-/* rec[0] == 2: a raise statement or a check of the compiler's raised the
+/* rec[0] == GJ_ERR_RAISE: a raise statement or a check of the compiler's raised the
  * exception of raise site rec[2] in thread rec[3] of block rec[4] (packed):
  * the same class and arguments on the host.
  * The compiler's own checks say in the message where they failed; for the
@@ -367,13 +367,17 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
 
 static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
 {
-    if (rec[0] == 2)
+    if (rec[0] == GJ_ERR_RAISE)
         return raise_site_exception(c, o, rec);
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
-    PyErr_Format(PyExc_IndexError,
-                 "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
-                 (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
-                 gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+    if (rec[0] == GJ_ERR_STEP0)
+        PyErr_Format(PyExc_ValueError, "slice step cannot be zero (kernel '%U', %s:%lld)", name,
+                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+    else
+        PyErr_Format(PyExc_IndexError,
+                     "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
+                     (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
+                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
     Py_XDECREF(name);
     return -1;
 }

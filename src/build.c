@@ -204,6 +204,11 @@ static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
     }
     Instr *k;
     if (depth == 0) bd->const_items = 0;
+    if (o == Py_Ellipsis) {
+        if (!(k = new_const(bd))) return NULL;
+        k->ckind = CK_ELLIPSIS;
+        return k;
+    }
     if (o == Py_None || PyBool_Check(o)) {
         if (!(k = new_const(bd))) return NULL;
         k->ckind = o == Py_None ? CK_NONE : CK_BOOL;
@@ -638,8 +643,7 @@ static const char *construct_of(const char *op) {
         {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
         {"RAISE_VARARGS", "raise statements"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
         {"BUILD_STRING", "string formatting operations"}, {"FORMAT_", "string formatting operations"},
-        {"CONVERT_VALUE", "string formatting operations"}, {"BUILD_SLICE", "slices"},
-        {"BINARY_SLICE", "slices"}, {"STORE_SLICE", "slices"}, {"DELETE_", "del statements"},
+        {"CONVERT_VALUE", "string formatting operations"}, {"DELETE_", "del statements"},
         {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
         {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
         {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignments"},
@@ -683,6 +687,24 @@ static int compare_index(int arg) {
 #endif
 }
 
+/* slice(start, stop, step), a NULL part omitted (None). ival counts the
+ * parts written (3 with a step, as numba's slice3 type: `a[::1]` is not
+ * known to be contiguous). */
+static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
+    Instr *v = emit(bd, IR_SLICE, 3);
+    if (!v) return NULL;
+    v->ival = step ? 3 : 2;
+    Instr *parts[3] = {start, stop, step};
+    for (int i = 0; i < 3; i++) {
+        if (!parts[i]) {
+            if (!(parts[i] = new_const(bd))) return NULL;
+            parts[i]->ckind = CK_NONE;
+        }
+        v->args[i] = parts[i];
+    }
+    return v;
+}
+
 static int call(Builder *bd, int nargs, PyObject *kwnames) {
     Ctx *c = bd->c;
     if (nargs > LIMIT_TUPLE) return error_limit(c, bd->loc, "arguments in a call", LIMIT_TUPLE);
@@ -707,6 +729,13 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
     }
 #endif
     if (callee == NULLV) return internal_error(c, bd->loc, "build: call of NULL");
+    if (callee->op == IR_OBJ && callee->pyobj == (PyObject *)&PySlice_Type && !self && !kwnames) {
+        /* slice(stop), slice(start, stop[, step]): the value a[start:stop:step] builds */
+        if (nargs < 1 || nargs > 3)
+            return error_at(c, ERR_TYPING, bd->loc, "slice expected 1 to 3 arguments, got %d", nargs);
+        return push(bd, nargs == 1 ? make_slice(bd, NULL, args[1], NULL)
+                                   : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL));
+    }
     int n = nargs;
     Instr **argv = args + 1;
     if (self) {
@@ -927,6 +956,40 @@ static int build_block(Builder *bd, Block *b) {
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = idx;
+            v->args[2] = val;
+            break;
+        }
+        case OP_BUILD_SLICE: { /* (start stop [step] -- slice) */
+            if (arg != 2 && arg != 3) return internal_error(c, in->loc, "build: BUILD_SLICE %d", arg);
+            Instr *step = arg == 3 ? pop(bd) : NULL;
+            if (arg == 3 && !step) return -1;
+            POP(stop);
+            POP(start);
+            Instr *v = make_slice(bd, start, stop, step);
+            if (!v) return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_BINARY_SLICE: { /* (o start stop -- o[start:stop]) */
+            POP(stop);
+            POP(start);
+            POP(o);
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_GETITEM, 2) : NULL;
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = s;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_STORE_SLICE: { /* (v o start stop -- ) */
+            POP(stop);
+            POP(start);
+            POP(o);
+            POP(val);
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_SETITEM, 3) : NULL;
+            if (!v) return -1;
+            v->args[0] = o;
+            v->args[1] = s;
             v->args[2] = val;
             break;
         }

@@ -64,6 +64,7 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
     {"BUILD_LIST", OP_BUILD_LIST}, {"LIST_APPEND", OP_LIST_APPEND}, {"LIST_EXTEND", OP_LIST_EXTEND},
     {"LIST_TO_TUPLE", OP_LIST_TO_TUPLE}, {"CALL_FUNCTION_EX", OP_CALL_FUNCTION_EX},
     {"RAISE_VARARGS", OP_RAISE_VARARGS}, {"LOAD_ASSERTION_ERROR", OP_LOAD_ASSERTION_ERROR},
+    {"BUILD_SLICE", OP_BUILD_SLICE}, {"BINARY_SLICE", OP_BINARY_SLICE}, {"STORE_SLICE", OP_STORE_SLICE},
 };
 
 int bytecode_init(void) {

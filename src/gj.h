@@ -84,6 +84,8 @@ typedef enum {
     TY_RANGEITER, /* pointer to a range's state */
     TY_OBJ,       /* a compile-time Python object known by its dotted path */
     TY_STR,       /* string constant (dtype names, print) */
+    TY_SLICE,     /* {start, stop, step} int64, omitted parts resolved; n = 3 when a step was written */
+    TY_ELLIPSIS,  /* `...` in an index */
 } TypeKind;
 
 typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
@@ -106,7 +108,7 @@ struct Type {
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
     ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
-    ty_rangeiter, ty_str, ty_complex64, ty_complex128;
+    ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2, ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
@@ -159,6 +161,7 @@ typedef enum {
     OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
     OP_BUILD_LIST, OP_LIST_APPEND, OP_LIST_EXTEND, OP_LIST_TO_TUPLE, OP_CALL_FUNCTION_EX,
     OP_RAISE_VARARGS, OP_LOAD_ASSERTION_ERROR,
+    OP_BUILD_SLICE, OP_BINARY_SLICE, OP_STORE_SLICE,
     OP_NUM_KNOWN
 } OpKind;
 
@@ -216,6 +219,7 @@ typedef enum {
     CK_STR,      /* name */
     CK_TUPLE,    /* args, nargs: constants */
     CK_COMPLEX,  /* fval + fimag j */
+    CK_ELLIPSIS, /* `...` */
 } ConstKind;
 
 typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,
@@ -245,7 +249,7 @@ struct Instr {
     const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
     Func *callee;       /* typeinfer.c: the device function an IR_CALL calls */
     uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
-    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp) */
+    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp); a setitem's view */
     bool alloc_done;
     size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */
 };

@@ -23,6 +23,7 @@ IR_OP(TRUTH,      "truth",       1, IRF_VALUE) /* bool(args[0]) */
 IR_OP(CALL,       "call",       -1, IRF_VALUE) /* args[0] callee, args[1..] positional then keyword args; kwnames */
 IR_OP(GETITEM,    "getitem",     2, IRF_VALUE) /* args[0][args[1]] */
 IR_OP(SETITEM,    "setitem",     3, 0)         /* args[0][args[1]] = args[2] */
+IR_OP(SLICE,      "slice",       3, IRF_VALUE) /* slice(args[0], args[1], args[2]); None for an omitted part; ival = 3 if a step was written, else 2 */
 IR_OP(TUPLE,      "tuple",      -1, IRF_VALUE) /* (args...) */
 IR_OP(TUPLE_GET,  "tuple_get",   1, IRF_VALUE) /* args[0][ival] of an unpacking into nunpack variables */
 IR_OP(GET_ITER,   "get_iter",    1, IRF_VALUE) /* iterator over args[0] (a range) */

@@ -31,6 +31,7 @@ static Type *const_type(Ctx *c, Instr *k) {
     case CK_NONE: return &ty_none;
     case CK_STR: return &ty_str;
     case CK_COMPLEX: return &ty_complex128;
+    case CK_ELLIPSIS: return &ty_ellipsis;
     case CK_TUPLE: {
         Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(k->nargs ? k->nargs : 1));
         if (!items) return NULL;
@@ -100,20 +101,35 @@ static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strc
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
     if (o->kind == TY_ARRAY) {
-        int n = idx->kind == TY_TUPLE ? idx->n : 1;
-        if (idx->kind == TY_TUPLE) {
-            for (int i = 0; i < idx->n; i++)
-                if (!is_index(idx->items[i]))
-                    UNSUP("array index of type %s (slices and arrays as indices are not supported)",
-                          type_name(c, idx->items[i]));
-        } else if (!is_index(idx)) {
-            if (is_float(idx)) TERR("array index must be an integer, not %s", type_name(c, idx));
-            UNSUP("array index of type %s (slices are not supported)", type_name(c, idx));
+        int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0, nell = 0, ell_at = n;
+        Type **items = idx->kind == TY_TUPLE ? idx->items : &idx;
+        for (int i = 0; i < n; i++) {
+            if (items[i]->kind == TY_SLICE) {
+                nslices++;
+                continue;
+            }
+            if (items[i]->kind == TY_ELLIPSIS) {
+                if (nell++) TERR("an index can only have a single ellipsis ('...')");
+                ell_at = i;
+                continue;
+            }
+            if (is_index(items[i])) continue;
+            if (is_float(items[i])) TERR("array index must be an integer, not %s", type_name(c, items[i]));
+            UNSUP("array index of type %s (arrays as indices are not supported)", type_name(c, items[i]));
         }
-        if (n != o->ndim)
-            TERR("%d %s for a %d-dimensional array (gpujit indexes single elements)", n,
-                 n == 1 ? "index" : "indices", o->ndim);
-        return o->elem;
+        int given = n - nell;
+        if (given > o->ndim)
+            TERR("too many indices for array: array is %d-dimensional, but %d were indexed", o->ndim, given);
+        if (given == o->ndim && nslices == 0) return o->elem;
+        /* a view. numba's rule for its layout: a C array stays C when every
+         * index is an integer but the last, which may be a slice without a
+         * step, and no index follows an ellipsis that stands for some axes */
+        char layout = o->layout;
+        if (given < o->ndim && ell_at < n - 1) layout = 'A';
+        int last = ell_at == n - 1 ? n - 2 : n - 1;
+        for (int i = 0; i < n && layout == 'C'; i++)
+            if (items[i]->kind == TY_SLICE && (i != last || items[i]->n == 3)) layout = 'A';
+        return type_array(c, o->elem, o->ndim - given + nslices, layout, o->space);
     }
     if (o->kind == TY_TUPLE) {
         if (!is_index(idx)) TERR("tuple index must be an integer");
@@ -263,8 +279,8 @@ static Type *type_of(TI *ti, Instr *in) {
                      type_name(c, v->type));
             TERR("variable '%s' is %s here but %s elsewhere", v->name, type_name(c, a), type_name(c, v->type));
         }
-        if (v->is_arg && !type_eq(u, v->type) && v->type->kind == TY_ARRAY)
-            TERR("cannot assign %s to array argument '%s'", type_name(c, a), v->name);
+        /* an array argument may be re-bound to a view of another layout (a = a[::2]):
+         * both layouts have one representation, so only the variable widens */
         if (!type_eq(u, v->type)) {
             v->type = u;
             if (v->loc.line == 0 || v->loc.line == c->firstlineno) v->loc = in->loc;
@@ -296,6 +312,16 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "size") || !strcmp(in->name, "ndim") || !strcmp(in->name, "itemsize") ||
                 !strcmp(in->name, "nbytes"))
                 return &ty_int64;
+            /* views: .T reverses the axes; .real and .imag of a complex array
+             * see one part of each element (the stride stays the complex's) */
+            if (!strcmp(in->name, "T"))
+                return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
+            if (!strcmp(in->name, "real") && !is_complex(a->elem)) return a;
+            if (!strcmp(in->name, "real") || !strcmp(in->name, "imag")) {
+                if (!is_complex(a->elem))
+                    UNSUP("'.imag' of a %s array (it has no imaginary part to view)", type_name(c, a->elem));
+                return type_array(c, complex_part(a->elem), a->ndim, 'A', a->space);
+            }
             UNSUP("array attribute '%s'", in->name);
         }
         if (is_complex(a)) {
@@ -350,12 +376,32 @@ static Type *type_of(TI *ti, Instr *in) {
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
         if (a->space == AS_CONST)
             TERR("cannot store into a constant array (global and closure NumPy arrays are frozen into the kernel)");
-        if (!type_getitem(c, in, a, b)) return NULL;
+        Type *dst = type_getitem(c, in, a, b);
+        if (!dst) return NULL;
+        in->conv = dst->kind == TY_ARRAY ? dst : NULL; /* lowering stores through this view */
+        if (dst->kind == TY_ARRAY && v->kind == TY_ARRAY) {
+            /* a[i:j] = b: element by element, over the same shape */
+            if (v->ndim != dst->ndim)
+                TERR("cannot assign a %d-dimensional array to a %d-dimensional slice", v->ndim, dst->ndim);
+            if (is_complex(v->elem) && !is_complex(a->elem))
+                TERR("cannot store %s into an array of %s", type_name(c, v->elem), type_name(c, a->elem));
+            return &ty_none;
+        }
         if (!is_number(v) || (is_complex(v) && !is_complex(a->elem)))
             TERR("cannot store %s into an array of %s%s", type_name(c, v), type_name(c, a->elem),
                  is_complex(v) ? " (store .real or abs() of it)" : "");
         return &ty_none;
     }
+    case IR_SLICE:
+        for (int i = 0; i < 3; i++) {
+            Type *t = in->args[i]->type;
+            if (!type_known(t)) return &ty_unknown;
+            if (t->kind != TY_NONE && !is_index(t))
+                TERR("slice indices must be integers or None, not %s", type_name(c, t));
+        }
+        if (in->args[2]->op == IR_CONST && in->args[2]->type->kind != TY_NONE && in->args[2]->ival == 0)
+            TERR("slice step cannot be zero");
+        return in->ival == 3 ? &ty_slice3 : &ty_slice2;
     case IR_TUPLE: {
         Type **items = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(in->nargs ? in->nargs : 1));
         if (!items) return NULL;
@@ -409,7 +455,7 @@ static bool track_origin(Ctx *c, Instr *in) {
         v->origin = u;
         return true;
     }
-    case IR_TUPLE: case IR_TUPLE_GET: case IR_GETITEM:
+    case IR_TUPLE: case IR_TUPLE_GET: case IR_GETITEM: case IR_ATTR: /* views: .T, .real */
         for (int i = 0; i < in->nargs; i++) o |= in->args[i]->origin;
         break;
     case IR_SETITEM: w = in->args[0]->origin; break;

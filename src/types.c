@@ -12,7 +12,8 @@ Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int
      ty_uint32 = {TY_UINT32}, ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32},
      ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE}, ty_range = {TY_RANGE},
      ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
-     ty_complex128 = {TY_COMPLEX128};
+     ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
+     ty_ellipsis = {TY_ELLIPSIS};
 
 static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
@@ -92,6 +93,7 @@ bool type_eq(const Type *a, const Type *b) {
             if (!type_eq(a->items[i], b->items[i])) return false;
         return true;
     case TY_OBJ: return a->obj == b->obj && strcmp(a->path, b->path) == 0;
+    case TY_SLICE: return a->n == b->n;
     default: return true;
     }
 }
@@ -140,6 +142,8 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_RANGE: return "range_state64";
     case TY_RANGEITER: return "range_iter64";
     case TY_STR: return "unicode";
+    case TY_SLICE: return t->n == 3 ? "slice<a:b:c>" : "slice<a:b>";
+    case TY_ELLIPSIS: return "ellipsis";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
     case TY_ARRAY: {
         const char *dims = "";
@@ -229,6 +233,7 @@ Type *unify(Ctx *c, Type *a, Type *b) {
         return promote_arith(a, b);
     }
     if (is_number(a) && is_number(b)) return promote_arith(a, b); /* a complex */
+    if (a->kind == TY_SLICE && b->kind == TY_SLICE) return &ty_slice3; /* one has a step */
     if (a->kind == TY_ARRAY && b->kind == TY_ARRAY && a->ndim == b->ndim && a->space == b->space &&
         type_eq(a->elem, b->elem))
         return type_array(c, a->elem, a->ndim, 'A', a->space);

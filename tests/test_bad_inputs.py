@@ -246,12 +246,12 @@ def k_none_store(out, n):
 
 
 def k_slice_load(out, n):
-    v = out[1:n]  # <-
+    v = out[1:n:0]  # <-
     out[0] = v[0]
 
 
 def k_slice_store(out, n):
-    out[1:3] = n  # <-
+    out[1:3, 0] = n  # <-
 
 
 def k_in(out, n):
@@ -670,7 +670,7 @@ COMPILE_CASES = [
     (k_listcomp, U, "comprehension"), (k_setcomp, U, None), (k_dictcomp, U, None), (k_genexp, U, None),
     (k_string_concat, T, None), (k_string_store, T, None), (k_fstring, U, None),
     (k_string_method, T, None), (k_bytes_literal, U, None),
-    (k_none_store, T, None), (k_slice_load, U, "slice"), (k_slice_store, U, "slice"),
+    (k_none_store, T, None), (k_slice_load, T, "slice step cannot be zero"), (k_slice_store, T, "too many indices"),
     (k_in, U, None), (k_not_in, U, None), (k_is, U, None), (k_is_not, U, None),
     (k_matmul, U, None), (k_star_call, U, None),
     (k_tuple_index_oob, T, None), (k_tuple_item_store, T, None), (k_unpack_count, T, None),
@@ -858,7 +858,7 @@ BAD_SIGS = [
     "void(int32[::2], int64)", "void(float32[::1, :], int64)", "void(float32[], int64)", "void(,)",
     "void(float32[:] int64)", "void(float32[:], int64,)", "void(float32[:], int64) trailing",
     "void((float32[:]), int64)", "void(float32[:][:], int64)", "int32(float64[::1], int64)",
-    "void(float64[::1], int64", "void float64[::1], int64)", "void(float64[:, :, :, :, :], int64)",
+    "void(float64[::1], int64", "void float64[::1], int64)", "void(float64[:, ::1, :], int64)",
 ]
 
 

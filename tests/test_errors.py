@@ -152,7 +152,7 @@ def k_fstring(out, n):
 
 
 def k_slice(out, n):
-    v = out[1:n]  # <-
+    v = out[1:n:0]  # <-
     v[0] = 1
 
 
@@ -313,8 +313,8 @@ def k_too_many_indices(out, n):
     out[0, 1] = 2  # <-
 
 
-def k_too_few_indices(out2, n):
-    out2[0] = 2  # <-
+def k_too_many_indices(out2, n):
+    out2[0, 0, 0] = 2  # <-
 
 
 def k_float_index(out, n):
@@ -409,7 +409,7 @@ def test_static_shared_memory_limit():
     (k_type_conflict, SIG),
     (k_return_value, SIG),
     (k_too_many_indices, SIG),
-    (k_too_few_indices, "void(float64[:, ::1], int64)"),
+    (k_too_many_indices, "void(float64[:, ::1], int64)"),
     (k_float_index, SIG),
     (k_shared_nonconst, SIG),
     (k_shared_bad_dtype, SIG),
@@ -436,9 +436,9 @@ def test_return_value_is_typing_error():
 
 
 def test_wrong_index_count_is_typing_error():
-    msg = check(k_too_few_indices, gpu.TypingError, sig="void(float64[:, ::1], int64)",
+    msg = check(k_too_many_indices, gpu.TypingError, sig="void(float64[:, ::1], int64)",
                 launch_args=(np.zeros((2, 2)), 3))
-    assert "1 index" in msg and "2-dimensional" in msg
+    assert "too many indices" in msg and "2-dimensional" in msg
 
 
 # -- bad signatures and launches ------------------------------------------------------------------

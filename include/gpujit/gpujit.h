@@ -117,7 +117,8 @@ int gj_output_uses_barrier(const GjOutput *o);
  * bad access itself goes to [6..7]. A thread that raises an exception sets
  * [0] = 2 instead and writes [1] line, [2] raise site (gj_output_raise),
  * [3] threadIdx (x | y << 10 | z << 20), [4] blockIdx (x | y << 31 | z << 47),
- * [5] file. */
+ * [5] file. A slice with step 0 sets [0] = 3 and writes [1] line and [5] file. */
+enum { GJ_ERR_NONE = 0, GJ_ERR_INDEX = 1, GJ_ERR_RAISE = 2, GJ_ERR_STEP0 = 3 }; /* the record's word [0] */
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
 /* Raise site i: a borrowed (class, args, builtin) tuple, or NULL. */
