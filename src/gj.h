@@ -270,6 +270,18 @@ typedef enum {
     IK_COMPLEX,     /* complex(re=0, im=0) -> complex128 */
     IK_CONJUGATE,   /* z.conjugate(): the callee is the IR_ATTR holding z */
     IK_CMATH,       /* cmath.*: id = CmathFn (complex.c) */
+    IK_ROUND,       /* round(x), round(x, ndigits) */
+    IK_POWMOD,      /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
+    IK_SEQ,         /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
+    IK_SUM,         /* sum(tuple) */
+    IK_ANYALL,      /* any(tuple) (id 0), all(tuple) (id 1) */
+    IK_ISINSTANCE,  /* isinstance(x, cls or tuple of classes): a constant of the static type */
+    IK_BIT_COUNT,   /* x.bit_count(), int.bit_count(x) */
+    IK_FREXP,       /* math.frexp(x) -> (mantissa, int32 exponent) */
+    IK_LDEXP,       /* math.ldexp(x, i) */
+    IK_MODF,        /* math.modf(x) -> (fraction, integral part) */
+    IK_NP_ROUND,    /* np.floor/ceil/trunc/rint: float -> float (name = llvm intrinsic) */
+    IK_NP_MINMAX,   /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -409,6 +421,7 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)

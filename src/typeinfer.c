@@ -99,6 +99,10 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
                  n == 1 ? "index" : "indices", o->ndim);
         return o->elem;
     }
+    if (o->kind == TY_RANGE) {
+        if (!is_index(idx)) TERR("range index must be an integer, not %s", type_name(c, idx));
+        return &ty_int64;
+    }
     if (o->kind == TY_TUPLE) {
         if (!is_index(idx)) TERR("tuple index must be an integer");
         Instr *iv = in->args[1];
@@ -225,6 +229,7 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
             TERR("%s has no attribute '%s'", type_name(c, a), in->name);
         }
+        if (is_index(a) && !strcmp(in->name, "bit_count")) return type_obj(c, "int.bit_count"); /* a method: called next */
         if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) return type_obj(c, arena_printf(&c->arena, "%s.%s", a->path, in->name));
         TERR("%s has no attribute '%s'", type_name(c, a), in->name);

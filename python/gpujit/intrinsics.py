@@ -111,9 +111,27 @@ def _walk(obj):
             yield from _walk(member)
 
 
+# NumPy's ufuncs a kernel may call on scalars (the compiler's table has their meaning). Aliases
+# (np.abs is np.absolute, np.true_divide is np.divide, np.mod is np.remainder) are one object:
+# its path is the first name listed.
+_NUMPY_UFUNCS = (
+    "sqrt", "fabs", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+    "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "absolute", "isnan",
+    "isinf", "isfinite", "floor", "ceil", "trunc", "rint", "minimum", "maximum", "fmin", "fmax", "fmod",
+    "copysign", "hypot", "arctan2", "nextafter", "radians", "deg2rad", "degrees", "rad2deg", "add", "subtract",
+    "multiply", "divide", "floor_divide", "remainder", "power", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "left_shift", "right_shift", "less", "less_equal", "equal", "not_equal", "greater", "greater_equal",
+    "negative", "positive", "invert", "logical_not")
+
+
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them)."""
+    import numpy
     paths = {}
+    for name in _NUMPY_UFUNCS:
+        obj = getattr(numpy, name, None)
+        if obj is not None and id(obj) not in paths:
+            paths[id(obj)] = "numpy." + name
     for top in _TOP:
         for obj in _walk(top):
             paths[id(obj)] = obj._path
