@@ -502,6 +502,12 @@ static const struct { const char *path; IrOp op; int code, nargs; } operator_cal
     {"numpy.invert", IR_UNARY, UN_INVERT, 1}, {"numpy.logical_not", IR_UNARY, UN_NOT, 1},
 };
 
+bool is_operator_path(const char *path) {
+    for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++)
+        if (!strcmp(operator_calls[i].path, path)) return true;
+    return !strcmp(path, "builtins.divmod");
+}
+
 /* Emits the operator a call of `path` stands for into *out; *out stays NULL
  * when it is an ordinary call. */
 static int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out) {
@@ -637,7 +643,9 @@ static Instr *seq_len(Builder *bd, Instr *s) {
             if (!(lens[i] = seq_len(bd, s->args[1 + i]))) return NULL;
         return n == 1 ? lens[0] : call_builtin(bd, "builtins.min", lens, n);
     }
-    return call_builtin(bd, "builtins.len", &s, 1);
+    Instr *n = call_builtin(bd, "builtins.len", &s, 1);
+    if (n) n->ival = 1; /* a loop's: typeinfer says so if s has no length */
+    return n;
 }
 
 /* Item k of `s` (k in range(seq_len(s))): s[k], (start + k, x[k]) for
@@ -673,6 +681,7 @@ static Instr *seq_item(Builder *bd, Instr *s, Instr *k) {
     if (!g) return NULL;
     g->args[0] = s;
     g->args[1] = k;
+    g->ival = 1; /* a loop's item */
     return g;
 }
 

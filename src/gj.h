@@ -245,6 +245,8 @@ int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
 /* Is this IR value a compile-time constant (int/float/bool/tuple of them)? */
 bool ir_is_const(const Instr *v);
+/* Does a call of this path become an operator (operator.add, np.power, divmod...)? */
+bool is_operator_path(const char *path);
 
 //
 // typeinfer.c

@@ -458,8 +458,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_range;
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
-        if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE && at[0]->kind != TY_RANGE)
+        if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE && at[0]->kind != TY_RANGE) {
+            if (in->ival) TERR("iteration over %s (for loops go over ranges, arrays, tuples, enumerate() and zip())",
+                               type_name(c, at[0]));
             TERR("len() of %s", type_name(c, at[0]));
+        }
         return &ty_int64;
     case IK_ABS:
         if (nargs != 1 || !is_number(at[0])) TERR("abs() takes one number");
@@ -789,36 +792,62 @@ static int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t) 
     return nargs;
 }
 
-/* round(x, n) of a float, in double precision: x scaled by 10**n, rounded
- * half to even, scaled back (CPython's algorithm before it had correctly
- * rounded decimal conversion; the two agree but for an input whose scaled
- * value lands within an ulp of a half). Infinities and NaN are returned as
- * they are, as is x when the scaling overflows. */
+/* round(x, n) of a float, in double precision, as CPython rounds: x times
+ * 10**n (10**-n divides for n < 0), rounded half to even, scaled back. For
+ * |n| <= 22, 10**n is exact and an fma gives the product's (quotient's)
+ * rounding error exactly, which settles a product that rounded onto a half;
+ * the scaling back is then one correctly rounded operation, as CPython's
+ * decimal conversion is. Past 22 digits 10**n is two factors (each finite)
+ * and the error is not tracked. Infinities and NaN are returned as they
+ * are, as is x when the scaling overflows. */
 static LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
     LLVMTypeRef d = c->f64;
     LLVMValueRef nonneg = LLVMBuildICmp(c->b, LLVMIntSGE, n, ci64(c, 0), "");
     LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntSGT, n, ci64(c, 22), "");
-    /* 10**n as pow1 * pow2 with pow2 = 1e22 past 22 digits: each factor stays finite */
     LLVMValueRef e = LLVMBuildSelect(c->b, nonneg, LLVMBuildSelect(c->b, big, LLVMBuildSub(c->b, n, ci64(c, 22), ""), n, ""),
                                      LLVMBuildNeg(c->b, n, ""), "");
     e = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, ci64(c, 400), ""), ci64(c, 400), e, "");
     LLVMValueRef pa[2] = {LLVMConstReal(d, 10.0), LLVMBuildSIToFP(c->b, e, d, "")};
     LLVMValueRef p1 = math_call(c, "pow", &ty_float64, pa, 2);
     if (!p1) return NULL;
+    double pw = 1.0;
+    for (int j = 0; j <= 22; j++, pw *= 10.0) /* exact powers of ten, whatever pow's accuracy */
+        p1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e, ci64(c, j), ""), LLVMConstReal(d, pw), p1, "");
     LLVMValueRef p2 = LLVMBuildSelect(c->b, big, LLVMConstReal(d, 1e22), LLVMConstReal(d, 1.0), "");
-    LLVMValueRef y = LLVMBuildSelect(c->b, nonneg, LLVMBuildFMul(c->b, LLVMBuildFMul(c->b, x, p1, ""), p2, ""),
-                                     LLVMBuildFDiv(c->b, x, p1, ""), "");
+    LLVMValueRef xp = LLVMBuildFMul(c->b, x, p1, ""), xq = LLVMBuildFDiv(c->b, x, p1, "");
+    LLVMValueRef y = LLVMBuildSelect(c->b, nonneg, LLVMBuildFMul(c->b, xp, p2, ""), xq, "");
     LLVMTypeRef dt = d;
+    LLVMValueRef fa[3] = {x, p1, LLVMBuildFNeg(c->b, xp, "")}, fb[3] = {LLVMBuildFNeg(c->b, xq, ""), p1, x};
+    LLVMValueRef err = LLVMBuildSelect(c->b, nonneg, call_intrinsic(c, "llvm.fma", &dt, 1, fa, 3),
+                                       call_intrinsic(c, "llvm.fma", &dt, 1, fb, 3), ""); /* exact x*p1 - xp, x - xq*p1 */
+    err = LLVMBuildSelect(c->b, big, LLVMConstReal(d, 0.0), err, "");
     LLVMValueRef z = call_intrinsic(c, "llvm.roundeven", &dt, 1, &y, 1);
+    LLVMValueRef yz = LLVMBuildFSub(c->b, y, z, "");
+    LLVMValueRef tie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &yz, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef half = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, err, LLVMConstReal(d, 0.0), ""),
+                                        LLVMConstReal(d, 0.5), LLVMConstReal(d, -0.5), "");
+    z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, tie, LLVMBuildFCmp(c->b, LLVMRealONE, err, LLVMConstReal(d, 0.0), ""), ""),
+                        LLVMBuildFAdd(c->b, y, half, ""), z, "");
+    /* from 2**52 on, y is an integer and err alone is the fraction: a tie (err = +-0.5) goes to the even one of
+     * y and y +- 1 */
+    LLVMValueRef ay = call_intrinsic(c, "llvm.fabs", &dt, 1, &y, 1), hy = LLVMBuildFMul(c->b, y, LLVMConstReal(d, 0.5), "");
+    LLVMValueRef yeven = LLVMBuildFCmp(c->b, LLVMRealOEQ, hy, call_intrinsic(c, "llvm.trunc", &dt, 1, &hy, 1), "");
+    LLVMValueRef etie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &err, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef wide = LLVMBuildFCmp(c->b, LLVMRealOGE, ay, LLVMConstReal(d, 4503599627370496.0), ""); /* 2**52 */
+    z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, wide, LLVMBuildAnd(c->b, etie, LLVMBuildNot(c->b, yeven, ""), ""), ""),
+                        LLVMBuildFAdd(c->b, y, LLVMBuildFMul(c->b, err, LLVMConstReal(d, 2.0), ""), ""), z, "");
     z = LLVMBuildSelect(c->b, nonneg, LLVMBuildFDiv(c->b, LLVMBuildFDiv(c->b, z, p2, ""), p1, ""),
                         LLVMBuildFMul(c->b, z, p1, ""), "");
     /* z * inf for a huge negative n: the answer is a zero of x's sign */
     LLVMValueRef zero[2] = {LLVMConstReal(d, 0.0), x};
-    z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, z, z, ""),
-                        call_intrinsic(c, "llvm.copysign", &dt, 1, zero, 2), z, "");
+    LLVMValueRef sz = call_intrinsic(c, "llvm.copysign", &dt, 1, zero, 2);
+    z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, z, z, ""), sz, z, "");
+    /* and a zero result keeps x's sign (round(-0.001, 2) is -0.0) */
+    z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOEQ, z, LLVMConstReal(d, 0.0), ""), sz, z, "");
     LLVMValueRef inf = LLVMConstReal(d, INFINITY);
+    /* |x * 10**n| >= 2**53: 10**-n is below x's ulp, so x is its own rounding */
     LLVMValueRef fin = LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &dt, 1, &x, 1), inf, ""),
-                                    LLVMBuildFCmp(c->b, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &dt, 1, &y, 1), inf, ""), "");
+                                    LLVMBuildFCmp(c->b, LLVMRealOLT, ay, LLVMConstReal(d, 9007199254740992.0), ""), "");
     return LLVMBuildSelect(c->b, fin, z, x, "");
 }
 

@@ -85,6 +85,8 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
     if (o->kind == TY_ARRAY) {
         int n = idx->kind == TY_TUPLE ? idx->n : 1;
+        if (in->op == IR_GETITEM && in->ival && o->ndim != 1) /* a for loop's item */
+            UNSUP("iteration over the rows of %s (loop over an index and index the array instead)", type_name(c, o));
         if (idx->kind == TY_TUPLE) {
             for (int i = 0; i < idx->n; i++)
                 if (!is_index(idx->items[i]))
@@ -207,7 +209,7 @@ static Type *type_of(TI *ti, Instr *in) {
             in->intr = k;
             return &ty_int32;
         }
-        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
