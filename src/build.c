@@ -848,6 +848,21 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(r);
             break;
         }
+        case OP_CALL_FUNCTION_EX: { /* (NULL f t [kw] -- result); 3.13: (f NULL t [kw] -- result) */
+            if (arg & 1) return unsupported_op(bd, in);
+            POP(t);
+            POP(upper);
+            POP(lower);
+            Instr *f = lower == NULLV ? upper : lower, *other = lower == NULLV ? lower : upper;
+            if (f == NULLV || other != NULLV) return unsupported_op(bd, in);
+            Instr *v = emit(bd, IR_CALL, 2);
+            if (!v) return -1;
+            v->args[0] = f;
+            v->args[1] = t;
+            v->star = true;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
         case OP_BINARY_OP: { /* (a b -- a op b) */
             POP(rhs);
             POP(lhs);

@@ -140,7 +140,7 @@ typedef enum {
     OP_RETURN_VALUE, OP_RETURN_CONST, OP_TO_BOOL, OP_COPY, OP_SWAP,
     OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
     OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
-    OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
+    OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST, OP_CALL_FUNCTION_EX,
     OP_NUM_KNOWN
 } OpKind;
 
@@ -219,6 +219,7 @@ struct Instr {
     const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
     int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    bool star;          /* IR_CALL: f(*t), the one argument a tuple to spread (typeinfer does) */
     int nunpack;        /* IR_TUPLE_GET: how many values the code unpacks into */
     Block *target, *target2;
     PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */

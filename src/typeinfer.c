@@ -172,6 +172,50 @@ static Type *type_user_call(Ctx *c, Instr *in) {
     return f->sub->restype;
 }
 
+/* f(*t) with t's type known: t[0], t[1], ... become the call's arguments,
+ * read by TUPLE_GETs placed just before it (typed in the next round). */
+static Type *spread_star(TI *ti, Instr *in) {
+    Ctx *c = ti->c;
+    Instr *t = in->args[1];
+    if (!type_known(t->type)) return &ty_unknown;
+    if (t->type->kind != TY_TUPLE) TERR("f(*args) in a kernel spreads a tuple, not %s", type_name(c, t->type));
+    int n = t->type->n;
+    if (n > 255) TERR("call with more than 255 arguments");
+    Instr **args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(n + 1));
+    if (!args) return NULL;
+    args[0] = in->args[0];
+    for (int bi = 0; bi < c->nblocks; bi++) {
+        PtrVec *v = &c->blocks[bi]->instrs;
+        int pos = -1;
+        for (int k = 0; k < v->n && pos < 0; k++)
+            if (v->v[k] == in) pos = k;
+        if (pos < 0) continue;
+        for (int i = 0; i < n; i++) {
+            Instr *g = arena_alloc(&c->arena, sizeof *g), **ga = arena_alloc(&c->arena, sizeof(Instr *));
+            if (!g || !ga) return NULL;
+            g->op = IR_TUPLE_GET;
+            g->loc = in->loc;
+            g->id = c->nvalues++;
+            g->args = ga;
+            g->nargs = 1;
+            g->args[0] = t;
+            g->ival = i;
+            g->nunpack = n;
+            args[1 + i] = g;
+            vec_push(&c->arena, v, NULL); /* room, then shift the call and what follows */
+            memmove(&v->v[pos + 1], &v->v[pos], sizeof(void *) * (size_t)(v->n - 1 - pos));
+            v->v[pos++] = g;
+        }
+        in->args = args;
+        in->nargs = n + 1;
+        in->star = false;
+        ti->changed = true;
+        return &ty_unknown;
+    }
+    internal_error(c, in->loc, "typeinfer: a call in no block");
+    return NULL;
+}
+
 static Type *type_of(TI *ti, Instr *in) {
     Ctx *c = ti->c;
     Type *a = in->nargs > 0 ? in->args[0]->type : NULL;
@@ -261,7 +305,9 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a)) return &ty_unknown;
         if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
         return &ty_bool;
-    case IR_CALL: return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
+    case IR_CALL:
+        if (in->star) return spread_star(ti, in);
+        return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
     case IR_GETITEM:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
         return type_getitem(c, in, a, b);

@@ -523,3 +523,36 @@ def test_enumerate_outside_for_loop():
 
     with pytest.raises(gpu.UnsupportedError, match=r"enumerate\(\) is supported only as the iterable of a for loop"):
         k[1, 1](np.zeros(1), np.zeros(3))
+
+
+# ---- f(*t) ------------------------------------------------------------------------------------
+
+def _fma_like(a, b, c):
+    return a * b + c
+
+
+def test_star_call(rng):
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < x.shape[0]:
+            t = (x[i, 0], x[i, 1])
+            out[i, 0] = complex(*t)
+            out[i, 1] = _fma_like(*(x[i, 0], x[i, 1], x[i, 2]))
+            out[i, 2] = max(*t)
+
+    x = rng.normal(size=(50, 3))
+    out = np.full((50, 3), complex(np.nan, np.nan))
+    launch1d(k, 50, out, x)
+    want = np.array([[complex(a, b), a * b + c, max(a, b)] for a, b, c in x.tolist()])
+    assert_same(out.real, want.real, rtol=1e-15)
+    assert_same(out.imag, want.imag)
+
+
+def test_star_call_of_non_tuple():
+    @gpu.jit
+    def k(out, x):
+        out[0] = complex(*x[0])
+
+    with pytest.raises(gpu.TypingError, match=r"spreads a tuple, not float64"):
+        k[1, 1](np.zeros(1, np.complex128), np.zeros(2))
