@@ -712,7 +712,7 @@ static int build_block(Builder *bd, Block *b) {
         RETURN_IF_ERROR(push(bd, ld));
     }
     for (int i = 0; i < bd->nloops; i++)
-        if (bd->loops[i].body_off == c->insns[b->first].off) { /* the body of a loop over a sequence */
+        if (bd->loops[i].body_off >= 0 && block_at(c, bd->loops[i].body_off) == b) { /* a loop's body */
             POP(k);
             RETURN_IF_ERROR(push(bd, seq_item(bd, bd->loops[i].seq, k)));
         }
@@ -948,7 +948,10 @@ static int build_block(Builder *bd, Block *b) {
                                     "enumerate() and zip() (limit is %d)", MAX_SEQ_LOOPS);
                 Instr *n = seq_len(bd, r);
                 if (!n) return -1;
-                bd->loops[bd->nloops++] = (SeqLoop){in->next, -1, r};
+                int f = ii + 1; /* the loop's FOR_ITER follows (after an EXTENDED_ARG when its jump is long) */
+                while (f < c->ninsns && c->insns[f].op != OP_FOR_ITER) f++;
+                if (f == c->ninsns) return internal_error(c, in->loc, "build: GET_ITER without FOR_ITER");
+                bd->loops[bd->nloops++] = (SeqLoop){c->insns[f].off, -1, r};
                 if (!(r = call_builtin(bd, "builtins.range", &n, 1))) return -1;
             }
             Instr *it = emit(bd, IR_GET_ITER, 1);

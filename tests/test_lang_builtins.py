@@ -556,3 +556,17 @@ def test_star_call_of_non_tuple():
 
     with pytest.raises(gpu.TypingError, match=r"spreads a tuple, not float64"):
         k[1, 1](np.zeros(1, np.complex128), np.zeros(2))
+
+
+def test_enumerate_with_a_long_body(rng):
+    # a body past 255 code units gives the FOR_ITER an EXTENDED_ARG prefix
+    body = "".join("        acc = acc * 0.5 + v * %d + i\n" % j for j in range(120))
+    src = "def k(out, a):\n    acc = 0.0\n    for i, v in enumerate(a):\n" + body + "        out[i] = acc\n"
+    ns = {}
+    exec(compile(src, "<long body>", "exec"), ns)
+    a = rng.normal(size=6)
+    out = poisoned(6, np.float64)
+    gpu.jit(ns["k"])[1, 1](out, a)
+    want = np.empty(6)
+    ns["k"](want, a)
+    assert_same(out, want, rtol=1e-12)
