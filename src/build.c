@@ -513,7 +513,8 @@ bool is_operator_path(const char *path) {
 static int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out) {
     Ctx *c = bd->c;
     *out = NULL;
-    if (!strcmp(path, "builtins.divmod") && n == 2) { /* (a // b, a % b) */
+    if (!strcmp(path, "builtins.divmod")) { /* (a // b, a % b) */
+        if (n != 2) return error_at(c, ERR_TYPING, bd->loc, "divmod() takes 2 arguments (%d given)", n);
         Instr *q = emit(bd, IR_BINOP, 2), *r = q ? emit(bd, IR_BINOP, 2) : NULL, *t = r ? emit(bd, IR_TUPLE, 2) : NULL;
         if (!t) return -1;
         q->ival = BIN_FLOORDIV;
@@ -528,10 +529,11 @@ static int operator_call(Builder *bd, const char *path, Instr **argv, int n, Ins
     for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++) {
         if (strcmp(operator_calls[i].path, path)) continue;
         if (!strcmp(path, "builtins.pow") && n != 2) return 0; /* pow(a, b, m) is an intrinsic */
-        if (n != operator_calls[i].nargs)
-            return error_at(c, ERR_TYPING, bd->loc, "%s() takes %d argument%s (%d given)", path_pretty(path) +
-                            (strncmp(path, "_operator.", 10) ? 0 : 1), operator_calls[i].nargs,
-                            operator_calls[i].nargs == 1 ? "" : "s", n);
+        if (n != operator_calls[i].nargs) {
+            const char *name = strncmp(path, "_operator.", 10) ? path_pretty(path) : path + 1; /* operator.add */
+            return error_at(c, ERR_TYPING, bd->loc, "%s() takes %d argument%s (%d given)", name,
+                            operator_calls[i].nargs, operator_calls[i].nargs == 1 ? "" : "s", n);
+        }
         Instr *v = emit(bd, operator_calls[i].op, n);
         if (!v) return -1;
         v->ival = operator_calls[i].code;

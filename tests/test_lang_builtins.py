@@ -570,3 +570,12 @@ def test_enumerate_with_a_long_body(rng):
     want = np.empty(6)
     ns["k"](want, a)
     assert_same(out, want, rtol=1e-12)
+
+
+def test_divmod_wrong_count():
+    @gpu.jit
+    def k(out):
+        out[0] = divmod(7)[0]
+
+    with pytest.raises(gpu.TypingError, match=r"divmod\(\) takes 2 arguments \(1 given\)"):
+        k[1, 1](np.zeros(1))
