@@ -285,6 +285,8 @@ typedef enum {
     IK_MODF,        /* math.modf(x) -> (fraction, integral part) */
     IK_NP_ROUND,    /* np.floor/ceil/trunc/rint: float -> float (name = llvm intrinsic) */
     IK_NP_MINMAX,   /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
+    IK_NP_LOGICAL,  /* np.logical_and/or/xor: id = 0..2 */
+    IK_NP_SIGN,     /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {

@@ -135,6 +135,8 @@ static const Intrinsic intrinsics[] = {
     {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"}, {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
     {"numpy.minimum", IK_NP_MINMAX, 0}, {"numpy.maximum", IK_NP_MINMAX, 1},
     {"numpy.fmin", IK_NP_MINMAX, 2}, {"numpy.fmax", IK_NP_MINMAX, 3},
+    {"numpy.logical_and", IK_NP_LOGICAL, 0}, {"numpy.logical_or", IK_NP_LOGICAL, 1},
+    {"numpy.logical_xor", IK_NP_LOGICAL, 2}, {"numpy.sign", IK_NP_SIGN},
     {"numpy.fmod", IK_MATH2, 0, 0, "fmod"}, {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
     {"numpy.hypot", IK_MATH2, 0, 0, "hypot"}, {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
     {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
@@ -546,6 +548,12 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_NP_ROUND:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
+    case IK_NP_LOGICAL:
+        if (nargs != 2 || !is_number(at[0]) || !is_number(at[1])) TERR("%s() takes two numbers", k->path);
+        return &ty_bool;
+    case IK_NP_SIGN:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        return at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
     case IK_NP_MINMAX:
         if (nargs != 2 || !is_scalar(at[0]) || !is_scalar(at[1])) TERR("%s() takes two numbers", k->path);
         return type_eq(at[0], at[1]) ? at[0] : promote_arith(at[0], at[1]);
@@ -1153,6 +1161,26 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return LLVMBuildCall2(c->b, fnty, fn, args, 2, "");
     }
     case IK_NP_ROUND: return fcall1(c, k->name, val_as(c, a[0], rt));
+    case IK_NP_LOGICAL: {
+        LLVMValueRef x = to_bool(c, val(c, a[0]), a[0]->type), y = to_bool(c, val(c, a[1]), a[1]->type);
+        if (k->id == 0) return LLVMBuildAnd(c->b, x, y, "");
+        return k->id == 1 ? LLVMBuildOr(c->b, x, y, "") : LLVMBuildXor(c->b, x, y, "");
+    }
+    case IK_NP_SIGN: { /* (x > 0) - (x < 0); a NaN stays NaN */
+        LLVMValueRef x = val_as(c, a[0], rt);
+        LLVMTypeRef t = llvm_type(c, rt);
+        if (is_float(rt)) {
+            LLVMValueRef zero = LLVMConstReal(t, 0.0);
+            LLVMValueRef s1 = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, x, zero, ""), LLVMConstReal(t, 1.0),
+                              LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, x, zero, ""), LLVMConstReal(t, -1.0),
+                                              zero, ""), "");
+            return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), x, s1, "");
+        }
+        LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+        LLVMValueRef pos = LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, is_signed(rt) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), t, "");
+        if (!is_signed(rt)) return pos;
+        return LLVMBuildSub(c->b, pos, LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, zero, ""), t, ""), "");
+    }
     case IK_NP_MINMAX: {
         LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt);
         bool mx = k->id & 1;

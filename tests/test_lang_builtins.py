@@ -369,9 +369,10 @@ NP_UNARY = {"sqrt": (0, 100), "exp": (-10, 10), "log": (0.01, 100), "sin": (-10,
             "cosh": (-5, 5), "tanh": (-5, 5), "arcsinh": (-10, 10), "arccosh": (1, 10), "arctanh": (-0.9, 0.9),
             "exp2": (-10, 10), "expm1": (-5, 5), "log2": (0.01, 100), "log10": (0.01, 100), "log1p": (-0.9, 10),
             "cbrt": (-10, 10), "fabs": (-10, 10)}
-NP_EXACT = ["abs", "absolute", "isnan", "isinf", "isfinite", "floor", "ceil", "trunc", "rint", "negative"]
+NP_EXACT = ["abs", "absolute", "isnan", "isinf", "isfinite", "floor", "ceil", "trunc", "rint", "negative", "sign",
+            "logical_not"]
 NP_BINARY = ["minimum", "maximum", "fmin", "fmax", "copysign", "hypot", "arctan2", "fmod", "power", "add",
-             "subtract", "multiply", "divide", "greater", "less_equal"]
+             "subtract", "multiply", "divide", "greater", "less_equal", "logical_and", "logical_or", "logical_xor"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])

@@ -121,7 +121,7 @@ _NUMPY_UFUNCS = (
     "copysign", "hypot", "arctan2", "nextafter", "radians", "deg2rad", "degrees", "rad2deg", "add", "subtract",
     "multiply", "divide", "floor_divide", "remainder", "power", "bitwise_and", "bitwise_or", "bitwise_xor",
     "left_shift", "right_shift", "less", "less_equal", "equal", "not_equal", "greater", "greater_equal",
-    "negative", "positive", "invert", "logical_not")
+    "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign")
 
 
 def registry():
