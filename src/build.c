@@ -4,6 +4,9 @@
  * (stored by each predecessor, loaded on entry). Compile-time objects
  * (modules, gpujit intrinsics, builtins) become IR_OBJ values known by a
  * dotted path; globals and closure cells holding numbers become constants.
+ * Calls of operator.add and its kin become the operators; a for loop over
+ * an array, tuple, enumerate() or zip() becomes a count over range(len(...))
+ * whose body starts by reading item k.
  * Requires: decode_bytecode, build_cfg. Stack effects are stated per opcode. */
 #include <string.h>
 
@@ -637,7 +640,7 @@ static Instr *seq_len(Builder *bd, Instr *s) {
             return NULL;
         }
         if (n > 255) {
-            error_at(c, ERR_UNSUPPORTED, s->loc, "zip() of too many iterables (limit is 255)");
+            error_at(c, ERR_UNSUPPORTED, s->loc, "too many iterables in zip() (limit is 255)");
             return NULL;
         }
         s->ival = 1;

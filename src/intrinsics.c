@@ -1,8 +1,9 @@
 /* intrinsics.c: what each name a kernel can call means -- gpujit's (numba.cuda's)
- * thread geometry, memory, barriers and atomics, Python's builtins, math and
- * NumPy's casts: its typing rule (used by typeinfer.c) and its lowering (used
- * by lower.c). A name is known by its dotted path (build.c resolves objects
- * to paths), so aliases of modules and functions work. */
+ * thread geometry, memory, barriers and atomics, Python's builtins, math,
+ * cmath, NumPy's casts and scalar functions: its typing rule (used by
+ * typeinfer.c) and its lowering (used by lower.c). A name is known by its
+ * dotted path (build.c resolves objects to paths), so aliases of modules and
+ * functions work. */
 #include <math.h>
 #include <string.h>
 

@@ -180,7 +180,7 @@ static Type *spread_star(TI *ti, Instr *in) {
     if (!type_known(t->type)) return &ty_unknown;
     if (t->type->kind != TY_TUPLE) TERR("f(*args) in a kernel spreads a tuple, not %s", type_name(c, t->type));
     int n = t->type->n;
-    if (n > 255) TERR("call with more than 255 arguments");
+    if (n > 255) TERR("too many arguments in f(*args) (limit is 255)");
     Instr **args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(n + 1));
     if (!args) return NULL;
     args[0] = in->args[0];
