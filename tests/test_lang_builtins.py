@@ -580,3 +580,30 @@ def test_divmod_wrong_count():
 
     with pytest.raises(gpu.TypingError, match=r"divmod\(\) takes 2 arguments \(1 given\)"):
         k[1, 1](np.zeros(1))
+
+
+def test_nested_sequence_loops_continue_else(rng):
+    def body(out, a, b):
+        n = 0
+        for i, x in enumerate(a):
+            for j, y in enumerate(b):
+                if y < 0:
+                    continue
+                if x * y > 1.5:
+                    break
+                out[0] += x * y + i - j
+                n += 1
+            else:
+                out[1] += 1
+        for v in b:
+            if v > 100:
+                break
+        else:
+            out[2] = n
+
+    a, b = rng.normal(size=7), rng.normal(size=5)
+    out = np.zeros(3)
+    gpu.jit(body)[1, 1](out, a, b)
+    want = np.zeros(3)
+    body(want, a, b)
+    assert_same(out, want, rtol=1e-13)
