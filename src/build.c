@@ -4,6 +4,9 @@
  * (stored by each predecessor, loaded on entry). Compile-time objects
  * (modules, gpujit intrinsics, builtins) become IR_OBJ values known by a
  * dotted path; globals and closure cells holding numbers become constants.
+ * Calls of operator.add and its kin become the operators; a for loop over
+ * an array, tuple, enumerate() or zip() becomes a count over range(len(...))
+ * whose body starts by reading item k.
  * Requires: decode_bytecode, build_cfg. Stack effects are stated per opcode. */
 #include <string.h>
 
@@ -12,6 +15,16 @@
 /* The NULL that CPython pushes below a callable. */
 static Instr null_marker = {.id = -1}; /* no id: the verifier rejects it as an operand */
 #define NULLV (&null_marker)
+
+/* A for loop over something other than range() (an array, a tuple,
+ * enumerate(), zip()): it counts k over range(len(seq)) and its body starts
+ * by taking element k. */
+#define MAX_SEQ_LOOPS 256
+typedef struct SeqLoop {
+    int for_off;   /* the FOR_ITER's offset */
+    int body_off;  /* where its body starts (the FOR_ITER's next) */
+    Instr *seq;
+} SeqLoop;
 
 typedef struct Builder {
     Ctx *c;
@@ -23,6 +36,8 @@ typedef struct Builder {
     PtrVec work;        /* blocks to build */
     PyObject *names, *consts, *varnames, *freevars;
     int const_items;    /* items of the constant being converted, counting nested tuples */
+    SeqLoop loops[MAX_SEQ_LOOPS];
+    int nloops;
 } Builder;
 
 Var *ctx_var(Ctx *c, int i) { return c->vars.v[i]; }
@@ -384,10 +399,10 @@ static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
         path = object_path(c, o);
     }
     if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
-        path = "numpy.ndarray"; /* its contents become constant memory (typeinfer.c) */
+        path = PATH_GLOBAL_ARRAY; /* its contents become constant memory (typeinfer.c) */
     if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||
                                        PyObject_HasAttrString(o, "device_ctypes_pointer")))
-        path = "gpujit.DeviceArray"; /* captured by reference: its address is baked in */
+        path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
     PyErr_Clear();
     if (!path) {
         if (!PyErr_Occurred())
@@ -454,7 +469,7 @@ static Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
-    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, "numpy.ndarray") || !strcmp(obj->name, "gpujit.DeviceArray"));
+    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));
     if (obj->op == IR_OBJ && !array) {
         /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
         Instr *v = emit(bd, IR_OBJ, 0);
@@ -705,6 +720,88 @@ static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
     return v;
 }
 
+/* ---- calls that are operators ---- */
+
+/* operator.add(a, b) and the rest of the operator module's number
+ * functions, pow(a, b) and divmod(a, b) are the operators themselves: they
+ * become the same IR, so their typing and lowering are the operators'. */
+static const struct { const char *path; IrOp op; int code, nargs; } operator_calls[] = {
+    {"_operator.add", IR_BINOP, BIN_ADD, 2}, {"_operator.iadd", IR_BINOP, BIN_ADD, 2},
+    {"_operator.sub", IR_BINOP, BIN_SUB, 2}, {"_operator.isub", IR_BINOP, BIN_SUB, 2},
+    {"_operator.mul", IR_BINOP, BIN_MUL, 2}, {"_operator.imul", IR_BINOP, BIN_MUL, 2},
+    {"_operator.truediv", IR_BINOP, BIN_DIV, 2}, {"_operator.itruediv", IR_BINOP, BIN_DIV, 2},
+    {"_operator.floordiv", IR_BINOP, BIN_FLOORDIV, 2}, {"_operator.ifloordiv", IR_BINOP, BIN_FLOORDIV, 2},
+    {"_operator.mod", IR_BINOP, BIN_MOD, 2}, {"_operator.imod", IR_BINOP, BIN_MOD, 2},
+    {"_operator.pow", IR_BINOP, BIN_POW, 2}, {"_operator.ipow", IR_BINOP, BIN_POW, 2},
+    {"_operator.and_", IR_BINOP, BIN_AND, 2}, {"_operator.iand", IR_BINOP, BIN_AND, 2},
+    {"_operator.or_", IR_BINOP, BIN_OR, 2}, {"_operator.ior", IR_BINOP, BIN_OR, 2},
+    {"_operator.xor", IR_BINOP, BIN_XOR, 2}, {"_operator.ixor", IR_BINOP, BIN_XOR, 2},
+    {"_operator.lshift", IR_BINOP, BIN_LSHIFT, 2}, {"_operator.ilshift", IR_BINOP, BIN_LSHIFT, 2},
+    {"_operator.rshift", IR_BINOP, BIN_RSHIFT, 2}, {"_operator.irshift", IR_BINOP, BIN_RSHIFT, 2},
+    {"_operator.lt", IR_CMP, CMP_LT, 2}, {"_operator.le", IR_CMP, CMP_LE, 2},
+    {"_operator.eq", IR_CMP, CMP_EQ, 2}, {"_operator.ne", IR_CMP, CMP_NE, 2},
+    {"_operator.gt", IR_CMP, CMP_GT, 2}, {"_operator.ge", IR_CMP, CMP_GE, 2},
+    {"_operator.neg", IR_UNARY, UN_NEG, 1}, {"_operator.pos", IR_UNARY, UN_POS, 1},
+    {"_operator.invert", IR_UNARY, UN_INVERT, 1}, {"_operator.inv", IR_UNARY, UN_INVERT, 1},
+    {"_operator.not_", IR_UNARY, UN_NOT, 1}, {"_operator.truth", IR_TRUTH, 0, 1},
+    {"builtins.pow", IR_BINOP, BIN_POW, 2},
+    /* NumPy's arithmetic ufuncs on scalars */
+    {"numpy.add", IR_BINOP, BIN_ADD, 2}, {"numpy.subtract", IR_BINOP, BIN_SUB, 2},
+    {"numpy.multiply", IR_BINOP, BIN_MUL, 2}, {"numpy.divide", IR_BINOP, BIN_DIV, 2},
+    {"numpy.floor_divide", IR_BINOP, BIN_FLOORDIV, 2}, {"numpy.remainder", IR_BINOP, BIN_MOD, 2},
+    {"numpy.power", IR_BINOP, BIN_POW, 2}, {"numpy.bitwise_and", IR_BINOP, BIN_AND, 2},
+    {"numpy.bitwise_or", IR_BINOP, BIN_OR, 2}, {"numpy.bitwise_xor", IR_BINOP, BIN_XOR, 2},
+    {"numpy.left_shift", IR_BINOP, BIN_LSHIFT, 2}, {"numpy.right_shift", IR_BINOP, BIN_RSHIFT, 2},
+    {"numpy.less", IR_CMP, CMP_LT, 2}, {"numpy.less_equal", IR_CMP, CMP_LE, 2},
+    {"numpy.equal", IR_CMP, CMP_EQ, 2}, {"numpy.not_equal", IR_CMP, CMP_NE, 2},
+    {"numpy.greater", IR_CMP, CMP_GT, 2}, {"numpy.greater_equal", IR_CMP, CMP_GE, 2},
+    {"numpy.negative", IR_UNARY, UN_NEG, 1}, {"numpy.positive", IR_UNARY, UN_POS, 1},
+    {"numpy.invert", IR_UNARY, UN_INVERT, 1}, {"numpy.logical_not", IR_UNARY, UN_NOT, 1},
+};
+
+bool is_operator_path(const char *path) {
+    for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++)
+        if (!strcmp(operator_calls[i].path, path)) return true;
+    return !strcmp(path, "builtins.divmod");
+}
+
+/* Emits the operator a call of `path` stands for into *out; *out stays NULL
+ * when it is an ordinary call. */
+static int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out) {
+    Ctx *c = bd->c;
+    *out = NULL;
+    if (!strcmp(path, "builtins.divmod")) { /* (a // b, a % b) */
+        if (n != 2) return error_at(c, ERR_TYPING, bd->loc, "divmod() takes 2 arguments (%d given)", n);
+        Instr *q = emit(bd, IR_BINOP, 2), *r = q ? emit(bd, IR_BINOP, 2) : NULL, *t = r ? emit(bd, IR_TUPLE, 2) : NULL;
+        if (!t) return -1;
+        q->ival = BIN_FLOORDIV;
+        r->ival = BIN_MOD;
+        q->args[0] = r->args[0] = argv[0];
+        q->args[1] = r->args[1] = argv[1];
+        t->args[0] = q;
+        t->args[1] = r;
+        *out = t;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++) {
+        if (strcmp(operator_calls[i].path, path)) continue;
+        if (!strcmp(path, "builtins.pow") && n != 2) return 0; /* pow(a, b, m) is an intrinsic */
+        if (n != operator_calls[i].nargs) {
+            const char *name = strncmp(path, "_operator.", 10) ? path_pretty(path) : path + 1; /* operator.add */
+            return error_at(c, ERR_TYPING, bd->loc, "%s() takes %d argument%s (%d given)", name,
+                            operator_calls[i].nargs, operator_calls[i].nargs == 1 ? "" : "s", n);
+        }
+        Instr *v = emit(bd, operator_calls[i].op, n);
+        if (!v) return -1;
+        v->ival = operator_calls[i].code;
+        v->name = operator_calls[i].path; /* NumPy's ufuncs divide by zero as IEEE does (lower.c) */
+        for (int k = 0; k < n; k++) v->args[k] = argv[k];
+        *out = v;
+        return 0;
+    }
+    return 0;
+}
+
 static int call(Builder *bd, int nargs, PyObject *kwnames) {
     Ctx *c = bd->c;
     if (nargs > LIMIT_TUPLE) return error_limit(c, bd->loc, "arguments in a call", LIMIT_TUPLE);
@@ -743,6 +840,11 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         argv = args;
         n++;
     }
+    if (callee->op == IR_OBJ && callee->name && !callee->func && !self && !(kwnames && PyTuple_Check(kwnames) && PyTuple_GET_SIZE(kwnames))) {
+        Instr *op;
+        RETURN_IF_ERROR(operator_call(bd, callee->name, argv, n, &op));
+        if (op) return push(bd, op);
+    }
     Instr *v = emit(bd, IR_CALL, n + 1);
     if (!v) return -1;
     v->args[0] = callee;
@@ -755,6 +857,100 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
             v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
     }
     return push(bd, v);
+}
+
+/* ---- for loops over sequences ---- */
+
+static bool is_call_of(const Instr *v, const char *path) {
+    return v->op == IR_CALL && v->args[0]->op == IR_OBJ && !v->args[0]->func && v->args[0]->name &&
+           !strcmp(v->args[0]->name, path);
+}
+
+/* path(args...), for a builtin the code did not name itself. */
+static Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n) {
+    Instr *f = emit(bd, IR_OBJ, 0), *v = f ? emit(bd, IR_CALL, n + 1) : NULL;
+    if (!v) return NULL;
+    f->name = path;
+    v->args[0] = f;
+    for (int i = 0; i < n; i++) v->args[1 + i] = args[i];
+    return v;
+}
+
+/* enumerate(x, start=0): x, and start or NULL. */
+static int enumerate_args(Builder *bd, Instr *e, Instr **x, Instr **start) {
+    int n = e->nargs - 1;
+    if (n < 1 || n > 2 || (e->nkw && (e->nkw > 1 || n != 2 || strcmp(e->kwnames[0], "start"))))
+        return error_at(bd->c, ERR_TYPING, e->loc, "enumerate() takes an iterable and an optional start");
+    *x = e->args[1];
+    *start = n == 2 ? e->args[2] : NULL;
+    return 0;
+}
+
+/* How many items a loop over `s` takes: len(s), the shortest of zip's. */
+static Instr *seq_len(Builder *bd, Instr *s) {
+    Ctx *c = bd->c;
+    if (is_call_of(s, "builtins.enumerate")) {
+        Instr *x, *start;
+        if (enumerate_args(bd, s, &x, &start) < 0) return NULL;
+        s->ival = 1; /* consumed by this loop (typeinfer refuses it elsewhere) */
+        return seq_len(bd, x);
+    }
+    if (is_call_of(s, "builtins.zip")) {
+        Instr *lens[256];
+        int n = s->nargs - 1;
+        if (n < 1 || s->nkw) {
+            error_at(c, ERR_TYPING, s->loc, "zip() in a kernel takes one or more iterables and no keywords");
+            return NULL;
+        }
+        if (n > 255) {
+            error_at(c, ERR_UNSUPPORTED, s->loc, "too many iterables in zip() (limit is 255)");
+            return NULL;
+        }
+        s->ival = 1;
+        for (int i = 0; i < n; i++)
+            if (!(lens[i] = seq_len(bd, s->args[1 + i]))) return NULL;
+        return n == 1 ? lens[0] : call_builtin(bd, "builtins.min", lens, n);
+    }
+    Instr *n = call_builtin(bd, "builtins.len", &s, 1);
+    if (n) n->ival = 1; /* a loop's: typeinfer says so if s has no length */
+    return n;
+}
+
+/* Item k of `s` (k in range(seq_len(s))): s[k], (start + k, x[k]) for
+ * enumerate, a tuple of items for zip. */
+static Instr *seq_item(Builder *bd, Instr *s, Instr *k) {
+    if (is_call_of(s, "builtins.enumerate")) {
+        Instr *x, *start;
+        if (enumerate_args(bd, s, &x, &start) < 0) return NULL;
+        Instr *i = k;
+        if (start) {
+            if (!(i = emit(bd, IR_BINOP, 2))) return NULL;
+            i->ival = BIN_ADD;
+            i->args[0] = k;
+            i->args[1] = start;
+        }
+        Instr *item = seq_item(bd, x, k), *t = item ? emit(bd, IR_TUPLE, 2) : NULL;
+        if (!t) return NULL;
+        t->args[0] = i;
+        t->args[1] = item;
+        return t;
+    }
+    if (is_call_of(s, "builtins.zip")) {
+        Instr *items[256];
+        int n = s->nargs - 1;
+        for (int j = 0; j < n; j++)
+            if (!(items[j] = seq_item(bd, s->args[1 + j], k))) return NULL;
+        Instr *t = emit(bd, IR_TUPLE, n);
+        if (!t) return NULL;
+        for (int j = 0; j < n; j++) t->args[j] = items[j];
+        return t;
+    }
+    Instr *g = emit(bd, IR_GETITEM, 2);
+    if (!g) return NULL;
+    g->args[0] = s;
+    g->args[1] = k;
+    g->ival = 1; /* a loop's item */
+    return g;
 }
 
 /* Build one block; queue its successors. */
@@ -783,6 +979,11 @@ static int build_block(Builder *bd, Block *b) {
         ld->var = b->slot_vars[i];
         RETURN_IF_ERROR(push(bd, ld));
     }
+    for (int i = 0; i < bd->nloops; i++)
+        if (bd->loops[i].body_off >= 0 && block_at(c, bd->loops[i].body_off) == b) { /* a loop's body */
+            POP(k);
+            RETURN_IF_ERROR(push(bd, seq_item(bd, bd->loops[i].seq, k)));
+        }
     for (int ii = b->first; ii <= b->last; ii++) {
         const Insn *in = &c->insns[ii];
         bd->loc = in->loc;
@@ -1027,17 +1228,30 @@ static int build_block(Builder *bd, Block *b) {
             break;
         }
         case OP_LIST_TO_TUPLE: RETURN_IF_ERROR(list_to_tuple(bd)); break; /* (list -- tuple) */
-        case OP_CALL_FUNCTION_EX: { /* (callable self_or_null args [kwargs] -- result) */
-            /* CPython calls this way when a call has more than 30 arguments; they are in
-             * a tuple built just before (a constant one when all are constants). */
+        case OP_CALL_FUNCTION_EX: { /* (NULL f t [kw] -- result); 3.13: (f NULL t [kw] -- result) */
+            /* CPython calls this way for f(*t), and when a call has more than 30
+             * arguments: then they are in a tuple built just before (a constant one
+             * when all are constants), spread into a plain call here. */
             if (arg & 1) return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with **kwargs, or with more than "
                                          "30 arguments and keyword arguments, are not supported in kernels");
             Instr *t = pop_any(bd);
             if (!t) return -1;
-            if (!(t->op == IR_CONST && t->ckind == CK_TUPLE) && !is_argtuple(t))
-                return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with *args are not supported in kernels");
-            for (int k = 0; k < t->nargs; k++) RETURN_IF_ERROR(push(bd, t->args[k]));
-            RETURN_IF_ERROR(call(bd, t->nargs, NULL));
+            if ((t->op == IR_CONST && t->ckind == CK_TUPLE) || is_argtuple(t)) {
+                for (int k = 0; k < t->nargs; k++) RETURN_IF_ERROR(push(bd, t->args[k]));
+                RETURN_IF_ERROR(call(bd, t->nargs, NULL));
+                break;
+            }
+            /* f(*t) of a tuple value: typeinfer spreads it once t's type is known */
+            POP(upper);
+            POP(lower);
+            Instr *f = lower == NULLV ? upper : lower, *other = lower == NULLV ? lower : upper;
+            if (f == NULLV || other != NULLV) return unsupported_op(bd, in);
+            Instr *v = emit(bd, IR_CALL, 2);
+            if (!v) return -1;
+            v->args[0] = f;
+            v->args[1] = t;
+            v->star = true;
+            RETURN_IF_ERROR(push(bd, v));
             break;
         }
         case OP_UNPACK_SEQUENCE: { /* (t -- t[n-1] ... t[0]) */
@@ -1054,6 +1268,18 @@ static int build_block(Builder *bd, Block *b) {
         }
         case OP_GET_ITER: { /* (r -- it) */
             POP(r);
+            if (!is_call_of(r, "builtins.range")) { /* counts over range(len(r)) */
+                if (bd->nloops == MAX_SEQ_LOOPS)
+                    return error_at(c, ERR_UNSUPPORTED, in->loc, "too many for loops over arrays, tuples, "
+                                    "enumerate() and zip() (limit is %d)", MAX_SEQ_LOOPS);
+                Instr *n = seq_len(bd, r);
+                if (!n) return -1;
+                int f = ii + 1; /* the loop's FOR_ITER follows (after an EXTENDED_ARG when its jump is long) */
+                while (f < c->ninsns && c->insns[f].op != OP_FOR_ITER) f++;
+                if (f == c->ninsns) return internal_error(c, in->loc, "build: GET_ITER without FOR_ITER");
+                bd->loops[bd->nloops++] = (SeqLoop){c->insns[f].off, -1, r};
+                if (!(r = call_builtin(bd, "builtins.range", &n, 1))) return -1;
+            }
             Instr *it = emit(bd, IR_GET_ITER, 1);
             if (!it) return -1;
             it->args[0] = r;
@@ -1067,6 +1293,8 @@ static int build_block(Builder *bd, Block *b) {
             if (!ok) return -1;
             nx->args[0] = it;
             ok->args[0] = nx;
+            for (int k = 0; k < bd->nloops; k++)
+                if (bd->loops[k].for_off == in->off) bd->loops[k].body_off = in->next;
             RETURN_IF_ERROR(push(bd, nx));
             return branch(bd, ok, in->next, bd->sp, for_iter_exit(c, in), bd->sp - 2);
         }

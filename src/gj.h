@@ -241,6 +241,7 @@ struct Instr {
     const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
     int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
     int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    bool star;          /* IR_CALL: f(*t), the one argument a tuple to spread (typeinfer does) */
     int nunpack;        /* IR_TUPLE_GET: how many values the code unpacks into */
     Block *target, *target2;
     PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
@@ -265,8 +266,15 @@ typedef struct Var {
 
 int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
+/* The IR_OBJ paths of a global NumPy array (frozen into the kernel) and of a
+ * captured device array (its address baked in): not real dotted paths, so no
+ * module attribute (numpy.ndarray, the class) can take them. */
+#define PATH_GLOBAL_ARRAY "$global ndarray"
+#define PATH_CAPTURED_ARRAY "$captured device array"
 /* Is this IR value a compile-time constant (int/float/bool/tuple of them)? */
 bool ir_is_const(const Instr *v);
+/* Does a call of this path become an operator (operator.add, np.power, divmod...)? */
+bool is_operator_path(const char *path);
 
 //
 // typeinfer.c
@@ -292,6 +300,20 @@ typedef enum {
     IK_COMPLEX,     /* complex(re=0, im=0) -> complex128 */
     IK_CONJUGATE,   /* z.conjugate(): the callee is the IR_ATTR holding z */
     IK_CMATH,       /* cmath.*: id = CmathFn (complex.c) */
+    IK_ROUND,       /* round(x), round(x, ndigits) */
+    IK_POWMOD,      /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
+    IK_SEQ,         /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
+    IK_SUM,         /* sum(tuple) */
+    IK_ANYALL,      /* any(tuple) (id 0), all(tuple) (id 1) */
+    IK_ISINSTANCE,  /* isinstance(x, cls or tuple of classes): a constant of the static type */
+    IK_BIT_COUNT,   /* x.bit_count(), int.bit_count(x) */
+    IK_FREXP,       /* math.frexp(x) -> (mantissa, int32 exponent) */
+    IK_LDEXP,       /* math.ldexp(x, i) */
+    IK_MODF,        /* math.modf(x) -> (fraction, integral part) */
+    IK_NP_ROUND,    /* np.floor/ceil/trunc/rint: float -> float (name = llvm intrinsic) */
+    IK_NP_MINMAX,   /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
+    IK_NP_LOGICAL,  /* np.logical_and/or/xor: id = 0..2 */
+    IK_NP_SIGN,     /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -461,6 +483,7 @@ int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
  * runtime to tell which lanes reach it together: an i64 array (returned as
  * an i64 address) of *len entries; NULL where the target does not want it. */
 LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)

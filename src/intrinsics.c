@@ -1,8 +1,9 @@
 /* intrinsics.c: what each name a kernel can call means -- gpujit's (numba.cuda's)
- * thread geometry, memory, barriers and atomics, Python's builtins, math and
- * NumPy's casts: its typing rule (used by typeinfer.c) and its lowering (used
- * by lower.c). A name is known by its dotted path (build.c resolves objects
- * to paths), so aliases of modules and functions work. */
+ * thread geometry, memory, barriers and atomics, Python's builtins, math,
+ * cmath, NumPy's casts and scalar functions: its typing rule (used by
+ * typeinfer.c) and its lowering (used by lower.c). A name is known by its
+ * dotted path (build.c resolves objects to paths), so aliases of modules and
+ * functions work. */
 #include <math.h>
 #include <string.h>
 
@@ -107,6 +108,41 @@ static const Intrinsic intrinsics[] = {
     {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
     {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
     {"math.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
+    {"math.remainder", IK_MATH2, 0, 0, "remainder"}, {"math.nextafter", IK_MATH2, 0, 0, "nextafter"},
+    {"math.frexp", IK_FREXP}, {"math.ldexp", IK_LDEXP}, {"math.modf", IK_MODF},
+    /* builtins beyond the casts (operator.*, pow(a, b) and divmod are operators: build.c) */
+    {"builtins.round", IK_ROUND}, {"builtins.pow", IK_POWMOD},
+    {"builtins.enumerate", IK_SEQ}, {"builtins.zip", IK_SEQ},
+    {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
+    {"builtins.isinstance", IK_ISINSTANCE},
+    {"int.bit_count", IK_BIT_COUNT}, {"builtins.int.bit_count", IK_BIT_COUNT},
+    {"_operator.abs", IK_ABS},
+    /* NumPy's scalar functions on scalars, with NumPy's names (gpujit.intrinsics registers the ufuncs) */
+    {"numpy.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"numpy.fabs", IK_MATH1, 0, 0, "fabs"},
+    {"numpy.sin", IK_MATH1, 0, 0, "sin"}, {"numpy.cos", IK_MATH1, 0, 0, "cos"},
+    {"numpy.tan", IK_MATH1, 0, 0, "tan"}, {"numpy.arcsin", IK_MATH1, 0, 0, "asin"},
+    {"numpy.arccos", IK_MATH1, 0, 0, "acos"}, {"numpy.arctan", IK_MATH1, 0, 0, "atan"},
+    {"numpy.sinh", IK_MATH1, 0, 0, "sinh"}, {"numpy.cosh", IK_MATH1, 0, 0, "cosh"},
+    {"numpy.tanh", IK_MATH1, 0, 0, "tanh"}, {"numpy.arcsinh", IK_MATH1, 0, 0, "asinh"},
+    {"numpy.arccosh", IK_MATH1, 0, 0, "acosh"}, {"numpy.arctanh", IK_MATH1, 0, 0, "atanh"},
+    {"numpy.exp", IK_MATH1, 0, 0, "exp"}, {"numpy.exp2", IK_MATH1, 0, 0, "exp2"},
+    {"numpy.expm1", IK_MATH1, 0, 0, "expm1"}, {"numpy.log", IK_MATH1, 0, 0, "log"},
+    {"numpy.log2", IK_MATH1, 0, 0, "log2"}, {"numpy.log10", IK_MATH1, 0, 0, "log10"},
+    {"numpy.log1p", IK_MATH1, 0, 0, "log1p"}, {"numpy.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"numpy.absolute", IK_ABS},
+    {"numpy.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"numpy.isinf", IK_MATH_CLASS, CLASS_ISINF},
+    {"numpy.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+    {"numpy.floor", IK_NP_ROUND, 0, 0, "llvm.floor"}, {"numpy.ceil", IK_NP_ROUND, 0, 0, "llvm.ceil"},
+    {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"}, {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
+    {"numpy.minimum", IK_NP_MINMAX, 0}, {"numpy.maximum", IK_NP_MINMAX, 1},
+    {"numpy.fmin", IK_NP_MINMAX, 2}, {"numpy.fmax", IK_NP_MINMAX, 3},
+    {"numpy.logical_and", IK_NP_LOGICAL, 0}, {"numpy.logical_or", IK_NP_LOGICAL, 1},
+    {"numpy.logical_xor", IK_NP_LOGICAL, 2}, {"numpy.sign", IK_NP_SIGN},
+    {"numpy.fmod", IK_MATH2, 0, 0, "fmod"}, {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
+    {"numpy.hypot", IK_MATH2, 0, 0, "hypot"}, {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
+    {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
+    {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
+    {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES}, {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
 };
 
 const Intrinsic *intrinsic_lookup(const char *path) {
@@ -442,7 +478,7 @@ done:
 }
 
 Type *type_global_array(Ctx *c, Instr *in) {
-    if (!strcmp(in->name, "gpujit.DeviceArray")) {
+    if (!strcmp(in->name, PATH_CAPTURED_ARRAY)) {
         Captured a;
         const char *why = "";
         if (captured_array(c, in->pyobj, &a, &why) < 0) TERR("a captured device array %s", why);
@@ -511,7 +547,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(nargs + 1));
     if (!at) return NULL;
     for (int i = 0; i < nargs; i++) at[i] = in->args[1 + i]->type;
-    if (in->nkw && k->kind != IK_SHARED_ARRAY && k->kind != IK_LOCAL_ARRAY)
+    if (in->nkw && k->kind != IK_SHARED_ARRAY && k->kind != IK_LOCAL_ARRAY && k->kind != IK_SEQ)
         TERR("%s() does not take keyword arguments", path_pretty(k->path));
     switch (k->kind) {
     case IK_GRID: case IK_GRIDSIZE: {
@@ -573,14 +609,24 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return &ty_range;
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
-        if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE) TERR("len() of %s", type_name(c, at[0]));
+        if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE && at[0]->kind != TY_RANGE) {
+            if (in->ival) TERR("iteration over %s (for loops go over ranges, arrays, tuples, enumerate() and zip())",
+                               type_name(c, at[0]));
+            TERR("len() of %s", type_name(c, at[0]));
+        }
         return &ty_int64;
     case IK_ABS:
         if (nargs != 1 || !is_number(at[0])) TERR("abs() takes one number");
         if (is_complex(at[0])) return complex_part(at[0]);
         return at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
     case IK_MIN: case IK_MAX: {
-        if (nargs < 2) TERR("%s() of fewer than two numbers is not supported", path_pretty(k->path));
+        if (nargs == 1 && at[0]->kind == TY_TUPLE) { /* min(tuple): over its items */
+            if (!at[0]->n) TERR("%s() of an empty tuple", path_pretty(k->path));
+            nargs = at[0]->n;
+            at = at[0]->items;
+        } else if (nargs < 2) {
+            TERR("%s() of fewer than two numbers is not supported", path_pretty(k->path));
+        }
         Type *r = at[0];
         for (int i = 0; i < nargs; i++) {
             if (!is_scalar(at[i])) TERR("%s() arguments must be numbers, not %s", path_pretty(k->path), type_name(c, at[i]));
@@ -588,6 +634,78 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         }
         return r;
     }
+    case IK_SUM: case IK_ANYALL: {
+        const char *name = path_pretty(k->path);
+        if (nargs != 1 || at[0]->kind != TY_TUPLE) TERR("%s() in a kernel takes one tuple", name);
+        Type *r = &ty_int64; /* sum(()) == 0 */
+        for (int i = 0; i < at[0]->n; i++) {
+            Type *t = at[0]->items[i];
+            if (!is_number(t)) TERR("%s() of a tuple holding %s", name, type_name(c, t));
+            if (!i) r = is_complex(t) || is_float(t) ? t : promote_arith(t, t); /* ints add in 64 bits */
+            else r = promote_arith(r, t);
+        }
+        return k->kind == IK_SUM ? r : &ty_bool;
+    }
+    case IK_ROUND:
+        if (nargs < 1 || nargs > 2 || !is_scalar(at[0])) TERR("round() takes a number and optional ndigits");
+        if (nargs == 2 && !is_index(at[1])) TERR("round(): ndigits must be an integer, not %s", type_name(c, at[1]));
+        if (at[0]->kind == TY_BOOL || (nargs == 1 && is_float(at[0]))) return &ty_int64;
+        return at[0]; /* round(float, n) keeps the float's type, round(int) the int's */
+    case IK_POWMOD:
+        if (nargs != 3) TERR("pow() takes 2 or 3 arguments (%d given)", nargs);
+        for (int i = 0; i < 3; i++)
+            if (!is_index(at[i])) TERR("pow() with 3 arguments takes integers, not %s", type_name(c, at[i]));
+        return &ty_int64;
+    case IK_SEQ:
+        if (!in->ival) UNSUP("%s() is supported only as the iterable of a for loop", path_pretty(k->path));
+        return &ty_none;
+    case IK_ISINSTANCE: {
+        if (nargs != 2) TERR("isinstance() takes 2 arguments (%d given)", nargs);
+        Type *x = at[0], *cls = at[1];
+        int ncls = cls->kind == TY_TUPLE ? cls->n : 1;
+        in->ival = 0;
+        for (int i = 0; i < ncls; i++) {
+            Type *ct = cls->kind == TY_TUPLE ? cls->items[i] : cls;
+            const Intrinsic *ck = ct->kind == TY_OBJ ? intrinsic_lookup(ct->path) : NULL;
+            bool match;
+            if (ct->kind == TY_OBJ && !strcmp(ct->path, "builtins.tuple")) match = x->kind == TY_TUPLE;
+            else if (ct->kind == TY_OBJ && !strcmp(ct->path, "numpy.ndarray")) match = x->kind == TY_ARRAY;
+            else if (ck && ck->kind == IK_COMPLEX) match = is_complex(x);
+            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.int")) match = is_index(x); /* bool is an int */
+            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.float")) match = is_float(x);
+            else if (ck && ck->kind == IK_CAST) match = type_eq(x, type_scalar(ck->id));
+            else TERR("isinstance() with %s is not supported (int, float, complex, bool, tuple, NumPy scalar "
+                      "types and np.ndarray are)", type_name(c, ct));
+            if (match) in->ival = 1;
+        }
+        return &ty_bool;
+    }
+    case IK_BIT_COUNT: {
+        Type *x = in->args[0]->op == IR_ATTR ? in->args[0]->args[0]->type : nargs == 1 ? at[0] : NULL;
+        if (!x || (in->args[0]->op == IR_ATTR && nargs) || !is_index(x)) TERR("bit_count() takes one integer");
+        return &ty_int64;
+    }
+    case IK_FREXP: case IK_MODF: {
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        Type *f = at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
+        Type *items[2] = {f, k->kind == IK_FREXP ? &ty_int32 : f}; /* C's int exponent */
+        return type_tuple(c, 2, items);
+    }
+    case IK_LDEXP:
+        if (nargs != 2 || !is_scalar(at[0]) || !is_index(at[1])) TERR("ldexp(x, i) takes a number and an integer");
+        return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
+    case IK_NP_ROUND:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
+    case IK_NP_LOGICAL:
+        if (nargs != 2 || !is_number(at[0]) || !is_number(at[1])) TERR("%s() takes two numbers", k->path);
+        return &ty_bool;
+    case IK_NP_SIGN:
+        if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        return at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
+    case IK_NP_MINMAX:
+        if (nargs != 2 || !is_scalar(at[0]) || !is_scalar(at[1])) TERR("%s() takes two numbers", k->path);
+        return type_eq(at[0], at[1]) ? at[0] : promote_arith(at[0], at[1]);
     case IK_CAST:
         if (nargs == 0) return type_scalar(k->id); /* int() == 0 */
         if (nargs != 1 || !is_number(at[0])) TERR("%s() takes one number", path_pretty(k->path));
@@ -780,7 +898,7 @@ static LLVMValueRef lower_const_array(Ctx *c, Instr *in) {
 }
 
 LLVMValueRef lower_global_array(Ctx *c, Instr *in) {
-    if (!strcmp(in->name, "numpy.ndarray")) {
+    if (!strcmp(in->name, PATH_GLOBAL_ARRAY)) {
         Instr fake = {.type = in->type, .nargs = 2};
         Instr *args[2] = {in, in};
         fake.args = args;
@@ -916,6 +1034,193 @@ static LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs) {
     return NULL;
 }
 
+/* The values and types min/max/sum/any/all work over: the arguments, or
+ * the items of a single tuple argument. Returns how many. */
+static int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t) {
+    if (nargs == 1 && a[0]->type->kind == TY_TUPLE) {
+        Type *tt = a[0]->type;
+        LLVMValueRef tv = val(c, a[0]);
+        for (int i = 0; i < tt->n; i++) {
+            v[i] = LLVMBuildExtractValue(c->b, tv, (unsigned)i, "");
+            t[i] = tt->items[i];
+        }
+        return tt->n;
+    }
+    for (int i = 0; i < nargs; i++) {
+        v[i] = val(c, a[i]);
+        t[i] = a[i]->type;
+    }
+    return nargs;
+}
+
+/* round(x, n) of a float, in double precision, as CPython rounds: x times
+ * 10**n (10**-n divides for n < 0), rounded half to even, scaled back. For
+ * |n| <= 22, 10**n is exact and an fma gives the product's (quotient's)
+ * rounding error exactly, which settles a product that rounded onto a half;
+ * the scaling back is then one correctly rounded operation, as CPython's
+ * decimal conversion is. Past 22 digits 10**n is two factors (each finite)
+ * and the error is not tracked. Infinities and NaN are returned as they
+ * are, as is x when the scaling overflows. */
+static LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
+    LLVMTypeRef d = c->f64;
+    LLVMValueRef nonneg = LLVMBuildICmp(c->b, LLVMIntSGE, n, ci64(c, 0), "");
+    LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntSGT, n, ci64(c, 22), "");
+    LLVMValueRef e = LLVMBuildSelect(c->b, nonneg, LLVMBuildSelect(c->b, big, LLVMBuildSub(c->b, n, ci64(c, 22), ""), n, ""),
+                                     LLVMBuildNeg(c->b, n, ""), "");
+    e = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, ci64(c, 400), ""), ci64(c, 400), e, "");
+    LLVMValueRef pa[2] = {LLVMConstReal(d, 10.0), LLVMBuildSIToFP(c->b, e, d, "")};
+    LLVMValueRef p1 = math_call(c, "pow", &ty_float64, pa, 2);
+    if (!p1) return NULL;
+    double pw = 1.0;
+    for (int j = 0; j <= 22; j++, pw *= 10.0) /* exact powers of ten, whatever pow's accuracy */
+        p1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e, ci64(c, j), ""), LLVMConstReal(d, pw), p1, "");
+    LLVMValueRef p2 = LLVMBuildSelect(c->b, big, LLVMConstReal(d, 1e22), LLVMConstReal(d, 1.0), "");
+    LLVMValueRef xp = LLVMBuildFMul(c->b, x, p1, ""), xq = LLVMBuildFDiv(c->b, x, p1, "");
+    LLVMValueRef y = LLVMBuildSelect(c->b, nonneg, LLVMBuildFMul(c->b, xp, p2, ""), xq, "");
+    LLVMTypeRef dt = d;
+    LLVMValueRef fa[3] = {x, p1, LLVMBuildFNeg(c->b, xp, "")}, fb[3] = {LLVMBuildFNeg(c->b, xq, ""), p1, x};
+    LLVMValueRef err = LLVMBuildSelect(c->b, nonneg, call_intrinsic(c, "llvm.fma", &dt, 1, fa, 3),
+                                       call_intrinsic(c, "llvm.fma", &dt, 1, fb, 3), ""); /* exact x*p1 - xp, x - xq*p1 */
+    err = LLVMBuildSelect(c->b, big, LLVMConstReal(d, 0.0), err, "");
+    LLVMValueRef z = call_intrinsic(c, "llvm.roundeven", &dt, 1, &y, 1);
+    LLVMValueRef yz = LLVMBuildFSub(c->b, y, z, "");
+    LLVMValueRef tie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &yz, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef half = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, err, LLVMConstReal(d, 0.0), ""),
+                                        LLVMConstReal(d, 0.5), LLVMConstReal(d, -0.5), "");
+    z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, tie, LLVMBuildFCmp(c->b, LLVMRealONE, err, LLVMConstReal(d, 0.0), ""), ""),
+                        LLVMBuildFAdd(c->b, y, half, ""), z, "");
+    /* from 2**52 on, y is an integer and err alone is the fraction: a tie (err = +-0.5) goes to the even one of
+     * y and y +- 1 */
+    LLVMValueRef ay = call_intrinsic(c, "llvm.fabs", &dt, 1, &y, 1), hy = LLVMBuildFMul(c->b, y, LLVMConstReal(d, 0.5), "");
+    LLVMValueRef yeven = LLVMBuildFCmp(c->b, LLVMRealOEQ, hy, call_intrinsic(c, "llvm.trunc", &dt, 1, &hy, 1), "");
+    LLVMValueRef etie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &err, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef wide = LLVMBuildFCmp(c->b, LLVMRealOGE, ay, LLVMConstReal(d, 4503599627370496.0), ""); /* 2**52 */
+    z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, wide, LLVMBuildAnd(c->b, etie, LLVMBuildNot(c->b, yeven, ""), ""), ""),
+                        LLVMBuildFAdd(c->b, y, LLVMBuildFMul(c->b, err, LLVMConstReal(d, 2.0), ""), ""), z, "");
+    z = LLVMBuildSelect(c->b, nonneg, LLVMBuildFDiv(c->b, LLVMBuildFDiv(c->b, z, p2, ""), p1, ""),
+                        LLVMBuildFMul(c->b, z, p1, ""), "");
+    /* z * inf for a huge negative n: the answer is a zero of x's sign */
+    LLVMValueRef zero[2] = {LLVMConstReal(d, 0.0), x};
+    LLVMValueRef sz = call_intrinsic(c, "llvm.copysign", &dt, 1, zero, 2);
+    z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, z, z, ""), sz, z, "");
+    /* and a zero result keeps x's sign (round(-0.001, 2) is -0.0) */
+    z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOEQ, z, LLVMConstReal(d, 0.0), ""), sz, z, "");
+    LLVMValueRef inf = LLVMConstReal(d, INFINITY);
+    /* |x * 10**n| >= 2**53: 10**-n is below x's ulp, so x is its own rounding */
+    LLVMValueRef fin = LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &dt, 1, &x, 1), inf, ""),
+                                    LLVMBuildFCmp(c->b, LLVMRealOLT, ay, LLVMConstReal(d, 9007199254740992.0), ""), "");
+    return LLVMBuildSelect(c->b, fin, z, x, "");
+}
+
+/* round(x, n) of an int64: x itself for n >= 0, else the nearest multiple
+ * of 10**-n, ties to the even multiple (CPython's). */
+static LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
+    LLVMValueRef k = LLVMBuildNeg(c->b, n, ""), p = ci64(c, 1), zero = ci64(c, 0), one = ci64(c, 1);
+    int64_t pow10 = 1;
+    for (int j = 1; j <= 18; j++) { /* 10**k for k <= 18 (int64's last power of ten) */
+        pow10 *= 10;
+        p = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, k, ci64(c, j), ""), ci64(c, pow10), p, "");
+    }
+    LLVMValueRef q = LLVMBuildSDiv(c->b, x, p, ""), r = LLVMBuildSRem(c->b, x, p, "");
+    LLVMValueRef rneg = LLVMBuildICmp(c->b, LLVMIntSLT, r, zero, ""); /* floor: 0 <= r < p */
+    q = LLVMBuildSelect(c->b, rneg, LLVMBuildSub(c->b, q, one, ""), q, "");
+    r = LLVMBuildSelect(c->b, rneg, LLVMBuildAdd(c->b, r, p, ""), r, "");
+    LLVMValueRef r2 = LLVMBuildShl(c->b, r, one, "");
+    LLVMValueRef odd = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, q, one, ""), zero, "");
+    LLVMValueRef up = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntSGT, r2, p, ""),
+                                  LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, r2, p, ""), odd, ""), "");
+    LLVMValueRef res = LLVMBuildMul(c->b, LLVMBuildAdd(c->b, q, LLVMBuildZExt(c->b, up, c->i64, ""), ""), p, "");
+    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, n, zero, "");
+    LLVMValueRef huge = LLVMBuildICmp(c->b, LLVMIntSGT, k, ci64(c, 18), ""); /* |x| < 10**19 / 2: 0 */
+    return LLVMBuildSelect(c->b, neg, LLVMBuildSelect(c->b, huge, zero, res, ""), x, "");
+}
+
+/* (x + y) mod m for x, y < m <= 2**63: the sum fits in 64 unsigned bits. */
+static LLVMValueRef add_mod(Ctx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef m) {
+    LLVMValueRef s = LLVMBuildAdd(c->b, x, y, "");
+    return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGE, s, m, ""), LLVMBuildSub(c->b, s, m, ""), s, "");
+}
+
+/* x * y mod m (x, y < m <= 2**63) by doubling and adding over y's 64 bits,
+ * as an emitted loop: no product wider than 64 bits (the targets have no
+ * 128-bit remainder). */
+static LLVMValueRef mul_mod(Ctx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef m) {
+    LLVMValueRef one = ci64(c, 1);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b), loop = new_block(c, "mulmod"), done = new_block(c, "mulmod.done");
+    LLVMBuildBr(c->b, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef r = LLVMBuildPhi(c->b, c->i64, "r"), bit = LLVMBuildPhi(c->b, c->i64, "bit");
+    LLVMValueRef r2 = add_mod(c, r, r, m);
+    LLVMValueRef set = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, y, bit, ""), one, ""), ci64(c, 0), "");
+    r2 = LLVMBuildSelect(c->b, set, add_mod(c, r2, x, m), r2, "");
+    LLVMValueRef next = LLVMBuildSub(c->b, bit, one, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, bit, ci64(c, 0), ""), done, loop);
+    LLVMValueRef rin[2] = {ci64(c, 0), r2}, bin[2] = {ci64(c, 63), next};
+    LLVMBasicBlockRef from[2] = {pre, loop};
+    LLVMAddIncoming(r, rin, from, 2);
+    LLVMAddIncoming(bit, bin, from, 2);
+    LLVMPositionBuilderAtEnd(c->b, done);
+    return r2;
+}
+
+/* pow(a, b, m) of int64s: a**b mod m by squaring; the result has m's sign,
+ * as in Python. m == 0 and b < 0 (Python: ValueError, or a modular inverse)
+ * give 0. */
+static LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m) {
+    LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
+    LLVMValueRef mneg = LLVMBuildICmp(c->b, LLVMIntSLT, m, zero, "");
+    LLVMValueRef mm = LLVMBuildSelect(c->b, mneg, LLVMBuildNeg(c->b, m, ""), m, ""); /* |m|, unsigned */
+    LLVMValueRef bad = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, m, zero, ""),
+                                   LLVMBuildICmp(c->b, LLVMIntSLT, b, zero, ""), "");
+    mm = LLVMBuildSelect(c->b, bad, one, mm, "");
+    LLVMValueRef aneg = LLVMBuildICmp(c->b, LLVMIntSLT, a, zero, "");
+    LLVMValueRef ar = LLVMBuildURem(c->b, LLVMBuildSelect(c->b, aneg, LLVMBuildNeg(c->b, a, ""), a, ""), mm, "");
+    LLVMValueRef base = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, aneg, LLVMBuildICmp(c->b, LLVMIntNE, ar, zero, ""), ""),
+                                        LLVMBuildSub(c->b, mm, ar, ""), ar, "");
+    LLVMValueRef e0 = LLVMBuildSelect(c->b, bad, zero, b, "");
+    LLVMValueRef r0 = LLVMBuildURem(c->b, one, mm, "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b), loop = new_block(c, "powmod"), done = new_block(c, "powmod.done");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e0, zero, ""), done, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef r = LLVMBuildPhi(c->b, c->i64, "r"), x = LLVMBuildPhi(c->b, c->i64, "x"), e = LLVMBuildPhi(c->b, c->i64, "e");
+    LLVMValueRef rx = mul_mod(c, r, x, mm), xx = mul_mod(c, x, x, mm);
+    LLVMValueRef odd = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, e, one, ""), zero, "");
+    LLVMValueRef r2 = LLVMBuildSelect(c->b, odd, rx, r, "");
+    LLVMValueRef e2 = LLVMBuildLShr(c->b, e, one, "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(c->b);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e2, zero, ""), done, loop);
+    LLVMValueRef rin[2] = {r0, r2}, xin[2] = {base, xx}, ein[2] = {e0, e2};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(r, rin, from, 2);
+    LLVMAddIncoming(x, xin, from, 2);
+    LLVMAddIncoming(e, ein, from, 2);
+    LLVMPositionBuilderAtEnd(c->b, done);
+    LLVMValueRef res = LLVMBuildPhi(c->b, c->i64, "powmod");
+    LLVMAddIncoming(res, rin, from, 2);
+    LLVMValueRef shift = LLVMBuildAnd(c->b, mneg, LLVMBuildICmp(c->b, LLVMIntNE, res, zero, ""), "");
+    res = LLVMBuildSelect(c->b, shift, LLVMBuildAdd(c->b, res, m, ""), res, "");
+    return LLVMBuildSelect(c->b, bad, zero, res, "");
+}
+
+/* frexp(x), modf(x): C's function with an out-parameter, as a pair. */
+static LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt) {
+    Type *ft = rt->items[0], *ot = rt->items[1];
+    LLVMTypeRef t = llvm_type(c, ft), params[2] = {t, c->ptr}, fnty = LLVMFunctionType(t, params, 2, 0);
+    LLVMValueRef slot = entry_alloca(c, llvm_type(c, ot), "out");
+    LLVMValueRef fn = c->target->math_fn(c, arena_printf(&c->arena, "%s%s", name, ft->kind == TY_FLOAT32 ? "f" : ""), fnty);
+    if (!fn) return NULL;
+    LLVMValueRef x = val_as(c, arg, ft), args[2] = {x, slot};
+    LLVMValueRef first = LLVMBuildCall2(c->b, fnty, fn, args, 2, "");
+    LLVMValueRef second = LLVMBuildLoad2(c->b, llvm_type(c, ot), slot, "");
+    if (ot->kind == TY_INT32) { /* frexp's exponent of inf and NaN: 0, as CPython says (C leaves it unspecified) */
+        LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1);
+        second = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, ax, LLVMConstReal(t, INFINITY), ""), second,
+                                 LLVMConstInt(c->i32, 0, 0), "");
+    }
+    LLVMValueRef r = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, rt)), first, 0, "");
+    return LLVMBuildInsertValue(c->b, r, second, 1, "");
+}
+
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     const Intrinsic *k = in->intr;
     Instr **a = in->args + 1;
@@ -1022,6 +1327,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_LEN:
         if (a[0]->type->kind == TY_TUPLE) return ci64(c, a[0]->type->n);
+        if (a[0]->type->kind == TY_RANGE) return range_len(c, val(c, a[0]));
         return LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, val(c, a[0]), 1, ""), 0, "");
     case IK_ABS: {
         if (is_complex(a[0]->type)) return complex_abs(c, val(c, a[0]), a[0]->type);
@@ -1034,9 +1340,12 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_MIN: case IK_MAX: {
         bool mx = k->kind == IK_MAX;
-        LLVMValueRef r = val_as(c, a[0], rt);
+        LLVMValueRef v[256];
+        Type *vt[256];
+        nargs = spread_args(c, a, nargs, v, vt);
+        LLVMValueRef r = convert(c, v[0], vt[0], rt);
         for (int i = 1; i < nargs; i++) {
-            LLVMValueRef x = val_as(c, a[i], rt);
+            LLVMValueRef x = convert(c, v[i], vt[i], rt);
             LLVMValueRef better;
             /* Python's min/max keep the first of equals and compare with <, > */
             if (is_float(rt)) better = LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, r, "");
@@ -1045,6 +1354,100 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
             r = LLVMBuildSelect(c->b, better, x, r, "");
         }
         return r;
+    }
+    case IK_SUM: case IK_ANYALL: {
+        LLVMValueRef v[256];
+        Type *vt[256];
+        int n = spread_args(c, a, nargs, v, vt);
+        if (k->kind == IK_ANYALL) {
+            LLVMValueRef r = LLVMConstInt(c->i1, (unsigned long long)k->id, 0); /* any(()) False, all(()) True */
+            for (int i = 0; i < n; i++) {
+                LLVMValueRef b = to_bool(c, v[i], vt[i]);
+                r = k->id ? LLVMBuildAnd(c->b, r, b, "") : LLVMBuildOr(c->b, r, b, "");
+            }
+            return r;
+        }
+        if (!n) return LLVMConstNull(llvm_type(c, rt));
+        LLVMValueRef r = convert(c, v[0], vt[0], rt);
+        for (int i = 1; i < n; i++) {
+            LLVMValueRef x = convert(c, v[i], vt[i], rt);
+            if (is_complex(rt)) r = complex_binop(c, BIN_ADD, r, x, rt, NULL);
+            else if (is_float(rt)) r = fp(c, LLVMBuildFAdd(c->b, r, x, ""));
+            else r = LLVMBuildAdd(c->b, r, x, "");
+        }
+        return r;
+    }
+    case IK_ROUND: {
+        Type *xt = a[0]->type;
+        if (nargs == 1) {
+            if (!is_float(xt)) return val_as(c, a[0], rt);
+            LLVMValueRef x = val(c, a[0]);
+            LLVMTypeRef t = LLVMTypeOf(x);
+            return convert(c, call_intrinsic(c, "llvm.roundeven", &t, 1, &x, 1), xt, rt); /* half to even */
+        }
+        LLVMValueRef n = val_as(c, a[1], &ty_int64);
+        if (is_float(xt)) return convert(c, round_float_ndigits(c, val_as(c, a[0], &ty_float64), n), &ty_float64, rt);
+        return convert(c, round_int_ndigits(c, val_as(c, a[0], &ty_int64), n), &ty_int64, rt);
+    }
+    case IK_POWMOD: return pow_mod(c, val_as(c, a[0], &ty_int64), val_as(c, a[1], &ty_int64), val_as(c, a[2], &ty_int64));
+    case IK_SEQ: return NULL; /* build.c loops over its arguments */
+    case IK_ISINSTANCE: return LLVMConstInt(c->i1, (unsigned long long)in->ival, 0);
+    case IK_BIT_COUNT: {
+        Instr *xi = in->args[0]->op == IR_ATTR ? in->args[0]->args[0] : a[0];
+        LLVMValueRef x = val(c, xi);
+        if (xi->type->kind == TY_BOOL) return LLVMBuildZExt(c->b, x, c->i64, "");
+        LLVMTypeRef t = llvm_type(c, xi->type);
+        if (is_signed(xi->type)) { /* Python counts the bits of abs(x) */
+            LLVMValueRef args[2] = {x, LLVMConstInt(c->i1, 0, 0)};
+            x = call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
+        }
+        return LLVMBuildZExtOrBitCast(c->b, call_intrinsic(c, "llvm.ctpop", &t, 1, &x, 1), c->i64, "");
+    }
+    case IK_FREXP: return lower_out_param(c, "frexp", a[0], rt);
+    case IK_MODF: return lower_out_param(c, "modf", a[0], rt);
+    case IK_LDEXP: {
+        LLVMTypeRef t = llvm_type(c, rt), params[2] = {t, c->i32}, fnty = LLVMFunctionType(t, params, 2, 0);
+        LLVMValueRef fn = c->target->math_fn(c, rt->kind == TY_FLOAT32 ? "ldexpf" : "ldexp", fnty);
+        if (!fn) return NULL;
+        /* an exponent beyond +-2**20 overflows or underflows any float alike: clamp it into C's int */
+        LLVMValueRef i = val_as(c, a[1], &ty_int64), lim = ci64(c, 1 << 20), nlim = ci64(c, -(1 << 20));
+        i = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSGT, i, lim, ""), lim, i, "");
+        i = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, nlim, ""), nlim, i, "");
+        LLVMValueRef args[2] = {val_as(c, a[0], rt), LLVMBuildTrunc(c->b, i, c->i32, "")};
+        return LLVMBuildCall2(c->b, fnty, fn, args, 2, "");
+    }
+    case IK_NP_ROUND: return fcall1(c, k->name, val_as(c, a[0], rt));
+    case IK_NP_LOGICAL: {
+        LLVMValueRef x = to_bool(c, val(c, a[0]), a[0]->type), y = to_bool(c, val(c, a[1]), a[1]->type);
+        if (k->id == 0) return LLVMBuildAnd(c->b, x, y, "");
+        return k->id == 1 ? LLVMBuildOr(c->b, x, y, "") : LLVMBuildXor(c->b, x, y, "");
+    }
+    case IK_NP_SIGN: { /* (x > 0) - (x < 0); a NaN stays NaN */
+        LLVMValueRef x = val_as(c, a[0], rt);
+        LLVMTypeRef t = llvm_type(c, rt);
+        if (is_float(rt)) {
+            LLVMValueRef zero = LLVMConstReal(t, 0.0);
+            LLVMValueRef s1 = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, x, zero, ""), LLVMConstReal(t, 1.0),
+                              LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, x, zero, ""), LLVMConstReal(t, -1.0),
+                                              zero, ""), "");
+            return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), x, s1, "");
+        }
+        LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+        LLVMValueRef pos = LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, is_signed(rt) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), t, "");
+        if (!is_signed(rt)) return pos;
+        return LLVMBuildSub(c->b, pos, LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, zero, ""), t, ""), "");
+    }
+    case IK_NP_MINMAX: {
+        LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt);
+        bool mx = k->id & 1;
+        if (!is_float(rt)) {
+            LLVMIntPredicate p = mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT);
+            return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, p, x, y, ""), x, y, "");
+        }
+        LLVMValueRef r = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, y, ""), x, y, "");
+        LLVMValueRef xnan = LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), ynan = LLVMBuildFCmp(c->b, LLVMRealUNO, y, y, "");
+        if (k->id < 2) return LLVMBuildSelect(c->b, xnan, x, r, "");          /* minimum/maximum: a NaN wins */
+        return LLVMBuildSelect(c->b, xnan, y, LLVMBuildSelect(c->b, ynan, x, r, ""), ""); /* fmin/fmax: a NaN loses */
     }
     case IK_CAST:
         if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));

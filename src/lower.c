@@ -38,7 +38,8 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     case TY_TUPLE: {
         LLVMTypeRef *items = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(t->n ? t->n : 1));
         if (!items) return NULL;
-        for (int i = 0; i < t->n; i++) items[i] = llvm_type(c, t->items[i]);
+        for (int i = 0; i < t->n; i++)
+            if (!(items[i] = llvm_type(c, t->items[i]))) items[i] = c->i8; /* an object (isinstance's classes): no value */
         return LLVMStructTypeInContext(c->llctx, items, (unsigned)t->n, 0);
     }
     case TY_RANGE: {
@@ -438,7 +439,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     }
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
-    if (c->opt.debug && !is_complex(t) && (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) &&
+    bool ieee = in->name && !strncmp(in->name, "numpy.", 6); /* np.divide(x, 0.0) is inf, not an error */
+    if (c->opt.debug && !ieee && !is_complex(t) && (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) &&
         check_divisor(c, in, b, t) < 0)
         return NULL;
     switch (in->ival) {
@@ -938,6 +940,25 @@ LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
 
 static LLVMValueRef lower_user_call(Ctx *c, Instr *in);
 
+/* How many values a range {start, stop, step} gives (an i64). */
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg) {
+    LLVMValueRef start = LLVMBuildExtractValue(c->b, rg, 0, "start");
+    LLVMValueRef stop = LLVMBuildExtractValue(c->b, rg, 1, "stop");
+    LLVMValueRef step = LLVMBuildExtractValue(c->b, rg, 2, "step");
+    LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
+    LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, zero, "");
+    LLVMValueRef down = LLVMBuildICmp(c->b, LLVMIntSLT, step, zero, "");
+    /* unsigned distances: stop - start never overflows as an unsigned number */
+    LLVMValueRef span = LLVMBuildSelect(c->b, up, LLVMBuildSub(c->b, stop, start, ""),
+                                        LLVMBuildSub(c->b, start, stop, ""), "");
+    LLVMValueRef mag = LLVMBuildSelect(c->b, up, step, LLVMBuildNeg(c->b, step, ""), "");
+    LLVMValueRef nonempty = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, start, stop, ""),
+                                            LLVMBuildAnd(c->b, down, LLVMBuildICmp(c->b, LLVMIntSGT, start, stop, ""), ""), "");
+    LLVMValueRef safe = LLVMBuildSelect(c->b, nonempty, mag, one, "");
+    LLVMValueRef n = LLVMBuildAdd(c->b, LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, span, one, ""), safe, ""), one, "");
+    return LLVMBuildSelect(c->b, nonempty, n, zero, "n");
+}
+
 /* A range iterator's state: {start, step, trip count, index}. */
 static LLVMTypeRef iter_type(Ctx *c) {
     LLVMTypeRef f[4] = {c->i64, c->i64, c->i64, c->i64};
@@ -1114,6 +1135,12 @@ static int lower_instr(Ctx *c, Instr *in) {
             r = make_view(c, ot, val(c, in->args[0]), in->args[1], in->type);
         } else if (ot->kind == TY_ARRAY) {
             r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
+        } else if (ot->kind == TY_RANGE) { /* start + i * step; a negative i counts from the end */
+            LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
+            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
+            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, range_len(c, rg), ""), i, "");
+            r = LLVMBuildAdd(c->b, LLVMBuildExtractValue(c->b, rg, 0, ""),
+                             LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, rg, 2, ""), ""), "");
         } else if (in->args[1]->op == IR_CONST) {
             int64_t i = in->args[1]->ival;
             if (i < 0) i += ot->n;
@@ -1169,20 +1196,8 @@ static int lower_instr(Ctx *c, Instr *in) {
         LLVMValueRef slot = entry_alloca(c, it, "range");
         LLVMValueRef rg = val(c, in->args[0]);
         LLVMValueRef start = LLVMBuildExtractValue(c->b, rg, 0, "start");
-        LLVMValueRef stop = LLVMBuildExtractValue(c->b, rg, 1, "stop");
         LLVMValueRef step = LLVMBuildExtractValue(c->b, rg, 2, "step");
-        LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
-        LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, zero, "");
-        LLVMValueRef down = LLVMBuildICmp(c->b, LLVMIntSLT, step, zero, "");
-        /* unsigned distances: stop - start never overflows as an unsigned number */
-        LLVMValueRef span = LLVMBuildSelect(c->b, up, LLVMBuildSub(c->b, stop, start, ""),
-                                            LLVMBuildSub(c->b, start, stop, ""), "");
-        LLVMValueRef mag = LLVMBuildSelect(c->b, up, step, LLVMBuildNeg(c->b, step, ""), "");
-        LLVMValueRef nonempty = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, start, stop, ""),
-                                                LLVMBuildAnd(c->b, down, LLVMBuildICmp(c->b, LLVMIntSGT, start, stop, ""), ""), "");
-        LLVMValueRef safe = LLVMBuildSelect(c->b, nonempty, mag, one, "");
-        LLVMValueRef n = LLVMBuildAdd(c->b, LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, span, one, ""), safe, ""), one, "");
-        n = LLVMBuildSelect(c->b, nonempty, n, zero, "n");
+        LLVMValueRef zero = ci64(c, 0), n = range_len(c, rg);
         LLVMValueRef st = LLVMGetUndef(it);
         st = LLVMBuildInsertValue(c->b, st, start, 0, "");
         st = LLVMBuildInsertValue(c->b, st, step, 1, "");

@@ -94,7 +94,7 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     }
 }
 
-static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strcmp(t->path, "numpy.ndarray"); }
+static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strcmp(t->path, PATH_GLOBAL_ARRAY); }
 #define GLOBAL_NDARRAY_MSG "a global NumPy array cannot be used in a kernel directly: pass it as an argument, " \
                            "or make it constant memory with gpu.const.array_like(array)"
 
@@ -103,6 +103,8 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     if (o->kind == TY_ARRAY) {
         int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0, nell = 0, ell_at = n;
         Type **items = idx->kind == TY_TUPLE ? idx->items : &idx;
+        if (in->op == IR_GETITEM && in->ival && o->ndim != 1) /* a for loop's item */
+            UNSUP("iteration over the rows of %s (loop over an index and index the array instead)", type_name(c, o));
         for (int i = 0; i < n; i++) {
             if (items[i]->kind == TY_SLICE) {
                 nslices++;
@@ -130,6 +132,10 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
         for (int i = 0; i < n && layout == 'C'; i++)
             if (items[i]->kind == TY_SLICE && (i != last || items[i]->n == 3)) layout = 'A';
         return type_array(c, o->elem, o->ndim - given + nslices, layout, o->space);
+    }
+    if (o->kind == TY_RANGE) {
+        if (!is_index(idx)) TERR("range index must be an integer, not %s", type_name(c, idx));
+        return &ty_int64;
     }
     if (o->kind == TY_TUPLE) {
         if (!is_index(idx)) TERR("tuple index must be an integer");
@@ -258,6 +264,50 @@ Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use) {
     return f->literals[i];
 }
 
+/* f(*t) with t's type known: t[0], t[1], ... become the call's arguments,
+ * read by TUPLE_GETs placed just before it (typed in the next round). */
+static Type *spread_star(TI *ti, Instr *in) {
+    Ctx *c = ti->c;
+    Instr *t = in->args[1];
+    if (!type_known(t->type)) return &ty_unknown;
+    if (t->type->kind != TY_TUPLE) TERR("f(*args) in a kernel spreads a tuple, not %s", type_name(c, t->type));
+    int n = t->type->n;
+    if (n > 255) TERR("too many arguments in f(*args) (limit is 255)");
+    Instr **args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(n + 1));
+    if (!args) return NULL;
+    args[0] = in->args[0];
+    for (int bi = 0; bi < c->nblocks; bi++) {
+        PtrVec *v = &c->blocks[bi]->instrs;
+        int pos = -1;
+        for (int k = 0; k < v->n && pos < 0; k++)
+            if (v->v[k] == in) pos = k;
+        if (pos < 0) continue;
+        for (int i = 0; i < n; i++) {
+            Instr *g = arena_alloc(&c->arena, sizeof *g), **ga = arena_alloc(&c->arena, sizeof(Instr *));
+            if (!g || !ga) return NULL;
+            g->op = IR_TUPLE_GET;
+            g->loc = in->loc;
+            g->id = c->nvalues++;
+            g->args = ga;
+            g->nargs = 1;
+            g->args[0] = t;
+            g->ival = i;
+            g->nunpack = n;
+            args[1 + i] = g;
+            vec_push(&c->arena, v, NULL); /* room, then shift the call and what follows */
+            memmove(&v->v[pos + 1], &v->v[pos], sizeof(void *) * (size_t)(v->n - 1 - pos));
+            v->v[pos++] = g;
+        }
+        in->args = args;
+        in->nargs = n + 1;
+        in->star = false;
+        ti->changed = true;
+        return &ty_unknown;
+    }
+    internal_error(c, in->loc, "typeinfer: a call in no block");
+    return NULL;
+}
+
 static Type *type_of(TI *ti, Instr *in) {
     Ctx *c = ti->c;
     Type *a = in->nargs > 0 ? in->args[0]->type : NULL;
@@ -290,14 +340,14 @@ static Type *type_of(TI *ti, Instr *in) {
     }
     case IR_OBJ: {
         if (in->func) return type_func(c, in->name, in->func);
-        if (!strcmp(in->name, "numpy.ndarray") || !strcmp(in->name, "gpujit.DeviceArray"))
+        if (!strcmp(in->name, PATH_GLOBAL_ARRAY) || !strcmp(in->name, PATH_CAPTURED_ARRAY))
             return type_global_array(c, in);
         const Intrinsic *k = intrinsic_lookup(in->name);
         if (k && k->kind == IK_SPECIAL) {
             in->intr = k;
             return &ty_int32;
         }
-        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
@@ -329,6 +379,7 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
             TERR("%s has no attribute '%s'", type_name(c, a), in->name);
         }
+        if (is_index(a) && !strcmp(in->name, "bit_count")) return type_obj(c, "int.bit_count"); /* a method: called next */
         if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) {
             const char *path = arena_printf(&c->arena, "%s.%s", a->path, in->name);
@@ -366,7 +417,9 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a)) return &ty_unknown;
         if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
         return &ty_bool;
-    case IR_CALL: return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
+    case IR_CALL:
+        if (in->star) return spread_star(ti, in);
+        return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
     case IR_GETITEM:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
         return type_getitem(c, in, a, b);

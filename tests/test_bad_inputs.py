@@ -280,7 +280,7 @@ def k_matmul(out, n):
 
 def k_star_call(out, n):
     t = (1, n)
-    out[0] = max(*t)  # <-
+    out[0] = max(1, *t)  # <-
 
 
 def k_tuple_index_oob(out, n):
@@ -361,7 +361,7 @@ def k_numpy_function(out, n):
 
 
 def k_math_unsupported(out, n):
-    out[0] = math.frexp(n)[0]  # <-
+    out[0] = math.factorial(n)  # <-
 
 
 def k_math_missing(out, n):
@@ -369,7 +369,7 @@ def k_math_missing(out, n):
 
 
 def k_builtin_unsupported(out, n):
-    out[0] = sum((1, 2))  # <-
+    out[0] = hash(n)  # <-
 
 
 def k_array_method(out, n):
@@ -433,7 +433,7 @@ def k_range_four_args(out, n):
 
 
 def k_iterate_array(out, n):
-    for v in out:  # <-
+    for v in reversed(out):  # <-
         out[0] = v
 
 

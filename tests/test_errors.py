@@ -170,8 +170,8 @@ def k_matmul_op(out, n):
     out[0] = n @ n  # <-
 
 
-def k_for_over_array(out, n):
-    for v in out:  # <-
+def k_for_over_int(out, n):
+    for v in n:  # <-
         out[0] = v
 
 
@@ -180,7 +180,7 @@ def k_for_over_array(out, n):
     (k_listcomp, "comprehension"), (k_genexp, None), (k_lambda, "lambda"), (k_nested_def, "nested function"),
     (k_string_op, None), (k_raise, "raise"), (k_assert, "assert"), (k_global_assign, "global"),
     (k_attr_assign, None), (k_del, "del"), (k_import, "import"), (k_fstring, None), (k_slice, "slice"),
-    (k_is, None), (k_in, None), (k_matmul_op, None), (k_for_over_array, None),
+    (k_is, None), (k_in, None), (k_matmul_op, None), (k_for_over_int, "iteration over int64"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_unsupported_construct(fn, contains):
     check(fn, (gpu.UnsupportedError, gpu.TypingError), contains=contains,

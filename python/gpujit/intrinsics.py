@@ -111,12 +111,30 @@ def _walk(obj):
             yield from _walk(member)
 
 
+# NumPy's ufuncs a kernel may call on scalars (the compiler's table has their meaning). Aliases
+# (np.abs is np.absolute, np.true_divide is np.divide, np.mod is np.remainder) are one object:
+# its path is the first name listed.
+_NUMPY_UFUNCS = (
+    "sqrt", "fabs", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+    "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "absolute", "isnan",
+    "isinf", "isfinite", "floor", "ceil", "trunc", "rint", "minimum", "maximum", "fmin", "fmax", "fmod",
+    "copysign", "hypot", "arctan2", "nextafter", "radians", "deg2rad", "degrees", "rad2deg", "add", "subtract",
+    "multiply", "divide", "floor_divide", "remainder", "power", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "left_shift", "right_shift", "less", "less_equal", "equal", "not_equal", "greater", "greater_equal",
+    "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign")
+
+
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them). gpujit's
     scalar types (gpujit.float32, gpujit.types.int32) are named as NumPy's, so a kernel
     uses them as it uses np.float32: as casts and as dtypes."""
     from .types import NUMBERS
     paths = {id(t): path for path, t in NUMBERS.items()}
+    import numpy
+    for name in _NUMPY_UFUNCS:
+        obj = getattr(numpy, name, None)
+        if obj is not None and id(obj) not in paths:
+            paths[id(obj)] = "numpy." + name
     for top in _TOP:
         for obj in _walk(top):
             paths[id(obj)] = obj._path
