@@ -78,7 +78,7 @@ static int describe(Ctx *c) {
     for (int i = 0; i < c->nargs; i++) o->args[i] = layout_arg(c, i);
     memcpy(o->params, lay, sizeof *lay * (size_t)np);
     o->nparams = np;
-    o->debug = c->opt.debug;
+    o->debug = HAS_ERRBUF(c);
     o->nfiles = c->files.n;
     o->files = calloc((size_t)c->files.n + 1, sizeof(char *));
     for (int i = 0; o->files && i < c->files.n; i++) o->files[i] = strdup(c->files.v[i]);

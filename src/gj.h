@@ -266,6 +266,9 @@ typedef struct Var {
 
 int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
+/* Does the kernel take the error buffer (debug=True or boundscheck=True)? */
+#define HAS_ERRBUF(c) ((c)->opt.debug || (c)->opt.boundscheck)
+
 /* The IR_OBJ paths of a global NumPy array (frozen into the kernel) and of a
  * captured device array (its address baked in): not real dotted paths, so no
  * module attribute (numpy.ndarray, the class) can take them. */

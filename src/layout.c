@@ -84,10 +84,10 @@ int layout_params(Ctx *c, GjParam **out) {
     GjArgInfo *args = arena_alloc(&c->arena, sizeof *args * (size_t)(c->nargs + 1));
     if (!args) return -1;
     for (int i = 0; i < c->nargs; i++) args[i] = layout_arg(c, i);
-    int np = gj_layout(args, c->nargs, c->opt.debug, NULL, 0);
+    int np = gj_layout(args, c->nargs, HAS_ERRBUF(c), NULL, 0);
     if (np < 0) return internal_error(c, NO_LOCATION, "layout: an argument type a kernel cannot take");
     *out = arena_alloc(&c->arena, sizeof **out * (size_t)(np + 1));
     if (!*out) return -1;
-    gj_layout(args, c->nargs, c->opt.debug, *out, np);
+    gj_layout(args, c->nargs, HAS_ERRBUF(c), *out, np);
     return np;
 }

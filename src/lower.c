@@ -628,7 +628,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         }
         ix[k] = v;
     }
-    LLVMValueRef ok = c->opt.debug ? check_bounds(c, a, ix, given, n) : NULL;
+    LLVMValueRef ok = c->errbuf ? check_bounds(c, a, ix, given, n) : NULL;
     LLVMTypeRef et = mem_type(c, at->elem);
     LLVMValueRef p;
     if (at->layout == 'C') {
@@ -1341,7 +1341,7 @@ int lower(Ctx *c) {
     if (!pt) return -1;
     for (int j = 0; j < np; j++) pt[j] = param_type(c, &lay[j]);
     RETURN_IF_ERROR(c->target->begin_kernel(c, pt, np));
-    if (c->opt.debug) c->errbuf = LLVMGetParam(c->fn, LLVMCountParams(c->fn) - 1);
+    if (HAS_ERRBUF(c)) c->errbuf = LLVMGetParam(c->fn, LLVMCountParams(c->fn) - 1);
     debug_begin(c);
     debug_subprogram(c);
     c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
@@ -1431,7 +1431,7 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     LLVMTypeRef *pt = arena_alloc(&s->arena, sizeof(LLVMTypeRef) * (size_t)(nh + 2 + s->nargs));
     if (!pt) return NULL;
     s->target->hidden_params(s, pt, NULL);
-    if (s->opt.debug) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
+    if (HAS_ERRBUF(s)) pt[nh++] = LLVMPointerTypeInContext(s->llctx, llvm_as(s, AS_GLOBAL));
     bool raises = may_raise(f);
     if (raises) pt[nh++] = s->ptr;
     /* compile-time arguments (functions, dtypes, strings) have no parameter */
@@ -1440,7 +1440,7 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
         if (has_value(s->argtypes[i])) pt[nh + np++] = llvm_type(s, s->argtypes[i]);
     LLVMTypeRef rt = s->restype->kind == TY_NONE ? s->voidt : llvm_type(s, s->restype);
     s->fn = f->fn = LLVMAddFunction(s->mod, s->symbol, LLVMFunctionType(rt, pt, (unsigned)(nh + np), 0));
-    if (s->opt.debug) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1 - raises);
+    if (HAS_ERRBUF(s)) s->errbuf = LLVMGetParam(s->fn, (unsigned)nh - 1 - raises);
     if (raises) s->raised = LLVMGetParam(s->fn, (unsigned)nh - 1);
     LLVMSetLinkage(s->fn, LLVMInternalLinkage);
     s->target->begin_device_fn(s);
@@ -1463,7 +1463,7 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in) {
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nh + 2 + f->sub->nargs));
     if (!args) return NULL;
     c->target->hidden_params(c, NULL, args);
-    if (c->opt.debug) args[nh++] = c->errbuf;
+    if (HAS_ERRBUF(c)) args[nh++] = c->errbuf;
     bool raises = may_raise(f);
     if (raises) args[nh++] = raised_flag(c);
     int np = 0;

@@ -121,13 +121,13 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code", "globals", "closure", "sig", "target", "cc", "fastmath", "lineinfo",
-                             "debug", "device", "name", "keep_llvm", NULL};
+                             "debug", "device", "name", "keep_llvm", "boundscheck", NULL};
     PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL;
     const char *sig, *target = "cuda", *name = NULL;
-    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzp", kwlist, &PyCode_Type, &code, &globals,
+    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzpp", kwlist, &PyCode_Type, &code, &globals,
                                      &closure, &sig, &target, &cc, &fastmath, &lineinfo, &debug,
-                                     &device, &name, &keep_llvm))
+                                     &device, &name, &keep_llvm, &boundscheck))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -141,6 +141,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.fastmath = fastmath;
     opt.lineinfo = lineinfo;
     opt.debug = debug;
+    opt.boundscheck = boundscheck;
     opt.device = device;
     opt.name = name;
     opt.keep_llvm = keep_llvm;

@@ -30,7 +30,9 @@ typedef struct GjOptions {
     int ptx_version;        /* e.g. 78 for PTX ISA 7.8; 0 picks one for the cc */
     int fastmath;           /* add every fast-math flag, not only `contract` */
     int lineinfo;           /* .loc directives in the PTX */
-    int debug;              /* bounds checks (not yet implemented: error) */
+    int debug;              /* debug mode: bounds checks, and raise/assert, division by zero and tuple
+                             * indices reported to the host (an error buffer parameter) */
+    int boundscheck;        /* bounds checks alone (the same error buffer) */
     int device;             /* compile a device function, not a kernel */
     int keep_llvm;          /* keep the optimised LLVM IR text (gj_output_llvm) */
     const char *name;       /* symbol name; NULL derives it from the code object */

@@ -63,7 +63,8 @@ def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=F
     sig = _signature_string(sig)
     k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
                       cc=cc, fastmath=fastmath, lineinfo=lineinfo,
-                      debug=debug if boundscheck is None else bool(boundscheck), device=device)
+                      debug=debug, boundscheck=debug if boundscheck is None else bool(boundscheck),
+                      device=device)
     return k.ptx, k.restype if k.restype != "none" else "void"
 
 

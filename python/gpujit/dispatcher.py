@@ -75,9 +75,9 @@ class Dispatcher(_core.DispatcherBase):
         k = self._compiled.get(key)
         if k is None:
             f = self.py_func
-            # the compiler's debug option is the bounds checks
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=key[3])
+                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                              boundscheck=key[3])
             self._compiled[key] = k
         return k
 
@@ -137,7 +137,7 @@ class Dispatcher(_core.DispatcherBase):
         def ir(key):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=key[3],
+                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
                                  keep_llvm=True).llvm
         if sig is not None:
             target = _current_target()
