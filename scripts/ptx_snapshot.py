@@ -7,7 +7,8 @@ generated code as it was.
 
 `take` runs the suite (PYTHONPATH=python, the in-place build) with GPUJIT_PTX_SNAPSHOT
 set: tests/conftest.py then records each PTX the suite makes, keyed by the kernel's
-file:line, name, signature and options. `compare` lists the kernels whose PTX differs
+file, name and code (not its line: editing a test file moves kernels without changing
+them), signature, options and closure values. `compare` lists the kernels whose PTX differs
 (and those only one side compiled) and exits 1 if any PTX differs.
 """
 import json

@@ -54,6 +54,9 @@ if _SNAPSHOT:
     _orig_core_compile = gpu._core.compile
     _snap_file = open(os.path.join(_SNAPSHOT, "ptx-%d.jsonl" % os.getpid()), "a")
 
+    def _consts(code):
+        return tuple(_consts(k) if hasattr(k, "co_code") else k for k in code.co_consts)
+
     def _snapshot_compile(code, globals_, closure, sig, **kw):
         k = _orig_core_compile(code, globals_, closure, sig, **kw)
         if kw.get("target") == "cuda":
@@ -63,8 +66,13 @@ if _SNAPSHOT:
                     cells.append(repr(cell.cell_contents)[:80])
                 except ValueError:  # an empty cell
                     cells.append("<empty>")
-            key = "%s:%d %s %s %s %s" % (os.path.relpath(code.co_filename), code.co_firstlineno, code.co_name, sig,
-                                         sorted((n, v) for n, v in kw.items() if n != "keep_llvm"), cells)
+            # keyed by what the code is, not where it stands: a test file edited above a kernel
+            # moves it without changing it
+            what = hashlib.sha256(repr((code.co_code, _consts(code), code.co_names)).encode()).hexdigest()[:16]
+            opts = {n: v for n, v in kw.items() if n != "keep_llvm"}
+            opts.setdefault("boundscheck", bool(opts.get("debug")))  # an option older records lack
+            key = "%s %s#%s %s %s %s" % (os.path.basename(code.co_filename), code.co_name, what, sig,
+                                        sorted(opts.items()), cells)
             # the checkout's path appears in lineinfo's .file directives
             # and NVPTX numbers call sequences with a process-wide counter
             ptx = re.sub(r"callseq \d+", "callseq N", k.ptx.replace(os.getcwd(), "<checkout>"))
