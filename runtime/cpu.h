@@ -1,6 +1,8 @@
-/* The CPU executor's interface (runtime/cpu.c): the entry points the compiler
- * emits for a kernel and the launch that runs them. The block context and the
- * operation numbers they share with the compiler are in cpu_abi.h. */
+/* The CPU executor's interface (runtime/cpu.c, with cpu_fiber.c and
+ * cpu_warp.c, whose shared internals are in cpu_internal.h): the entry
+ * points the compiler emits for a kernel and the launch that runs them. The
+ * block context and the operation numbers they share with the compiler are
+ * in cpu_abi.h. */
 #ifndef GPUJIT_RUNTIME_CPU_H
 #define GPUJIT_RUNTIME_CPU_H
 
