@@ -99,7 +99,7 @@ def test_runner_counts_crashes_hangs_and_import_errors(tmp_path):
     got = {name: r["outcome"] for name, r in fake.items()}
     assert got == {"test_a_kernel": "passed", "test_b_fail": "failed", "test_c_crash": "error",
                    "test_d_pass": "passed", "test_e_hang": "error", "test_f_pass": "passed",
-                   "test_g_skipped": "failed"}, got
+                   "test_g_skipped": "failed"}, {name: r.get("cause") for name, r in fake.items()}
     assert "SIGABRT" in fake["test_c_crash"]["cause"]
     assert fake["test_e_hang"]["cause"].startswith("hang")
     assert fake["test_b_fail"]["cause"].startswith("AssertionError: 1 != 2")
