@@ -111,6 +111,9 @@ class ModuleRun:
         env = dict(os.environ)
         env.update(GPUJIT_COMPAT_PEER=self.peer, GPUJIT_COMPAT_LOG=log, GPUJIT_COMPAT_DONE=done,
                    GPUJIT_TARGET=self.args.target, PYTHONDONTWRITEBYTECODE="1",
+                   # an installed numba-cuda registers a pytest plugin that imports the real
+                   # numba.core; only this runner's own plugin is loaded (-p)
+                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                    PYTHONPATH=os.pathsep.join([os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE]))
         return env
 
