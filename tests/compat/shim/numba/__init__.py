@@ -6,7 +6,14 @@ are gpujit's own objects where gpujit has them. Every other name is left
 missing on purpose, so a test that needs it fails: that failure is what the
 yardstick measures. numba itself is never imported.
 """
-import gpujit as _gpujit
+import sys as _sys
+
+# An installed numba-cuda puts a finder on sys.meta_path (its _numba_cuda_redirector.pth)
+# that sends `numba.cuda` to its own package, which imports the real numba. Here numba.cuda
+# is gpujit.
+_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__module__ != "_numba_cuda_redirector"]
+
+import gpujit as _gpujit  # noqa: E402
 
 try:
     from gpujit import types  # noqa: F401  (only where gpujit has one)
