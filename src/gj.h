@@ -465,6 +465,7 @@ LLVMValueRef lower_global_array(Ctx *c, Instr *in);
 //
 int lower(Ctx *c);
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
+unsigned llvm_as(Ctx *c, AddrSpace s);        /* an address space's LLVM number */
 LLVMTypeRef mem_type(Ctx *c, Type *t);        /* in memory: bool is a byte */
 LLVMValueRef val(Ctx *c, Instr *v);           /* an IR value's LLVM value */
 LLVMValueRef val_as(Ctx *c, Instr *v, Type *to);
@@ -477,16 +478,47 @@ LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
 LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
+LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p);   /* an element of type et at p */
+void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
+
+//
+// checks.c: run-time checks (raise, assert, division, bounds, slice steps) and their reports
+//
 /* A place the code can raise `cls(*args)` from (args a tuple); its number.
  * `builtin`: the compiler's own check, whose message says where it failed. */
 int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
+bool may_raise(Func *f);                     /* can calling f raise (and so take the `raised` flag)? */
+LLVMValueRef raised_flag(Ctx *c);            /* the kernel's `raised` flag (an i8 pointer) */
+void stop_thread(Ctx *c);                    /* return now, telling the caller when in a device function */
+void raise_now(Ctx *c, int site);            /* raise from raise_site `site` here; the thread stops */
+int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* unless ok, raise cls(msg) */
+int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
+LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
+/* Are the indices ix (given[] as written) in range of arr's n axes? The i1
+ * answer, or NULL where the target stopped the launch at a bad one. */
+LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
+void check_step(Ctx *c, LLVMValueRef bad);   /* a zero slice step where `bad` */
+
+//
+// views.c: slices and array views
+//
+LLVMValueRef lower_slice(Ctx *c, Instr *in);
+LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
+LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name);   /* a.T, a.real, a.imag */
+void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);             /* view[...] = src */
+
+//
+// lanepos.c: each lane's position in the program (activemask on the CPU)
+//
+int find_loops(Ctx *c);                      /* at entry: a trip counter per loop */
+void count_trips(Ctx *c, Instr *br);         /* before a branch */
 /* The calling lane's position at the instruction being lowered, for the
  * runtime to tell which lanes reach it together: an i64 array (returned as
  * an i64 address) of *len entries; NULL where the target does not want it. */
 LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
-LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
