@@ -455,10 +455,35 @@ bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpu
 const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
+/* The struct of a C-contiguous array at `data` with these dims (i64). */
+LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
+LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
+
+//
+// globalarrays.c: arrays read from globals and closures, and const.array_like
+//
 /* A global or closure array read by the code (an IR_OBJ): a NumPy array is
  * frozen into constant memory, a device array captured by its address. */
 Type *type_global_array(Ctx *c, Instr *in);
 LLVMValueRef lower_global_array(Ctx *c, Instr *in);
+Type *type_const_array(Ctx *c, Instr *in);          /* const.array_like(a) */
+LLVMValueRef lower_const_array(Ctx *c, Instr *in);
+
+//
+// print.c: print() in kernels
+//
+bool printable(const Type *t, const Instr *v);      /* can print() take this value (v: its IR, or NULL)? */
+LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
+
+//
+// builtins.c: builtins beyond an instruction (min/max/sum over tuples, round, pow mod), frexp/modf
+//
+/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread. */
+int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t);
+LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x a double */
+LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n);   /* round(x, n), x an int64 */
+LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /* pow(a, b, m) of int64s */
+LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /* frexp, modf */
 
 //
 // lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
