@@ -264,6 +264,34 @@ typedef struct Var {
     uint64_t origin;    /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 
+/* A for loop over something other than range() (an array, a tuple,
+ * enumerate(), zip()): it counts k over range(len(seq)) and its body starts
+ * by taking element k. */
+#define MAX_SEQ_LOOPS 256
+typedef struct SeqLoop {
+    int for_off;   /* the FOR_ITER's offset */
+    int body_off;  /* where its body starts (the FOR_ITER's next) */
+    Instr *seq;
+} SeqLoop;
+
+/* The builder's state, shared by build.c and the files it builds with. */
+typedef struct Builder {
+    Ctx *c;
+    Block *blk;
+    Instr **stack;
+    int sp, cap;
+    Loc loc;
+    PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
+    PtrVec work;        /* blocks to build */
+    PyObject *names, *consts, *varnames, *freevars;
+    int const_items;    /* items of the constant being converted, counting nested tuples */
+    SeqLoop loops[MAX_SEQ_LOOPS];
+    int nloops;
+} Builder;
+
+Instr *build_emit(Builder *bd, IrOp op, int nargs); /* a new instruction at the end of the block */
+Instr *new_const(Builder *bd);                 /* a new IR_CONST, in no block */
+
 int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
 /* Does the kernel take the error buffer (debug=True or boundscheck=True)? */
@@ -278,6 +306,28 @@ void dump_ir(Ctx *c, FILE *f);
 bool ir_is_const(const Instr *v);
 /* Does a call of this path become an operator (operator.add, np.power, divmod...)? */
 bool is_operator_path(const char *path);
+
+//
+// pyvalue.c: Python objects as IR values, and IR constants as Python objects
+//
+/* A number, bool, None, str or tuple of them as an IR constant; NULL with no
+ * exception set if `o` is none of these. */
+Instr *const_from_py(Builder *bd, PyObject *o, int depth);
+Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
+Instr *load_global(Builder *bd, const char *name);
+Instr *load_attr(Builder *bd, Instr *obj, const char *name);
+PyObject *py_from_const(const Instr *k);       /* new reference */
+const char *py_type_name(PyObject *o);         /* for messages */
+
+//
+// desugar.c: operator calls as operators, for loops over sequences as counts
+//
+/* The operator a call of `path` stands for, emitted into *out (NULL: an ordinary call). */
+int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out);
+bool is_call_of(const Instr *v, const char *path);
+Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n); /* path(args...) */
+Instr *seq_len(Builder *bd, Instr *s);         /* how many items a loop over s takes */
+Instr *seq_item(Builder *bd, Instr *s, Instr *k); /* item k of s */
 
 //
 // typeinfer.c
