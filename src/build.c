@@ -3,10 +3,10 @@
  * entries that live across a block boundary become per-block slot variables
  * (stored by each predecessor, loaded on entry). Compile-time objects
  * (modules, gpujit intrinsics, builtins) become IR_OBJ values known by a
- * dotted path; globals and closure cells holding numbers become constants.
- * Calls of operator.add and its kin become the operators; a for loop over
- * an array, tuple, enumerate() or zip() becomes a count over range(len(...))
- * whose body starts by reading item k.
+ * dotted path; globals and closure cells holding numbers become constants
+ * (pyvalue.c). Calls of operator.add and its kin become the operators; a for
+ * loop over an array, tuple, enumerate() or zip() becomes a count over
+ * range(len(...)) whose body starts by reading item k (desugar.c).
  * Requires: decode_bytecode, build_cfg. Stack effects are stated per opcode. */
 #include <string.h>
 
@@ -16,33 +16,9 @@
 static Instr null_marker = {.id = -1}; /* no id: the verifier rejects it as an operand */
 #define NULLV (&null_marker)
 
-/* A for loop over something other than range() (an array, a tuple,
- * enumerate(), zip()): it counts k over range(len(seq)) and its body starts
- * by taking element k. */
-#define MAX_SEQ_LOOPS 256
-typedef struct SeqLoop {
-    int for_off;   /* the FOR_ITER's offset */
-    int body_off;  /* where its body starts (the FOR_ITER's next) */
-    Instr *seq;
-} SeqLoop;
-
-typedef struct Builder {
-    Ctx *c;
-    Block *blk;
-    Instr **stack;
-    int sp, cap;
-    Loc loc;
-    PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
-    PtrVec work;        /* blocks to build */
-    PyObject *names, *consts, *varnames, *freevars;
-    int const_items;    /* items of the constant being converted, counting nested tuples */
-    SeqLoop loops[MAX_SEQ_LOOPS];
-    int nloops;
-} Builder;
-
 Var *ctx_var(Ctx *c, int i) { return c->vars.v[i]; }
 
-static Instr *emit(Builder *bd, IrOp op, int nargs) {
+Instr *build_emit(Builder *bd, IrOp op, int nargs) {
     Ctx *c = bd->c;
     Instr *in = arena_alloc(&c->arena, sizeof *in);
     if (!in) return NULL;
@@ -59,7 +35,7 @@ static Instr *emit(Builder *bd, IrOp op, int nargs) {
 }
 
 /* Constants are not placed in a block: lower.c materialises them on use. */
-static Instr *new_const(Builder *bd) {
+Instr *new_const(Builder *bd) {
     Ctx *c = bd->c;
     Instr *in = arena_alloc(&c->arena, sizeof *in);
     if (!in) return NULL;
@@ -91,7 +67,7 @@ static int push(Builder *bd, Instr *v) {
 static Instr *make_tuple(Builder *bd, Instr **items, int n) {
     bool all_const = true;
     for (int k = 0; k < n; k++) all_const = all_const && items[k]->op == IR_CONST;
-    Instr *t = all_const ? new_const(bd) : emit(bd, IR_TUPLE, n);
+    Instr *t = all_const ? new_const(bd) : build_emit(bd, IR_TUPLE, n);
     if (!t) return NULL;
     if (all_const) {
         t->ckind = CK_TUPLE;
@@ -181,309 +157,6 @@ static int add_var(Ctx *c, const char *name, Loc loc) {
     return c->vars.n - 1;
 }
 
-/* ---- constants and compile-time objects ---- */
-
-static Instr *const_from_py(Builder *bd, PyObject *o, int depth);
-
-static Instr *const_tuple(Builder *bd, PyObject *o, int depth) {
-    Py_ssize_t n = PyTuple_GET_SIZE(o);
-    if (n > LIMIT_TUPLE) {
-        error_limit(bd->c, bd->loc, "items in a tuple", LIMIT_TUPLE);
-        return NULL;
-    }
-    /* a tuple can hold one inner tuple many times over: count what it unfolds to */
-    if ((bd->const_items += (int)n) > LIMIT_TUPLE) {
-        error_limit(bd->c, bd->loc, "items in a constant tuple, counting those of nested tuples", LIMIT_TUPLE);
-        return NULL;
-    }
-    Instr *t = new_const(bd);
-    if (!t) return NULL;
-    t->ckind = CK_TUPLE;
-    t->nargs = (int)n;
-    t->args = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
-    if (!t->args) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        t->args[i] = const_from_py(bd, PyTuple_GET_ITEM(o, i), depth + 1);
-        if (!t->args[i]) return NULL;
-    }
-    return t;
-}
-
-/* A number, bool, None, str or tuple of them as an IR constant; NULL with no
- * exception set if `o` is none of these. */
-static Instr *const_from_py(Builder *bd, PyObject *o, int depth) {
-    Ctx *c = bd->c;
-    if (depth > LIMIT_CONST_NESTING) {
-        error_limit(c, bd->loc, "levels of tuples nested in a constant", LIMIT_CONST_NESTING);
-        return NULL;
-    }
-    Instr *k;
-    if (depth == 0) bd->const_items = 0;
-    if (o == Py_Ellipsis) {
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = CK_ELLIPSIS;
-        return k;
-    }
-    if (o == Py_None || PyBool_Check(o)) {
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = o == Py_None ? CK_NONE : CK_BOOL;
-        k->ival = o == Py_True;
-        return k;
-    }
-    if (PyLong_Check(o)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) {
-            unsigned long long u = PyLong_AsUnsignedLongLong(o);
-            if (PyErr_Occurred()) {
-                PyErr_Clear();
-                error_at(c, ERR_TYPING, bd->loc, "integer constant does not fit in 64 bits");
-                return NULL;
-            }
-            v = (long long)u;
-        }
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = CK_INT;
-        k->ival = v;
-        k->is_uint64 = overflow;
-        return k;
-    }
-    if (PyFloat_Check(o)) {
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = CK_FLOAT;
-        k->fval = PyFloat_AS_DOUBLE(o);
-        return k;
-    }
-    if (PyComplex_Check(o)) {
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = CK_COMPLEX;
-        k->fval = PyComplex_RealAsDouble(o);
-        k->fimag = PyComplex_ImagAsDouble(o);
-        return k;
-    }
-    if (PyUnicode_Check(o)) {
-        const char *s = PyUnicode_AsUTF8(o);
-        if (!s) return NULL;
-        if (!(k = new_const(bd))) return NULL;
-        k->ckind = CK_STR;
-        k->name = arena_strdup(&c->arena, s);
-        return k;
-    }
-    if (PyTuple_Check(o)) return const_tuple(bd, o, depth);
-    return NULL;
-}
-
-static PyObject *path_registry; /* id(obj) -> path; set by gpujit at import */
-
-int build_set_registry(PyObject *dict) {
-    Py_XINCREF(dict);
-    Py_XSETREF(path_registry, dict);
-    return 0;
-}
-
-/* The dotted path that names a compile-time object, or NULL (no exception). */
-static char *object_path(Ctx *c, PyObject *o) {
-    if (path_registry) {
-        PyObject *key = PyLong_FromVoidPtr(o);
-        if (!key) return NULL;
-        PyObject *p = PyDict_GetItemWithError(path_registry, key);
-        Py_DECREF(key);
-        if (p && PyUnicode_Check(p)) return arena_strdup(&c->arena, PyUnicode_AsUTF8(p));
-        if (PyErr_Occurred()) return NULL;
-    }
-    if (PyModule_Check(o)) {
-        const char *n = PyModule_GetName(o);
-        if (!n) {
-            PyErr_Clear();
-            return NULL;
-        }
-        return arena_strdup(&c->arena, n);
-    }
-    if (PyCFunction_Check(o) || PyType_Check(o)) {
-        PyObject *mod = PyObject_GetAttrString(o, "__module__");
-        PyObject *qn = PyObject_GetAttrString(o, "__qualname__");
-        char *r = NULL;
-        if (mod && qn && PyUnicode_Check(mod) && PyUnicode_Check(qn))
-            r = arena_printf(&c->arena, "%s.%s", PyUnicode_AsUTF8(mod), PyUnicode_AsUTF8(qn));
-        Py_XDECREF(mod);
-        Py_XDECREF(qn);
-        PyErr_Clear();
-        return r;
-    }
-    return NULL;
-}
-
-static const char *py_type_name(PyObject *o) { return Py_TYPE(o)->tp_name; }
-
-/* A NumPy scalar (np.int32(3), np.float32(0.5), np.bool_(True)...) as a
- * constant of its dtype: its value converted by the dtype's cast, which LLVM
- * folds. NULL with no exception if `o` is not a NumPy scalar of a dtype
- * kernels have. */
-static Instr *numpy_scalar(Builder *bd, PyObject *o) {
-    PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
-    bool numpy = mod && PyUnicode_Check(mod) && strcmp(PyUnicode_AsUTF8(mod), "numpy") == 0;
-    Py_XDECREF(mod);
-    PyErr_Clear();
-    if (!numpy || strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0 || !PyObject_HasAttrString(o, "dtype") ||
-        !PyObject_HasAttrString(o, "item"))
-        return NULL;
-    PyObject *dt = PyObject_GetAttrString(o, "dtype");
-    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
-    Py_XDECREF(dt);
-    char path[64] = "";
-    if (name && PyUnicode_Check(name)) snprintf(path, sizeof path, "numpy.%s", PyUnicode_AsUTF8(name));
-    Py_XDECREF(name);
-    PyErr_Clear();
-    const Intrinsic *k = intrinsic_lookup(path);
-    if (!k || k->kind != IK_CAST) return NULL;
-    PyObject *item = PyObject_CallMethod(o, "item", NULL);
-    if (!item) return NULL;
-    Instr *v = const_from_py(bd, item, 0);
-    Py_DECREF(item);
-    if (!v) return NULL;
-    Instr *f = emit(bd, IR_OBJ, 0), *call = emit(bd, IR_CALL, 2);
-    if (!f || !call) return NULL;
-    f->name = arena_strdup(&bd->c->arena, path);
-    f->pyobj = (PyObject *)Py_TYPE(o); /* NumPy's scalar types live as long as NumPy */
-    call->args[0] = f;
-    call->args[1] = v;
-    return call;
-}
-
-/* A NumPy dtype instance (np.dtype('f4')): its class derives from numpy.dtype. */
-static bool is_numpy_dtype(PyObject *o) {
-    for (PyTypeObject *t = Py_TYPE(o); t; t = t->tp_base)
-        if (strcmp(t->tp_name, "numpy.dtype") == 0) return true;
-    return false;
-}
-
-/* A global, closure cell or module attribute used in a kernel. */
-static Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
-    Ctx *c = bd->c;
-    if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyBool_Check(o) && !PyComplex_Check(o)) {
-        Instr *k = numpy_scalar(bd, o);
-        if (k || PyErr_Occurred()) return k;
-    }
-    if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBool_Check(o) ||
-        o == Py_None) {
-        Instr *k = const_from_py(bd, o, 0);
-        if (!k && !PyErr_Occurred())
-            error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: a tuple holding values other than numbers", what);
-        return k;
-    }
-    /* a Python function, or a gpujit device function: compiled where it is called */
-    PyObject *func = PyFunction_Check(o) ? o : NULL;
-    if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) func = PyObject_GetAttrString(o, "py_func");
-    else if (func) Py_INCREF(func);
-    if (func && PyFunction_Check(func)) {
-        Instr *v = emit(bd, IR_OBJ, 0);
-        if (!v) return Py_DECREF(func), NULL;
-        PyObject *qn = PyObject_GetAttrString(func, "__qualname__");
-        v->name = arena_printf(&c->arena, "%s", qn && PyUnicode_Check(qn) ? PyUnicode_AsUTF8(qn) : "function");
-        Py_XDECREF(qn);
-        PyErr_Clear();
-        v->pyobj = o;
-        v->func = func; /* borrowed below: `o` (a global or a cell) keeps its py_func alive */
-        Py_DECREF(func);
-        return v;
-    }
-    Py_XDECREF(func);
-    PyErr_Clear();
-    char *path = NULL;
-    if (is_numpy_dtype(o)) { /* names its scalar type, as np.float32 does */
-        PyObject *st = PyObject_GetAttrString(o, "type");
-        if (!st) return NULL;
-        path = object_path(c, st);
-        Py_DECREF(st);
-    } else {
-        path = object_path(c, o);
-    }
-    if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
-        path = PATH_GLOBAL_ARRAY; /* its contents become constant memory (typeinfer.c) */
-    if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||
-                                       PyObject_HasAttrString(o, "device_ctypes_pointer")))
-        path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
-    PyErr_Clear();
-    if (!path) {
-        if (!PyErr_Occurred())
-            error_at(c, ERR_UNSUPPORTED, bd->loc,
-                     "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "
-                     "tuples of them, modules and gpujit/math functions",
-                     what, py_type_name(o));
-        return NULL;
-    }
-    Instr *v = emit(bd, IR_OBJ, 0);
-    if (!v) return NULL;
-    v->name = path;
-    v->pyobj = o; /* borrowed: kept alive by the module or globals */
-    return v;
-}
-
-static Instr *load_global(Builder *bd, const char *name) {
-    Ctx *c = bd->c;
-    PyObject *o = NULL;
-    if (c->globals) {
-        o = PyDict_GetItemString(c->globals, name);
-        if (!o) {
-            PyObject *bi = PyDict_GetItemString(c->globals, "__builtins__");
-            if (bi && PyModule_Check(bi)) bi = PyModule_GetDict(bi);
-            if (bi && PyDict_Check(bi)) o = PyDict_GetItemString(bi, name);
-        }
-    }
-    if (!o) {
-        /* No globals (the C API): the usual module names and builtins. */
-        static const char *mods[][2] = {{"math", "math"}, {"gpu", "gpujit"}, {"cuda", "gpujit"},
-                                        {"gpujit", "gpujit"}, {"np", "numpy"}, {"numpy", "numpy"}};
-        for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
-            if (!c->globals && strcmp(name, mods[i][0]) == 0) {
-                PyObject *m = PyImport_ImportModule(mods[i][1]);
-                if (!m) return NULL;
-                Instr *v = value_from_py(bd, m, name);
-                Py_DECREF(m); /* sys.modules keeps it */
-                return v;
-            }
-        PyObject *bi = PyEval_GetBuiltins();
-        if (bi) o = PyDict_GetItemString(bi, name);
-    }
-    if (!o) {
-        error_at(c, ERR_TYPING, bd->loc, "name '%s' is not defined", name);
-        return NULL;
-    }
-    char what[300];
-    snprintf(what, sizeof what, "global '%s'", name);
-    return value_from_py(bd, o, what);
-}
-
-static Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
-    Ctx *c = bd->c;
-    if (obj->op == IR_OBJ && obj->pyobj && PyModule_Check(obj->pyobj)) {
-        PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
-        if (!a) {
-            PyErr_Clear();
-            error_at(c, ERR_TYPING, bd->loc, "module '%s' has no attribute '%s'", obj->name, name);
-            return NULL;
-        }
-        char what[300];
-        snprintf(what, sizeof what, "%s.%s", obj->name, name);
-        Instr *v = value_from_py(bd, a, what);
-        Py_DECREF(a); /* the module keeps it */
-        return v;
-    }
-    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));
-    if (obj->op == IR_OBJ && !array) {
-        /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
-        Instr *v = emit(bd, IR_OBJ, 0);
-        if (!v) return NULL;
-        v->name = arena_printf(&c->arena, "%s.%s", obj->name, name);
-        return v;
-    }
-    Instr *v = emit(bd, IR_ATTR, 1);
-    if (!v) return NULL;
-    v->args[0] = obj;
-    v->name = arena_strdup(&c->arena, name);
-    return v;
-}
-
 static const char *name_at(PyObject *tuple, int i) {
     if (!tuple || i < 0 || i >= PyTuple_GET_SIZE(tuple)) return "?";
     const char *s = PyUnicode_AsUTF8(PyTuple_GET_ITEM(tuple, i));
@@ -522,7 +195,7 @@ static int pass_stack(Builder *bd, Block *s, int depth) {
         if ((bd->stack[i] == NULLV) != (s->slot_vars[i] < 0))
             return internal_error(c, bd->loc, "build: a NULL and a value meet in stack slot %d of block %d", i, s->id);
         if (bd->stack[i] == NULLV) continue;
-        Instr *st = emit(bd, IR_STORE_VAR, 1);
+        Instr *st = build_emit(bd, IR_STORE_VAR, 1);
         if (!st) return -1;
         st->var = s->slot_vars[i];
         st->args[0] = bd->stack[i];
@@ -541,7 +214,7 @@ static int branch(Builder *bd, Instr *cond, int t_off, int t_depth, int f_off, i
     if (!t || !f) return -1;
     RETURN_IF_ERROR(pass_stack(bd, t, t_depth));
     RETURN_IF_ERROR(pass_stack(bd, f, f_depth));
-    Instr *br = emit(bd, IR_CONDBR, 1);
+    Instr *br = build_emit(bd, IR_CONDBR, 1);
     if (!br) return -1;
     br->args[0] = cond;
     br->target = t;
@@ -553,7 +226,7 @@ static int jump(Builder *bd, int off) {
     Block *t = block_or_die(bd, off);
     if (!t) return -1;
     RETURN_IF_ERROR(pass_stack(bd, t, bd->sp));
-    Instr *br = emit(bd, IR_BR, 0);
+    Instr *br = build_emit(bd, IR_BR, 0);
     if (!br) return -1;
     br->target = t;
     return 0;
@@ -561,7 +234,7 @@ static int jump(Builder *bd, int off) {
 
 static Instr *truth(Builder *bd, Instr *v) {
     if (!(v = value_of(bd, v))) return NULL;
-    Instr *t = emit(bd, IR_TRUTH, 1);
+    Instr *t = build_emit(bd, IR_TRUTH, 1);
     if (t) t->args[0] = v;
     return t;
 }
@@ -571,35 +244,12 @@ static int ret(Builder *bd, Instr *v) {
     if (!c->opt.device) {
         if (!(v->op == IR_CONST && v->ckind == CK_NONE))
             return error_at(c, ERR_TYPING, bd->loc, "a kernel cannot return a value (kernels return None)");
-        return emit(bd, IR_RET, 0) ? 0 : -1;
+        return build_emit(bd, IR_RET, 0) ? 0 : -1;
     }
-    Instr *r = emit(bd, IR_RET_VALUE, 1);
+    Instr *r = build_emit(bd, IR_RET_VALUE, 1);
     if (!r) return -1;
     r->args[0] = v;
     return 0;
-}
-
-/* An IR constant as the Python object it came from (new reference). */
-static PyObject *py_from_const(const Instr *k) {
-    switch (k->ckind) {
-    case CK_INT: return k->is_uint64 ? PyLong_FromUnsignedLongLong((unsigned long long)k->ival)
-                                     : PyLong_FromLongLong((long long)k->ival);
-    case CK_FLOAT: return PyFloat_FromDouble(k->fval);
-    case CK_BOOL: return PyBool_FromLong((long)k->ival);
-    case CK_NONE: Py_RETURN_NONE;
-    case CK_STR: return PyUnicode_FromString(k->name);
-    case CK_COMPLEX: return PyComplex_FromDoubles(k->fval, k->fimag);
-    case CK_TUPLE: {
-        PyObject *t = PyTuple_New(k->nargs);
-        for (int i = 0; t && i < k->nargs; i++) {
-            PyObject *x = py_from_const(k->args[i]);
-            if (!x) return Py_DECREF(t), NULL;
-            PyTuple_SET_ITEM(t, i, x);
-        }
-        return t;
-    }
-    }
-    return NULL;
 }
 
 static bool is_exception_class(PyObject *o) {
@@ -640,7 +290,7 @@ static int raise_stmt(Builder *bd, Instr *v) {
     int site = raise_site(c, cls, args, false);
     Py_DECREF(args);
     if (site < 0) return -1;
-    Instr *r = emit(bd, IR_RAISE, 0);
+    Instr *r = build_emit(bd, IR_RAISE, 0);
     if (!r) return -1;
     r->ival = site;
     return 0;
@@ -706,7 +356,7 @@ static int compare_index(int arg) {
  * parts written (3 with a step, as numba's slice3 type: `a[::1]` is not
  * known to be contiguous). */
 static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
-    Instr *v = emit(bd, IR_SLICE, 3);
+    Instr *v = build_emit(bd, IR_SLICE, 3);
     if (!v) return NULL;
     v->ival = step ? 3 : 2;
     Instr *parts[3] = {start, stop, step};
@@ -718,88 +368,6 @@ static Instr *make_slice(Builder *bd, Instr *start, Instr *stop, Instr *step) {
         v->args[i] = parts[i];
     }
     return v;
-}
-
-/* ---- calls that are operators ---- */
-
-/* operator.add(a, b) and the rest of the operator module's number
- * functions, pow(a, b) and divmod(a, b) are the operators themselves: they
- * become the same IR, so their typing and lowering are the operators'. */
-static const struct { const char *path; IrOp op; int code, nargs; } operator_calls[] = {
-    {"_operator.add", IR_BINOP, BIN_ADD, 2}, {"_operator.iadd", IR_BINOP, BIN_ADD, 2},
-    {"_operator.sub", IR_BINOP, BIN_SUB, 2}, {"_operator.isub", IR_BINOP, BIN_SUB, 2},
-    {"_operator.mul", IR_BINOP, BIN_MUL, 2}, {"_operator.imul", IR_BINOP, BIN_MUL, 2},
-    {"_operator.truediv", IR_BINOP, BIN_DIV, 2}, {"_operator.itruediv", IR_BINOP, BIN_DIV, 2},
-    {"_operator.floordiv", IR_BINOP, BIN_FLOORDIV, 2}, {"_operator.ifloordiv", IR_BINOP, BIN_FLOORDIV, 2},
-    {"_operator.mod", IR_BINOP, BIN_MOD, 2}, {"_operator.imod", IR_BINOP, BIN_MOD, 2},
-    {"_operator.pow", IR_BINOP, BIN_POW, 2}, {"_operator.ipow", IR_BINOP, BIN_POW, 2},
-    {"_operator.and_", IR_BINOP, BIN_AND, 2}, {"_operator.iand", IR_BINOP, BIN_AND, 2},
-    {"_operator.or_", IR_BINOP, BIN_OR, 2}, {"_operator.ior", IR_BINOP, BIN_OR, 2},
-    {"_operator.xor", IR_BINOP, BIN_XOR, 2}, {"_operator.ixor", IR_BINOP, BIN_XOR, 2},
-    {"_operator.lshift", IR_BINOP, BIN_LSHIFT, 2}, {"_operator.ilshift", IR_BINOP, BIN_LSHIFT, 2},
-    {"_operator.rshift", IR_BINOP, BIN_RSHIFT, 2}, {"_operator.irshift", IR_BINOP, BIN_RSHIFT, 2},
-    {"_operator.lt", IR_CMP, CMP_LT, 2}, {"_operator.le", IR_CMP, CMP_LE, 2},
-    {"_operator.eq", IR_CMP, CMP_EQ, 2}, {"_operator.ne", IR_CMP, CMP_NE, 2},
-    {"_operator.gt", IR_CMP, CMP_GT, 2}, {"_operator.ge", IR_CMP, CMP_GE, 2},
-    {"_operator.neg", IR_UNARY, UN_NEG, 1}, {"_operator.pos", IR_UNARY, UN_POS, 1},
-    {"_operator.invert", IR_UNARY, UN_INVERT, 1}, {"_operator.inv", IR_UNARY, UN_INVERT, 1},
-    {"_operator.not_", IR_UNARY, UN_NOT, 1}, {"_operator.truth", IR_TRUTH, 0, 1},
-    {"builtins.pow", IR_BINOP, BIN_POW, 2},
-    /* NumPy's arithmetic ufuncs on scalars */
-    {"numpy.add", IR_BINOP, BIN_ADD, 2}, {"numpy.subtract", IR_BINOP, BIN_SUB, 2},
-    {"numpy.multiply", IR_BINOP, BIN_MUL, 2}, {"numpy.divide", IR_BINOP, BIN_DIV, 2},
-    {"numpy.floor_divide", IR_BINOP, BIN_FLOORDIV, 2}, {"numpy.remainder", IR_BINOP, BIN_MOD, 2},
-    {"numpy.power", IR_BINOP, BIN_POW, 2}, {"numpy.bitwise_and", IR_BINOP, BIN_AND, 2},
-    {"numpy.bitwise_or", IR_BINOP, BIN_OR, 2}, {"numpy.bitwise_xor", IR_BINOP, BIN_XOR, 2},
-    {"numpy.left_shift", IR_BINOP, BIN_LSHIFT, 2}, {"numpy.right_shift", IR_BINOP, BIN_RSHIFT, 2},
-    {"numpy.less", IR_CMP, CMP_LT, 2}, {"numpy.less_equal", IR_CMP, CMP_LE, 2},
-    {"numpy.equal", IR_CMP, CMP_EQ, 2}, {"numpy.not_equal", IR_CMP, CMP_NE, 2},
-    {"numpy.greater", IR_CMP, CMP_GT, 2}, {"numpy.greater_equal", IR_CMP, CMP_GE, 2},
-    {"numpy.negative", IR_UNARY, UN_NEG, 1}, {"numpy.positive", IR_UNARY, UN_POS, 1},
-    {"numpy.invert", IR_UNARY, UN_INVERT, 1}, {"numpy.logical_not", IR_UNARY, UN_NOT, 1},
-};
-
-bool is_operator_path(const char *path) {
-    for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++)
-        if (!strcmp(operator_calls[i].path, path)) return true;
-    return !strcmp(path, "builtins.divmod");
-}
-
-/* Emits the operator a call of `path` stands for into *out; *out stays NULL
- * when it is an ordinary call. */
-static int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out) {
-    Ctx *c = bd->c;
-    *out = NULL;
-    if (!strcmp(path, "builtins.divmod")) { /* (a // b, a % b) */
-        if (n != 2) return error_at(c, ERR_TYPING, bd->loc, "divmod() takes 2 arguments (%d given)", n);
-        Instr *q = emit(bd, IR_BINOP, 2), *r = q ? emit(bd, IR_BINOP, 2) : NULL, *t = r ? emit(bd, IR_TUPLE, 2) : NULL;
-        if (!t) return -1;
-        q->ival = BIN_FLOORDIV;
-        r->ival = BIN_MOD;
-        q->args[0] = r->args[0] = argv[0];
-        q->args[1] = r->args[1] = argv[1];
-        t->args[0] = q;
-        t->args[1] = r;
-        *out = t;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++) {
-        if (strcmp(operator_calls[i].path, path)) continue;
-        if (!strcmp(path, "builtins.pow") && n != 2) return 0; /* pow(a, b, m) is an intrinsic */
-        if (n != operator_calls[i].nargs) {
-            const char *name = strncmp(path, "_operator.", 10) ? path_pretty(path) : path + 1; /* operator.add */
-            return error_at(c, ERR_TYPING, bd->loc, "%s() takes %d argument%s (%d given)", name,
-                            operator_calls[i].nargs, operator_calls[i].nargs == 1 ? "" : "s", n);
-        }
-        Instr *v = emit(bd, operator_calls[i].op, n);
-        if (!v) return -1;
-        v->ival = operator_calls[i].code;
-        v->name = operator_calls[i].path; /* NumPy's ufuncs divide by zero as IEEE does (lower.c) */
-        for (int k = 0; k < n; k++) v->args[k] = argv[k];
-        *out = v;
-        return 0;
-    }
-    return 0;
 }
 
 static int call(Builder *bd, int nargs, PyObject *kwnames) {
@@ -845,7 +413,7 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         RETURN_IF_ERROR(operator_call(bd, callee->name, argv, n, &op));
         if (op) return push(bd, op);
     }
-    Instr *v = emit(bd, IR_CALL, n + 1);
+    Instr *v = build_emit(bd, IR_CALL, n + 1);
     if (!v) return -1;
     v->args[0] = callee;
     for (int i = 0; i < n; i++) v->args[i + 1] = argv[i];
@@ -859,101 +427,6 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
     return push(bd, v);
 }
 
-/* ---- for loops over sequences ---- */
-
-static bool is_call_of(const Instr *v, const char *path) {
-    return v->op == IR_CALL && v->args[0]->op == IR_OBJ && !v->args[0]->func && v->args[0]->name &&
-           !strcmp(v->args[0]->name, path);
-}
-
-/* path(args...), for a builtin the code did not name itself. */
-static Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n) {
-    Instr *f = emit(bd, IR_OBJ, 0), *v = f ? emit(bd, IR_CALL, n + 1) : NULL;
-    if (!v) return NULL;
-    f->name = path;
-    v->args[0] = f;
-    for (int i = 0; i < n; i++) v->args[1 + i] = args[i];
-    return v;
-}
-
-/* enumerate(x, start=0): x, and start or NULL. */
-static int enumerate_args(Builder *bd, Instr *e, Instr **x, Instr **start) {
-    int n = e->nargs - 1;
-    if (n < 1 || n > 2 || (e->nkw && (e->nkw > 1 || n != 2 || strcmp(e->kwnames[0], "start"))))
-        return error_at(bd->c, ERR_TYPING, e->loc, "enumerate() takes an iterable and an optional start");
-    *x = e->args[1];
-    *start = n == 2 ? e->args[2] : NULL;
-    return 0;
-}
-
-/* How many items a loop over `s` takes: len(s), the shortest of zip's. */
-static Instr *seq_len(Builder *bd, Instr *s) {
-    Ctx *c = bd->c;
-    if (is_call_of(s, "builtins.enumerate")) {
-        Instr *x, *start;
-        if (enumerate_args(bd, s, &x, &start) < 0) return NULL;
-        s->ival = 1; /* consumed by this loop (typeinfer refuses it elsewhere) */
-        return seq_len(bd, x);
-    }
-    if (is_call_of(s, "builtins.zip")) {
-        Instr *lens[256];
-        int n = s->nargs - 1;
-        if (n < 1 || s->nkw) {
-            error_at(c, ERR_TYPING, s->loc, "zip() in a kernel takes one or more iterables and no keywords");
-            return NULL;
-        }
-        if (n > 255) {
-            error_at(c, ERR_UNSUPPORTED, s->loc, "too many iterables in zip() (limit is 255)");
-            return NULL;
-        }
-        s->ival = 1;
-        for (int i = 0; i < n; i++)
-            if (!(lens[i] = seq_len(bd, s->args[1 + i]))) return NULL;
-        return n == 1 ? lens[0] : call_builtin(bd, "builtins.min", lens, n);
-    }
-    Instr *n = call_builtin(bd, "builtins.len", &s, 1);
-    if (n) n->ival = 1; /* a loop's: typeinfer says so if s has no length */
-    return n;
-}
-
-/* Item k of `s` (k in range(seq_len(s))): s[k], (start + k, x[k]) for
- * enumerate, a tuple of items for zip. */
-static Instr *seq_item(Builder *bd, Instr *s, Instr *k) {
-    if (is_call_of(s, "builtins.enumerate")) {
-        Instr *x, *start;
-        if (enumerate_args(bd, s, &x, &start) < 0) return NULL;
-        Instr *i = k;
-        if (start) {
-            if (!(i = emit(bd, IR_BINOP, 2))) return NULL;
-            i->ival = BIN_ADD;
-            i->args[0] = k;
-            i->args[1] = start;
-        }
-        Instr *item = seq_item(bd, x, k), *t = item ? emit(bd, IR_TUPLE, 2) : NULL;
-        if (!t) return NULL;
-        t->args[0] = i;
-        t->args[1] = item;
-        return t;
-    }
-    if (is_call_of(s, "builtins.zip")) {
-        Instr *items[256];
-        int n = s->nargs - 1;
-        for (int j = 0; j < n; j++)
-            if (!(items[j] = seq_item(bd, s->args[1 + j], k))) return NULL;
-        Instr *t = emit(bd, IR_TUPLE, n);
-        if (!t) return NULL;
-        for (int j = 0; j < n; j++) t->args[j] = items[j];
-        return t;
-    }
-    Instr *g = emit(bd, IR_GETITEM, 2);
-    if (!g) return NULL;
-    g->args[0] = s;
-    g->args[1] = k;
-    g->ival = 1; /* a loop's item */
-    return g;
-}
-
-/* Build one block; queue its successors. */
 static int build_block(Builder *bd, Block *b) {
     Ctx *c = bd->c;
     bd->blk = b;
@@ -962,7 +435,7 @@ static int build_block(Builder *bd, Block *b) {
     bd->loc = c->insns[b->first].loc;
     if (b == c->blocks[0]) {
         for (int i = 0; i < c->nargs; i++) {
-            Instr *a = emit(bd, IR_ARG, 0), *st = emit(bd, IR_STORE_VAR, 1);
+            Instr *a = build_emit(bd, IR_ARG, 0), *st = build_emit(bd, IR_STORE_VAR, 1);
             if (!a || !st) return -1;
             a->ival = i;
             st->var = i;
@@ -974,7 +447,7 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, NULLV));
             continue;
         }
-        Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+        Instr *ld = build_emit(bd, IR_LOAD_VAR, 0);
         if (!ld) return -1;
         ld->var = b->slot_vars[i];
         RETURN_IF_ERROR(push(bd, ld));
@@ -1013,7 +486,7 @@ static int build_block(Builder *bd, Block *b) {
             int idx[2] = {arg, -1};
             if (in->op == OP_LOAD_FAST_LOAD_FAST) { idx[0] = arg >> 4; idx[1] = arg & 15; }
             for (int k = 0; k < 2 && idx[k] >= 0; k++) {
-                Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+                Instr *ld = build_emit(bd, IR_LOAD_VAR, 0);
                 if (!ld) return -1;
                 ld->var = idx[k];
                 RETURN_IF_ERROR(push(bd, ld));
@@ -1028,13 +501,13 @@ static int build_block(Builder *bd, Block *b) {
             for (int k = 0; k < nstore; k++) {
                 POP(v);
                 if (v == NULLV) return internal_error(c, in->loc, "build: store of NULL");
-                Instr *st = emit(bd, IR_STORE_VAR, 1);
+                Instr *st = build_emit(bd, IR_STORE_VAR, 1);
                 if (!st) return -1;
                 st->var = idx[k];
                 st->args[0] = v;
             }
             if (in->op == OP_STORE_FAST_LOAD_FAST) {
-                Instr *ld = emit(bd, IR_LOAD_VAR, 0);
+                Instr *ld = build_emit(bd, IR_LOAD_VAR, 0);
                 if (!ld) return -1;
                 ld->var = idx[1];
                 RETURN_IF_ERROR(push(bd, ld));
@@ -1119,7 +592,7 @@ static int build_block(Builder *bd, Block *b) {
         case OP_BINARY_OP: { /* (a b -- a op b) */
             POP(rhs);
             POP(lhs);
-            Instr *v = emit(bd, IR_BINOP, 2);
+            Instr *v = build_emit(bd, IR_BINOP, 2);
             if (!v) return -1;
             v->ival = arg >= 13 ? arg - 13 : arg;
             v->args[0] = lhs;
@@ -1131,7 +604,7 @@ static int build_block(Builder *bd, Block *b) {
         case OP_COMPARE_OP: { /* (a b -- a cmp b) */
             POP(rhs);
             POP(lhs);
-            Instr *v = emit(bd, IR_CMP, 2);
+            Instr *v = build_emit(bd, IR_CMP, 2);
             if (!v) return -1;
             v->ival = compare_index(arg);
             v->args[0] = lhs;
@@ -1142,7 +615,7 @@ static int build_block(Builder *bd, Block *b) {
         case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
             POP(idx);
             POP(o);
-            Instr *v = emit(bd, IR_GETITEM, 2);
+            Instr *v = build_emit(bd, IR_GETITEM, 2);
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = idx;
@@ -1153,7 +626,7 @@ static int build_block(Builder *bd, Block *b) {
             POP(idx);
             POP(o);
             POP(val);
-            Instr *v = emit(bd, IR_SETITEM, 3);
+            Instr *v = build_emit(bd, IR_SETITEM, 3);
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = idx;
@@ -1175,7 +648,7 @@ static int build_block(Builder *bd, Block *b) {
             POP(stop);
             POP(start);
             POP(o);
-            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_GETITEM, 2) : NULL;
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? build_emit(bd, IR_GETITEM, 2) : NULL;
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = s;
@@ -1187,7 +660,7 @@ static int build_block(Builder *bd, Block *b) {
             POP(start);
             POP(o);
             POP(val);
-            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? emit(bd, IR_SETITEM, 3) : NULL;
+            Instr *s = make_slice(bd, start, stop, NULL), *v = s ? build_emit(bd, IR_SETITEM, 3) : NULL;
             if (!v) return -1;
             v->args[0] = o;
             v->args[1] = s;
@@ -1246,7 +719,7 @@ static int build_block(Builder *bd, Block *b) {
             POP(lower);
             Instr *f = lower == NULLV ? upper : lower, *other = lower == NULLV ? lower : upper;
             if (f == NULLV || other != NULLV) return unsupported_op(bd, in);
-            Instr *v = emit(bd, IR_CALL, 2);
+            Instr *v = build_emit(bd, IR_CALL, 2);
             if (!v) return -1;
             v->args[0] = f;
             v->args[1] = t;
@@ -1257,7 +730,7 @@ static int build_block(Builder *bd, Block *b) {
         case OP_UNPACK_SEQUENCE: { /* (t -- t[n-1] ... t[0]) */
             POP(t);
             for (int k = arg - 1; k >= 0; k--) {
-                Instr *g = emit(bd, IR_TUPLE_GET, 1);
+                Instr *g = build_emit(bd, IR_TUPLE_GET, 1);
                 if (!g) return -1;
                 g->args[0] = t;
                 g->ival = k;
@@ -1280,7 +753,7 @@ static int build_block(Builder *bd, Block *b) {
                 bd->loops[bd->nloops++] = (SeqLoop){c->insns[f].off, -1, r};
                 if (!(r = call_builtin(bd, "builtins.range", &n, 1))) return -1;
             }
-            Instr *it = emit(bd, IR_GET_ITER, 1);
+            Instr *it = build_emit(bd, IR_GET_ITER, 1);
             if (!it) return -1;
             it->args[0] = r;
             RETURN_IF_ERROR(push(bd, it));
@@ -1289,7 +762,7 @@ static int build_block(Builder *bd, Block *b) {
         case OP_FOR_ITER: { /* (it -- it v) or, exhausted, (it -- ) and jump */
             Instr *it = bd->sp ? bd->stack[bd->sp - 1] : NULL;
             if (!it) return internal_error(c, in->loc, "build: FOR_ITER on an empty stack");
-            Instr *nx = emit(bd, IR_ITER_NEXT, 1), *ok = nx ? emit(bd, IR_ITER_VALID, 1) : NULL;
+            Instr *nx = build_emit(bd, IR_ITER_NEXT, 1), *ok = nx ? build_emit(bd, IR_ITER_VALID, 1) : NULL;
             if (!ok) return -1;
             nx->args[0] = it;
             ok->args[0] = nx;
@@ -1322,7 +795,7 @@ static int build_block(Builder *bd, Block *b) {
                     : in->op == OP_UNARY_INVERT ? UN_INVERT : UN_POS;
             if (in->op == OP_CALL_INTRINSIC_1 && arg != 5) return unsupported_op(bd, in);
             POP(v);
-            Instr *r = emit(bd, IR_UNARY, 1);
+            Instr *r = build_emit(bd, IR_UNARY, 1);
             if (!r) return -1;
             r->ival = u;
             r->args[0] = v;

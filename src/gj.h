@@ -264,6 +264,34 @@ typedef struct Var {
     uint64_t origin;    /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 
+/* A for loop over something other than range() (an array, a tuple,
+ * enumerate(), zip()): it counts k over range(len(seq)) and its body starts
+ * by taking element k. */
+#define MAX_SEQ_LOOPS 256
+typedef struct SeqLoop {
+    int for_off;   /* the FOR_ITER's offset */
+    int body_off;  /* where its body starts (the FOR_ITER's next) */
+    Instr *seq;
+} SeqLoop;
+
+/* The builder's state, shared by build.c and the files it builds with. */
+typedef struct Builder {
+    Ctx *c;
+    Block *blk;
+    Instr **stack;
+    int sp, cap;
+    Loc loc;
+    PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
+    PtrVec work;        /* blocks to build */
+    PyObject *names, *consts, *varnames, *freevars;
+    int const_items;    /* items of the constant being converted, counting nested tuples */
+    SeqLoop loops[MAX_SEQ_LOOPS];
+    int nloops;
+} Builder;
+
+Instr *build_emit(Builder *bd, IrOp op, int nargs); /* a new instruction at the end of the block */
+Instr *new_const(Builder *bd);                 /* a new IR_CONST, in no block */
+
 int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
 /* Does the kernel take the error buffer (debug=True or boundscheck=True)? */
@@ -278,6 +306,28 @@ void dump_ir(Ctx *c, FILE *f);
 bool ir_is_const(const Instr *v);
 /* Does a call of this path become an operator (operator.add, np.power, divmod...)? */
 bool is_operator_path(const char *path);
+
+//
+// pyvalue.c: Python objects as IR values, and IR constants as Python objects
+//
+/* A number, bool, None, str or tuple of them as an IR constant; NULL with no
+ * exception set if `o` is none of these. */
+Instr *const_from_py(Builder *bd, PyObject *o, int depth);
+Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
+Instr *load_global(Builder *bd, const char *name);
+Instr *load_attr(Builder *bd, Instr *obj, const char *name);
+PyObject *py_from_const(const Instr *k);       /* new reference */
+const char *py_type_name(PyObject *o);         /* for messages */
+
+//
+// desugar.c: operator calls as operators, for loops over sequences as counts
+//
+/* The operator a call of `path` stands for, emitted into *out (NULL: an ordinary call). */
+int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out);
+bool is_call_of(const Instr *v, const char *path);
+Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n); /* path(args...) */
+Instr *seq_len(Builder *bd, Instr *s);         /* how many items a loop over s takes */
+Instr *seq_item(Builder *bd, Instr *s, Instr *k); /* item k of s */
 
 //
 // typeinfer.c
@@ -455,16 +505,42 @@ bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpu
 const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
+/* The struct of a C-contiguous array at `data` with these dims (i64). */
+LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
+LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
+
+//
+// globalarrays.c: arrays read from globals and closures, and const.array_like
+//
 /* A global or closure array read by the code (an IR_OBJ): a NumPy array is
  * frozen into constant memory, a device array captured by its address. */
 Type *type_global_array(Ctx *c, Instr *in);
 LLVMValueRef lower_global_array(Ctx *c, Instr *in);
+Type *type_const_array(Ctx *c, Instr *in);          /* const.array_like(a) */
+LLVMValueRef lower_const_array(Ctx *c, Instr *in);
+
+//
+// print.c: print() in kernels
+//
+bool printable(const Type *t, const Instr *v);      /* can print() take this value (v: its IR, or NULL)? */
+LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
+
+//
+// builtins.c: builtins beyond an instruction (min/max/sum over tuples, round, pow mod), frexp/modf
+//
+/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread. */
+int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t);
+LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x a double */
+LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n);   /* round(x, n), x an int64 */
+LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /* pow(a, b, m) of int64s */
+LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /* frexp, modf */
 
 //
 // lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
 //
 int lower(Ctx *c);
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
+unsigned llvm_as(Ctx *c, AddrSpace s);        /* an address space's LLVM number */
 LLVMTypeRef mem_type(Ctx *c, Type *t);        /* in memory: bool is a byte */
 LLVMValueRef val(Ctx *c, Instr *v);           /* an IR value's LLVM value */
 LLVMValueRef val_as(Ctx *c, Instr *v, Type *to);
@@ -477,16 +553,47 @@ LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
 LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
+LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p);   /* an element of type et at p */
+void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
+
+//
+// checks.c: run-time checks (raise, assert, division, bounds, slice steps) and their reports
+//
 /* A place the code can raise `cls(*args)` from (args a tuple); its number.
  * `builtin`: the compiler's own check, whose message says where it failed. */
 int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
+bool may_raise(Func *f);                     /* can calling f raise (and so take the `raised` flag)? */
+LLVMValueRef raised_flag(Ctx *c);            /* the kernel's `raised` flag (an i8 pointer) */
+void stop_thread(Ctx *c);                    /* return now, telling the caller when in a device function */
+void raise_now(Ctx *c, int site);            /* raise from raise_site `site` here; the thread stops */
+int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* unless ok, raise cls(msg) */
+int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
+LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
+/* Are the indices ix (given[] as written) in range of arr's n axes? The i1
+ * answer, or NULL where the target stopped the launch at a bad one. */
+LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
+void check_step(Ctx *c, LLVMValueRef bad);   /* a zero slice step where `bad` */
+
+//
+// views.c: slices and array views
+//
+LLVMValueRef lower_slice(Ctx *c, Instr *in);
+LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
+LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name);   /* a.T, a.real, a.imag */
+void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);             /* view[...] = src */
+
+//
+// lanepos.c: each lane's position in the program (activemask on the CPU)
+//
+int find_loops(Ctx *c);                      /* at entry: a trip counter per loop */
+void count_trips(Ctx *c, Instr *br);         /* before a branch */
 /* The calling lane's position at the instruction being lowered, for the
  * runtime to tell which lanes reach it together: an i64 array (returned as
  * an i64 address) of *len entries; NULL where the target does not want it. */
 LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
-LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
 
 //
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)

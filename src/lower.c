@@ -2,7 +2,9 @@
  * (mem2reg/SROA promote them); arrays are structs {data, shape[n], strides[n]}
  * (strides in bytes); integer // and % floor toward -inf as in Python and
  * never trap; float mul/add carry `contract` so ptxas gets FMAs (fast-math
- * adds the rest). Requires: infer_types. The module is verified afterwards. */
+ * adds the rest). Requires: infer_types. The module is verified afterwards.
+ * Run-time checks and raise are in checks.c, slices and views in views.c,
+ * lane positions in lanepos.c. */
 #include <math.h>
 #include <string.h>
 
@@ -13,7 +15,7 @@
 
 static LLVMTypeRef array_struct(Ctx *c, Type *t);
 
-static unsigned llvm_as(Ctx *c, AddrSpace s) {
+unsigned llvm_as(Ctx *c, AddrSpace s) {
     switch (s) {
     case AS_GLOBAL: return (unsigned)c->target->array_space;
     case AS_SHARED: return (unsigned)c->target->shared_space;
@@ -289,133 +291,6 @@ LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, in
     return fp(c, LLVMBuildCall2(c->b, fnty, fn, args, (unsigned)nargs, ""));
 }
 
-/* ---- exceptions ---- */
-
-int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin) {
-    Ctx *root = ctx_root(c);
-    if (!root->raises && !(root->raises = PyList_New(0))) return -1;
-    PyObject *t = Py_BuildValue("(OOO)", cls, args, builtin ? Py_True : Py_False);
-    if (!t) return -1;
-    int rc = PyList_Append(root->raises, t);
-    Py_DECREF(t);
-    return rc < 0 ? -1 : (int)PyList_GET_SIZE(root->raises) - 1;
-}
-
-/* Can calling f raise? A raise statement in it or in what it calls, however
- * deep (recursion included); with debug, any device function (its checks
- * raise). Such a function takes a pointer to its kernel's `raised` flag and
- * sets it before it returns early. Decided for every device function of the
- * kernel at once, when lowering asks first: typing has found them all. */
-static bool may_raise(Func *f) {
-    if (f->may_raise) return f->may_raise == 2;
-    Ctx *root = f->sub->root;
-    for (int i = 0; i < root->funcs.n; i++) {
-        Func *g = root->funcs.v[i];
-        Ctx *s = g->sub;
-        bool r = s->opt.debug;
-        for (int b = 0; b < s->nblocks && !r; b++)
-            for (int k = 0; k < s->blocks[b]->instrs.n && !r; k++)
-                r = ((Instr *)s->blocks[b]->instrs.v[k])->op == IR_RAISE;
-        g->may_raise = r ? 2 : 1;
-    }
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int i = 0; i < root->funcs.n; i++) {
-            Func *g = root->funcs.v[i];
-            Ctx *s = g->sub;
-            for (int b = 0; b < s->nblocks && g->may_raise == 1; b++)
-                for (int k = 0; k < s->blocks[b]->instrs.n; k++) {
-                    Instr *in = s->blocks[b]->instrs.v[k];
-                    if (in->op == IR_CALL && in->callee && in->callee->may_raise == 2) {
-                        g->may_raise = 2;
-                        changed = true;
-                        break;
-                    }
-                }
-        }
-    }
-    return f->may_raise == 2;
-}
-
-/* The kernel's flag, an i8 that device functions set when they raise: in
- * the kernel an alloca cleared at entry; in a device function its parameter. */
-static LLVMValueRef raised_flag(Ctx *c) {
-    if (c->raised) return c->raised;
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
-    LLVMValueRef a = entry_alloca(c, c->i8, "raised");
-    LLVMPositionBuilder(c->b, c->entry, LLVMGetNextInstruction(a));
-    LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0), a);
-    LLVMPositionBuilderAtEnd(c->b, cur);
-    return c->raised = a;
-}
-
-/* The thread stops: a kernel returns, a device function sets the flag and
- * returns to its caller, which then stops too. */
-static void stop_thread(Ctx *c) {
-    LLVMTypeRef rt = LLVMGetReturnType(LLVMGlobalGetValueType(c->fn));
-    if (c->self && c->raised) LLVMBuildStore(c->b, LLVMConstInt(c->i8, 1, 0), c->raised);
-    if (LLVMGetTypeKind(rt) == LLVMVoidTypeKind) LLVMBuildRetVoid(c->b);
-    else LLVMBuildRet(c->b, LLVMGetUndef(rt));
-}
-
-static int file_id(Ctx *c);
-
-/* raise at this point: with debug, the first thread to raise records (line,
- * site, file) in the error buffer; the thread stops. */
-static void raise_now(Ctx *c, int site) {
-    if (c->opt.debug) {
-        LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.first");
-        LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.stop");
-        LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_RAISE), LLVMAtomicOrderingMonotonic,
-                                                LLVMAtomicOrderingMonotonic, 0);
-        LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
-        LLVMPositionBuilderAtEnd(c->b, first);
-        /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
-        LLVMValueRef tid = ci64(c, 0), ctaid = ci64(c, 0);
-        static const int tshift[3] = {0, 10, 20}, cshift[3] = {0, 31, 47};
-        for (int d = 0; d < 3; d++) {
-            LLVMValueRef t = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
-            LLVMValueRef b = LLVMBuildZExt(c->b, c->target->special(c, SP_CTAID, d), c->i64, "");
-            tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
-            ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
-        }
-        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 2), ci64(c, site)},
-                                  {ci64(c, 3), tid}, {ci64(c, 4), ctaid}, {ci64(c, 5), ci64(c, file_id(c))}};
-        for (int i = 0; i < 5; i++)
-            LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
-        LLVMBuildBr(c->b, stop);
-        LLVMPositionBuilderAtEnd(c->b, stop);
-    }
-    stop_thread(c);
-}
-
-/* debug: unless `ok`, raise cls(msg) (a check of the compiler's own). */
-static int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
-    PyObject *args = Py_BuildValue("(s)", msg);
-    if (!args) return -1;
-    int site = raise_site(c, cls, args, true);
-    Py_DECREF(args);
-    if (site < 0) return -1;
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.fail");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
-    LLVMBuildCondBr(c->b, ok, cont, bad);
-    LLVMPositionBuilderAtEnd(c->b, bad);
-    raise_now(c, site);
-    LLVMPositionBuilderAtEnd(c->b, cont);
-    return 0;
-}
-
-/* debug: x / 0, x // 0 and x % 0 raise ZeroDivisionError with CPython's message. */
-static int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t) {
-    bool f = is_float(in->args[0]->type) || is_float(in->args[1]->type);
-    LLVMValueRef ok = is_float(t) ? LLVMBuildFCmp(c->b, LLVMRealUNE, b, LLVMConstReal(llvm_type(c, t), 0.0), "")
-                                  : LLVMBuildICmp(c->b, LLVMIntNE, b, LLVMConstInt(llvm_type(c, t), 0, 0), "");
-    const char *msg = in->ival == BIN_DIV ? (f ? "float division by zero" : "division by zero")
-                      : !f ? "integer division or modulo by zero"
-                      : in->ival == BIN_MOD ? "float modulo" : "float floor division by zero";
-    return check_or_raise(c, ok, PyExc_ZeroDivisionError, msg);
-}
-
 static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     Type *t = in->conv;
     LLVMValueRef a = val_as(c, in->args[0], t), b;
@@ -497,80 +372,9 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
 
 /* ---- arrays ---- */
 
-/* Element pointer for a[idx...]; negative indices count from the end. */
-/* debug: where a bad access goes instead (its value is junk; the launch
- * raises): the error buffer's spare words, or a shared scratch word for
- * shared arrays, which live in an address space of their own. */
-static LLVMValueRef scratch_ptr(Ctx *c, unsigned as) {
-    unsigned gas = llvm_as(c, AS_GLOBAL);
-    if (as != gas && as != 0) {
-        LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "__gpujit_scratch");
-        if (!g) {
-            LLVMTypeRef t = LLVMArrayType2(c->i64, 2);
-            g = LLVMAddGlobalInAddressSpace(c->mod, t, "__gpujit_scratch", as);
-            LLVMSetLinkage(g, LLVMInternalLinkage);
-            LLVMSetInitializer(g, LLVMGetUndef(t));
-            LLVMSetAlignment(g, 16);
-        }
-        return g;
-    }
-    LLVMValueRef six = ci64(c, 6); /* words 6 and 7: past the record */
-    LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &six, 1, "");
-    return as == gas ? p : LLVMBuildAddrSpaceCast(c->b, p, LLVMPointerTypeInContext(c->llctx, as), "");
-}
-
-static int file_id(Ctx *c) {
-    Ctx *root = ctx_root(c);
-    for (int i = 0; i < root->files.n; i++)
-        if (strcmp(root->files.v[i], c->filename) == 0) return i;
-    vec_push(&root->arena, &root->files, arena_strdup(&root->arena, c->filename));
-    return root->files.n - 1;
-}
-
-/* debug: is every index in range? If not, the first thread to notice
- * records (line, axis, index, size, file) in the error buffer; then a target
- * that can stop the launch does (and NULL is returned: no access is left to
- * redirect), else the thread goes on. */
-static LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n) {
-    LLVMValueRef ok = LLVMConstInt(c->i1, 1, 0), axis = ci64(c, 0), index = ci64(c, 0), size = ci64(c, 0);
-    for (int k = n - 1; k >= 0; k--) {
-        LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, arr, 1, ""), (unsigned)k, "");
-        LLVMValueRef okk = LLVMBuildICmp(c->b, LLVMIntULT, ix[k], dim, "inbounds");
-        axis = LLVMBuildSelect(c->b, okk, axis, ci64(c, k), "");
-        index = LLVMBuildSelect(c->b, okk, index, given[k], "");
-        size = LLVMBuildSelect(c->b, okk, size, dim, "");
-        ok = LLVMBuildAnd(c->b, ok, okk, "");
-    }
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob");
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.first");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
-    LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
-    LLVMBuildCondBr(c->b, ok, cont, bad);
-    LLVMPositionBuilderAtEnd(c->b, bad);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX), LLVMAtomicOrderingMonotonic,
-                                            LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, after);
-    LLVMPositionBuilderAtEnd(c->b, first);
-    LLVMValueRef rec[5] = {ci64(c, c->cur_loc.line), axis, index, size, ci64(c, file_id(c))};
-    for (int i = 0; i < 5; i++) {
-        LLVMValueRef at = ci64(c, 1 + i);
-        LLVMBuildStore(c->b, rec[i], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &at, 1, ""));
-    }
-    LLVMBuildBr(c->b, after);
-    if (c->target->trap) {
-        LLVMPositionBuilderAtEnd(c->b, after);
-        c->target->trap(c);
-        LLVMBuildUnreachable(c->b);
-    }
-    LLVMPositionBuilderAtEnd(c->b, cont);
-    return c->target->trap ? NULL : ok;
-}
-
 /* A variable index into a big constant tuple of scalars (a global table):
  * the items become a read-only array in global memory. Spilled whole to the stack, as smaller
  * tuples are, LLVM's optimiser takes seconds on a few thousand items. */
-static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p);
-
 static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     Type *et = tup->type->items[0];
     size_t size = et->kind == TY_BOOL ? 1 : (size_t)type_bits(et) / 8;
@@ -597,6 +401,7 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
 }
 
+/* Element pointer for a[idx...]; negative indices count from the end. */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
     LLVMValueRef a = val(c, arr);
@@ -652,258 +457,17 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     return p;
 }
 
-static LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
+LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
     LLVMValueRef v = LLVMBuildLoad2(c->b, mem_type(c, et), p, "");
     LLVMSetAlignment(v, (unsigned)type_align(et));
     if (et->kind == TY_BOOL) v = LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
     return v;
 }
 
-static void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
+void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
     if (et->kind == TY_BOOL) v = LLVMBuildZExt(c->b, v, c->i8, "");
     LLVMValueRef s = LLVMBuildStore(c->b, v, p);
     LLVMSetAlignment(s, (unsigned)type_align(et));
-}
-
-/* ---- slices and views ---- */
-
-/* slice(start, stop, step) with omitted parts resolved now that the step's
- * sign is known: an omitted start or stop becomes an int64 extreme, which
- * clamping (slice_axis) turns into the end NumPy would pick. */
-static LLVMValueRef lower_slice(Ctx *c, Instr *in) {
-    LLVMValueRef part[3];
-    for (int i = 0; i < 3; i++) {
-        part[i] = in->args[i]->type->kind == TY_NONE ? NULL : val_as(c, in->args[i], &ty_int64);
-        if (in->args[i]->type->kind == TY_UINT64) /* past INT64_MAX: as far, for clamping */
-            part[i] = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, part[i], ci64(c, 0), ""),
-                                      ci64(c, INT64_MAX), part[i], "");
-    }
-    LLVMValueRef step = part[2] ? part[2] : ci64(c, 1);
-    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, step, ci64(c, 0), "");
-    LLVMValueRef start = part[0] ? part[0] : LLVMBuildSelect(c->b, neg, ci64(c, INT64_MAX), ci64(c, 0), "");
-    LLVMValueRef stop = part[1] ? part[1] : LLVMBuildSelect(c->b, neg, ci64(c, INT64_MIN), ci64(c, INT64_MAX), "");
-    LLVMValueRef s = LLVMGetUndef(llvm_type(c, &ty_slice2));
-    s = LLVMBuildInsertValue(c->b, s, start, 0, "");
-    s = LLVMBuildInsertValue(c->b, s, stop, 1, "");
-    return LLVMBuildInsertValue(c->b, s, step, 2, "");
-}
-
-/* One end of a slice clamped to an axis of length n, as CPython's
- * PySlice_AdjustIndices: negatives count from the end, then [lo, hi]. */
-static LLVMValueRef slice_clamp(Ctx *c, LLVMValueRef x, LLVMValueRef n, LLVMValueRef neg) {
-    LLVMValueRef zero = ci64(c, 0);
-    LLVMValueRef lo = LLVMBuildSelect(c->b, neg, ci64(c, -1), zero, "");
-    LLVMValueRef hi = LLVMBuildSelect(c->b, neg, LLVMBuildSub(c->b, n, ci64(c, 1), ""), n, "");
-    LLVMValueRef wrapped = LLVMBuildAdd(c->b, x, n, ""); /* x < 0 here: no overflow */
-    LLVMValueRef below = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, wrapped, zero, ""), lo, wrapped, "");
-    LLVMValueRef above = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSGE, x, n, ""), hi, x, "");
-    return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, zero, ""), below, above, "");
-}
-
-/* A slice `sl` of an axis of length n: its first index into *start, its
- * step into *step (1 for a zero step, reported apart) and its length. */
-static LLVMValueRef slice_axis(Ctx *c, LLVMValueRef sl, LLVMValueRef n, LLVMValueRef *start, LLVMValueRef *step,
-                               LLVMValueRef *zero_step) {
-    LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
-    LLVMValueRef st = LLVMBuildExtractValue(c->b, sl, 2, "step");
-    *zero_step = LLVMBuildICmp(c->b, LLVMIntEQ, st, zero, "");
-    st = LLVMBuildSelect(c->b, *zero_step, one, st, "");
-    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, st, zero, "");
-    LLVMValueRef b = slice_clamp(c, LLVMBuildExtractValue(c->b, sl, 0, "start"), n, neg);
-    LLVMValueRef e = slice_clamp(c, LLVMBuildExtractValue(c->b, sl, 1, "stop"), n, neg);
-    /* both ends lie in [-1, n]; the step's magnitude as unsigned, so INT64_MIN works */
-    LLVMValueRef span = LLVMBuildSelect(c->b, neg, LLVMBuildSub(c->b, b, e, ""), LLVMBuildSub(c->b, e, b, ""), "");
-    LLVMValueRef mag = LLVMBuildSelect(c->b, neg, LLVMBuildNeg(c->b, st, ""), st, "");
-    LLVMValueRef len = LLVMBuildAdd(c->b, LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, span, one, ""), mag, ""), one, "");
-    LLVMValueRef empty = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntSLE, span, zero, ""), *zero_step, "");
-    *start = b;
-    *step = st;
-    return LLVMBuildSelect(c->b, empty, zero, len, "len");
-}
-
-/* debug: a zero slice step records GJ_ERR_STEP0 with the line and file; the
- * launch raises ValueError, as NumPy does. */
-static void check_step(Ctx *c, LLVMValueRef bad) {
-    LLVMBasicBlockRef rec = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step0");
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step0.first");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step.ok");
-    LLVMBuildCondBr(c->b, bad, rec, cont);
-    LLVMPositionBuilderAtEnd(c->b, rec);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_STEP0), LLVMAtomicOrderingMonotonic,
-                                            LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
-    LLVMPositionBuilderAtEnd(c->b, first);
-    LLVMValueRef words[2][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 5), ci64(c, file_id(c))}};
-    for (int i = 0; i < 2; i++)
-        LLVMBuildStore(c->b, words[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &words[i][0], 1, ""));
-    LLVMBuildBr(c->b, cont);
-    LLVMPositionBuilderAtEnd(c->b, cont);
-}
-
-static Type *index_type(Instr *idx, int k) { return idx->type->kind == TY_TUPLE ? idx->type->items[k] : idx->type; }
-
-/* Index k of the index value idx: its LLVM value, its type, and the IR
- * value when there is one (a constant can then be seen as such). */
-static LLVMValueRef index_item(Ctx *c, Instr *idx, int k, Type **t, Instr **iv) {
-    if (idx->type->kind != TY_TUPLE) {
-        *t = idx->type, *iv = idx;
-        return val(c, idx);
-    }
-    if (idx->op == IR_CONST || idx->op == IR_TUPLE) {
-        *iv = idx->args[k], *t = idx->args[k]->type;
-        return val(c, *iv);
-    }
-    *iv = NULL, *t = idx->type->items[k];
-    return LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
-}
-
-/* The view value (type vt) of array `a` (type at) indexed by idx: integers
- * drop their axis, slices narrow theirs, missing trailing indices keep
- * theirs. The view's data points at its first element; its strides, in
- * bytes, are the array's times the slices' steps. */
-static LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt) {
-    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, ""), strides = LLVMBuildExtractValue(c->b, a, 2, "");
-    int n = idx->type->kind == TY_TUPLE ? idx->type->n : 1, m = 0;
-    LLVMValueRef off = ci64(c, 0), ix[32], given[32], dims[32], nsh[32], nst[32], step0 = NULL;
-    bool checks = c->errbuf != NULL, any_int = false; /* where elements are checked */
-    /* the index item of each axis, -1 for one kept whole (after the items,
-     * and those an ellipsis stands for) */
-    int item_of[32], nell = 0, k = 0;
-    for (int j = 0; j < n; j++) nell += index_type(idx, j)->kind == TY_ELLIPSIS;
-    for (int j = 0; j < n; j++)
-        if (index_type(idx, j)->kind == TY_ELLIPSIS)
-            for (int s = 0; s < at->ndim - (n - nell); s++) item_of[k++] = -1;
-        else
-            item_of[k++] = j;
-    while (k < at->ndim) item_of[k++] = -1;
-    for (k = 0; k < at->ndim; k++) {
-        LLVMValueRef dim = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
-        LLVMValueRef st = LLVMBuildExtractValue(c->b, strides, (unsigned)k, "");
-        ix[k] = given[k] = ci64(c, 0);
-        dims[k] = ci64(c, 1); /* axes kept whole always pass the check */
-        if (item_of[k] < 0) {
-            nsh[m] = dim, nst[m++] = st;
-            continue;
-        }
-        Type *it;
-        Instr *iv;
-        LLVMValueRef v = index_item(c, idx, item_of[k], &it, &iv);
-        if (it->kind == TY_SLICE) {
-            LLVMValueRef first, step, zero;
-            nsh[m] = slice_axis(c, v, dim, &first, &step, &zero);
-            nst[m++] = LLVMBuildMul(c->b, st, step, "");
-            off = LLVMBuildAdd(c->b, off, LLVMBuildMul(c->b, first, st, ""), "");
-            step0 = step0 ? LLVMBuildOr(c->b, step0, zero, "") : zero;
-            continue;
-        }
-        /* an integer: as elem_ptr takes it */
-        v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
-        given[k] = v;
-        if (is_signed(it) && !(iv && iv->op == IR_CONST && iv->ival >= 0)) {
-            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
-            v = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
-        }
-        ix[k] = v, dims[k] = dim, any_int = true;
-        off = LLVMBuildAdd(c->b, off, LLVMBuildMul(c->b, v, st, ""), "");
-    }
-    if (checks && any_int) {
-        /* check_bounds reads the shape from field 1: give it the integer axes'
-         * lengths (1 for the others, indexed at 0). A bad index stops the
-         * launch or, where the target cannot, empties the view, so no access
-         * through it lands anywhere. */
-        LLVMTypeRef f[2] = {c->i8, LLVMArrayType2(c->i64, (uint64_t)at->ndim)};
-        LLVMValueRef sh = LLVMGetUndef(f[1]);
-        for (int k = 0; k < at->ndim; k++) sh = LLVMBuildInsertValue(c->b, sh, dims[k], (unsigned)k, "");
-        LLVMValueRef fake = LLVMBuildInsertValue(c->b, LLVMGetUndef(LLVMStructTypeInContext(c->llctx, f, 2, 0)), sh, 1, "");
-        LLVMValueRef ok = check_bounds(c, fake, ix, given, at->ndim);
-        if (ok) /* NULL: the target stopped the launch at a bad index */
-            for (int j = 0; j < m; j++) nsh[j] = LLVMBuildSelect(c->b, ok, nsh[j], ci64(c, 0), "");
-    }
-    if (checks && step0) check_step(c, step0);
-    LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "");
-    data = LLVMBuildGEP2(c->b, c->i8, data, &off, 1, "view");
-    LLVMValueRef r = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, vt)), data, 0, "");
-    LLVMValueRef vs = LLVMGetUndef(LLVMArrayType2(c->i64, (uint64_t)m)), vd = vs;
-    for (int j = 0; j < m; j++) {
-        vs = LLVMBuildInsertValue(c->b, vs, nsh[j], (unsigned)j, "");
-        vd = LLVMBuildInsertValue(c->b, vd, nst[j], (unsigned)j, "");
-    }
-    r = LLVMBuildInsertValue(c->b, r, vs, 1, "");
-    return LLVMBuildInsertValue(c->b, r, vd, 2, "");
-}
-
-/* a.T (axes reversed), a.real / a.imag of a complex array (the parts in
- * place: same shape and strides, the data moved by a part for .imag). */
-static LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name) {
-    if (!strcmp(name, "T")) {
-        LLVMValueRef r = a;
-        for (unsigned f = 1; f <= 2; f++) {
-            LLVMValueRef src = LLVMBuildExtractValue(c->b, a, f, ""), dst = src;
-            for (int k = 0; k < at->ndim; k++)
-                dst = LLVMBuildInsertValue(c->b, dst, LLVMBuildExtractValue(c->b, src, (unsigned)(at->ndim - 1 - k), ""),
-                                           (unsigned)k, "");
-            r = LLVMBuildInsertValue(c->b, r, dst, f, "");
-        }
-        return r;
-    }
-    if (!is_complex(at->elem) || !strcmp(name, "real")) return a;
-    LLVMValueRef half = ci64(c, type_bits(at->elem) / 16);
-    LLVMValueRef data = LLVMBuildGEP2(c->b, c->i8, LLVMBuildExtractValue(c->b, a, 0, ""), &half, 1, "imag");
-    return LLVMBuildInsertValue(c->b, a, data, 0, "");
-}
-
-/* a[idx] = v where a[idx] is a view: v (a number) into each element, or
- * v's elements (an array of the view's rank) into the matching ones. Loops
- * nested over the view's axes, outermost first. */
-static void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src) {
-    LLVMValueRef shape = LLVMBuildExtractValue(c->b, view, 1, ""), strides = LLVMBuildExtractValue(c->b, view, 2, "");
-    bool from_array = src->type->kind == TY_ARRAY;
-    Type *st = from_array ? src->type : NULL;
-    LLVMValueRef sv = val(c, src), scalar = from_array ? NULL : convert(c, sv, src->type, vt->elem);
-    LLVMValueRef sshape = from_array ? LLVMBuildExtractValue(c->b, sv, 1, "") : NULL;
-    LLVMValueRef sstrides = from_array ? LLVMBuildExtractValue(c->b, sv, 2, "") : NULL;
-    LLVMValueRef ivar[32];
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.done");
-    LLVMBasicBlockRef heads[32], latches[32];
-    for (int k = 0; k < vt->ndim; k++) {
-        /* the trip count: the view's length, or the shorter of the two */
-        LLVMValueRef n = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
-        if (from_array) {
-            LLVMValueRef sn = LLVMBuildExtractValue(c->b, sshape, (unsigned)k, "");
-            n = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, sn, n, ""), sn, n, "");
-        }
-        ivar[k] = entry_alloca(c, c->i64, "fill.i");
-        LLVMBuildStore(c->b, ci64(c, 0), ivar[k]);
-        heads[k] = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.head");
-        LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.body");
-        latches[k] = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.next");
-        LLVMBuildBr(c->b, heads[k]);
-        LLVMPositionBuilderAtEnd(c->b, heads[k]);
-        LLVMValueRef i = LLVMBuildLoad2(c->b, c->i64, ivar[k], "");
-        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, i, n, ""), body, k ? latches[k - 1] : exit);
-        LLVMPositionBuilderAtEnd(c->b, body);
-    }
-    LLVMValueRef doff = ci64(c, 0), soff = ci64(c, 0);
-    for (int k = 0; k < vt->ndim; k++) {
-        LLVMValueRef i = LLVMBuildLoad2(c->b, c->i64, ivar[k], "");
-        doff = LLVMBuildAdd(c->b, doff, LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, strides, (unsigned)k, ""), ""), "");
-        if (from_array)
-            soff = LLVMBuildAdd(c->b, soff, LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, sstrides, (unsigned)k, ""), ""), "");
-    }
-    LLVMValueRef v = scalar;
-    if (from_array) {
-        LLVMValueRef sp = LLVMBuildGEP2(c->b, c->i8, LLVMBuildExtractValue(c->b, sv, 0, ""), &soff, 1, "");
-        v = convert(c, load_elem(c, st->elem, sp), st->elem, vt->elem);
-    }
-    store_elem(c, vt->elem, LLVMBuildGEP2(c->b, c->i8, LLVMBuildExtractValue(c->b, view, 0, ""), &doff, 1, ""), v);
-    LLVMBuildBr(c->b, latches[vt->ndim - 1]);
-    for (int k = vt->ndim - 1; k >= 0; k--) {
-        LLVMPositionBuilderAtEnd(c->b, latches[k]);
-        LLVMValueRef i = LLVMBuildLoad2(c->b, c->i64, ivar[k], "");
-        LLVMBuildStore(c->b, LLVMBuildAdd(c->b, i, ci64(c, 1), ""), ivar[k]);
-        LLVMBuildBr(c->b, heads[k]);
-    }
-    LLVMPositionBuilderAtEnd(c->b, exit);
 }
 
 /* Build the struct value of an array whose shape is constant. */
@@ -963,95 +527,6 @@ LLVMValueRef range_len(Ctx *c, LLVMValueRef rg) {
 static LLVMTypeRef iter_type(Ctx *c) {
     LLVMTypeRef f[4] = {c->i64, c->i64, c->i64, c->i64};
     return LLVMStructTypeInContext(c->llctx, f, 4, 0);
-}
-
-/* ---- lane positions (activemask on the CPU) ---- */
-
-/* A lane's position is where it is in the program: for each loop around the
- * instruction, outermost first, the loop's header and the lane's iteration
- * of it, then the instruction itself. Blocks are numbered in bytecode order,
- * which CPython lays out so that only a loop's back edges jump backwards: so
- * positions compare lexicographically as the lanes' progress does, and lanes
- * reach the same point together exactly when their positions are equal.
- * A device function's positions follow its caller's position at the call
- * (the first PREFIX_CAP entries of it: deeper recursion shares them). */
-enum { PREFIX_CAP = 48 };
-static int64_t point_key(Block *b, int index) { return (int64_t)b->first << 16 | index; }
-
-/* The loops of c (by their back edges, in kernels that call activemask()
- * on a target that wants positions): an iteration counter per header. */
-static int find_loops(Ctx *c) {
-    if (!c->target->lane_positions || !ctx_root(c)->uses_activemask) return 0;
-    c->loop_end = arena_alloc(&c->arena, sizeof(int) * (size_t)c->nblocks);
-    c->loop_trip = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)c->nblocks);
-    if (!c->loop_end || !c->loop_trip) return -1;
-    for (int i = 0; i < c->nblocks; i++) c->loop_end[i] = -1;
-    int nloops = 0;
-    for (int i = 0; i < c->nblocks; i++) {
-        Block *b = c->blocks[i];
-        if (!b->built || !b->instrs.n) continue;
-        Instr *t = b->instrs.v[b->instrs.n - 1];
-        Block *to[2] = {t->op == IR_BR || t->op == IR_CONDBR ? t->target : NULL, t->op == IR_CONDBR ? t->target2 : NULL};
-        for (int k = 0; k < 2; k++)
-            if (to[k] && to[k]->id <= b->id && c->loop_end[to[k]->id] < b->id) c->loop_end[to[k]->id] = b->id;
-    }
-    for (int i = 0; i < c->nblocks; i++) {
-        if (c->loop_end[i] < 0) continue;
-        c->loop_trip[i] = LLVMBuildAlloca(c->b, c->i64, "trip");
-        LLVMBuildStore(c->b, ci64(c, 0), c->loop_trip[i]);
-        nloops++;
-    }
-    int cap = 2 * nloops + 1 + (c->lane_prefix[0] ? PREFIX_CAP : 0);
-    c->lane_pos = LLVMBuildAlloca(c->b, LLVMArrayType2(c->i64, (uint64_t)cap), "lanepos");
-    return 0;
-}
-
-/* Before a branch: entering a loop from outside starts its count at 0, a
- * back edge counts one more iteration. */
-static void count_trips(Ctx *c, Instr *br) {
-    if (!c->loop_trip) return;
-    Block *from = c->cur_block, *to[2] = {br->target, br->op == IR_CONDBR ? br->target2 : NULL};
-    if (to[1] == to[0]) to[1] = NULL;
-    for (int k = 0; k < 2; k++) {
-        Block *h = to[k];
-        if (!h || !c->loop_trip[h->id]) continue;
-        LLVMValueRef slot = c->loop_trip[h->id];
-        bool back = from->id >= h->id && from->id <= c->loop_end[h->id];
-        LLVMValueRef old = LLVMBuildLoad2(c->b, c->i64, slot, "");
-        LLVMValueRef v = back ? LLVMBuildAdd(c->b, old, ci64(c, 1), "") : ci64(c, 0);
-        if (to[1]) {
-            LLVMValueRef cond = val(c, br->args[0]);
-            v = k == 0 ? LLVMBuildSelect(c->b, cond, v, old, "") : LLVMBuildSelect(c->b, cond, old, v, "");
-        }
-        LLVMBuildStore(c->b, v, slot);
-    }
-}
-
-LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len) {
-    if (!c->lane_pos) return NULL;
-    Block *x = c->cur_block;
-    LLVMTypeRef at = LLVMGetAllocatedType(c->lane_pos);
-    LLVMValueRef n = ci64(c, 0);
-    if (c->lane_prefix[0]) {
-        LLVMValueRef plen = LLVMBuildZExt(c->b, c->lane_prefix[1], c->i64, "");
-        LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntUGT, plen, ci64(c, PREFIX_CAP), "");
-        n = LLVMBuildSelect(c->b, big, ci64(c, PREFIX_CAP), plen, "");
-        LLVMValueRef src = LLVMBuildIntToPtr(c->b, c->lane_prefix[0], c->ptr, "");
-        LLVMBuildMemCpy(c->b, c->lane_pos, 8, src, 8, LLVMBuildMul(c->b, n, ci64(c, 8), ""));
-    }
-    for (int i = 0; i <= x->id + 1; i++) {
-        bool site = i == x->id + 1;
-        if (!site && (!c->loop_trip[i] || x->id > c->loop_end[i])) continue;
-        LLVMValueRef v[2] = {ci64(c, point_key(site ? x : c->blocks[i], site ? c->cur_index + 1 : 0)),
-                             site ? NULL : LLVMBuildLoad2(c->b, c->i64, c->loop_trip[i], "")};
-        for (int k = 0; k < 2 && v[k]; k++) {
-            LLVMValueRef idx[2] = {ci64(c, 0), n};
-            LLVMBuildStore(c->b, v[k], LLVMBuildInBoundsGEP2(c->b, at, c->lane_pos, idx, 2, ""));
-            n = LLVMBuildAdd(c->b, n, ci64(c, 1), "");
-        }
-    }
-    *len = LLVMBuildTrunc(c->b, n, c->i32, "");
-    return LLVMBuildPtrToInt(c->b, c->lane_pos, c->i64, "");
 }
 
 static int lower_instr(Ctx *c, Instr *in) {
