@@ -14,8 +14,7 @@
 
 /* Key bytes of one argument: kind, dtype, ndim, layout. Device arrays, NumPy
  * arrays and foreign arrays share a key: the kernel only sees pointer + dims. */
-void gj_args_key(uint8_t *k, const ArgDesc *d)
-{
+void gj_args_key(uint8_t *k, const ArgDesc *d) {
     k[0] = d->kind == A_SCALAR ? 's' : 'a';
     k[1] = (uint8_t)d->dtype;
     k[2] = (uint8_t)d->ndim;
@@ -24,8 +23,7 @@ void gj_args_key(uint8_t *k, const ArgDesc *d)
 
 static PyObject *np_generic; /* numpy.generic, imported on first need */
 
-static int numpy_scalar_type(PyObject *o)
-{
+static int numpy_scalar_type(PyObject *o) {
     if (!np_generic) {
         PyObject *np = PyImport_ImportModule("numpy");
         if (!np) {
@@ -42,8 +40,7 @@ static int numpy_scalar_type(PyObject *o)
     return PyObject_IsInstance(o, np_generic) == 1;
 }
 
-static void set_array(ArgDesc *d, int kind, GjDtype dt, int ndim, uint64_t data, int readonly)
-{
+static void set_array(ArgDesc *d, int kind, GjDtype dt, int ndim, uint64_t data, int readonly) {
     d->kind = kind;
     d->dtype = dt;
     d->ndim = ndim;
@@ -51,8 +48,7 @@ static void set_array(ArgDesc *d, int kind, GjDtype dt, int ndim, uint64_t data,
     d->readonly = readonly;
 }
 
-static int read_scalar(ArgDesc *d, GjDtype dt, const void *p)
-{
+static int read_scalar(ArgDesc *d, GjDtype dt, const void *p) {
     d->kind = A_SCALAR;
     d->dtype = dt;
     switch (dt) {
@@ -74,16 +70,17 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p)
     return 0;
 }
 
-static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
-{
+static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
     if (PyObject_GetBuffer(o, &d->view, PyBUF_RECORDS_RO) < 0) {
         /* NumPy refuses to export some dtypes (datetime64...): that is a bad
          * argument type, not a ValueError of ours */
         if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_BufferError)) {
             PyObject *dt = PyObject_GetAttrString(o, "dtype");
             PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype %S (kernels take bool, int8-int64, "
-                         "uint8-uint64, float32, float64, complex64 and complex128)", pos, dt ? dt : Py_None);
+            PyErr_Format(PyExc_TypeError,
+                         "argument %d: unsupported dtype %S (kernels take bool, int8-int64, "
+                         "uint8-uint64, float32, float64, complex64 and complex128)",
+                         pos, dt ? dt : Py_None);
             Py_XDECREF(dt);
         }
         return -1;
@@ -95,11 +92,9 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
                      d->view.format ? d->view.format : "B");
         return -1;
     }
-    if (scalar)
-        return read_scalar(d, dt, d->view.buf);
+    if (scalar) return read_scalar(d, dt, d->view.buf);
     if (d->view.ndim > GJ_MAXDIM) {
-        PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos,
-                     d->view.ndim, GJ_MAXDIM);
+        PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos, d->view.ndim, GJ_MAXDIM);
         return -1;
     }
     set_array(d, A_HOST, dt, d->view.ndim, (uint64_t)(uintptr_t)d->view.buf, d->view.readonly);
@@ -107,16 +102,14 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar)
         d->shape[i] = d->view.shape[i];
         d->strides[i] = d->view.strides ? d->view.strides[i] : 0;
     }
-    if (!d->view.strides)
-        gj_c_strides(d->ndim, d->shape, d->view.itemsize, d->strides);
+    if (!d->view.strides) gj_c_strides(d->ndim, d->shape, d->view.itemsize, d->strides);
     return 0;
 }
 
 /* A device array described by a pointer, a typestr ("<f4"), a shape tuple and a
  * strides tuple in bytes (None or NULL: C-contiguous): CAI and CuPy arrays. */
 static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *typestr, PyObject *shape,
-                         PyObject *strides)
-{
+                         PyObject *strides) {
     const char *ts = PyUnicode_AsUTF8(typestr);
     GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
     if (!dt) {
@@ -130,17 +123,14 @@ static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *ty
     }
     set_array(d, A_FOREIGN, dt, (int)nd, ptr, ro);
     for (Py_ssize_t i = 0; i < nd; i++)
-        if ((d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i))) == -1 && PyErr_Occurred())
-            return -1;
+        if ((d->shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i))) == -1 && PyErr_Occurred()) return -1;
     if (strides && strides != Py_None) {
         if (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != nd) {
             PyErr_Format(PyExc_TypeError, "argument %d: malformed strides", pos);
             return -1;
         }
         for (Py_ssize_t i = 0; i < nd; i++)
-            if ((d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i))) == -1 &&
-                PyErr_Occurred())
-                return -1;
+            if ((d->strides[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i))) == -1 && PyErr_Occurred()) return -1;
     } else {
         gj_c_strides(d->ndim, d->shape, gj_dtype_size(dt), d->strides);
     }
@@ -149,8 +139,7 @@ static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *ty
 
 /* __cuda_array_interface__ v3 (cuda target only). *sync gets the producer's
  * stream if it must be synchronised, else NULL. */
-static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
-{
+static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync) {
     *sync = NULL;
     if (!PyDict_Check(cai)) {
         PyErr_Format(PyExc_TypeError, "argument %d: __cuda_array_interface__ is not a dict", pos);
@@ -162,8 +151,8 @@ static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
     PyObject *strides = PyDict_GetItemString(cai, "strides");
     PyObject *mask = PyDict_GetItemString(cai, "mask");
     PyObject *stream = PyDict_GetItemString(cai, "stream");
-    if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data ||
-        !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2) {
+    if (!shape || !PyTuple_Check(shape) || !typestr || !PyUnicode_Check(typestr) || !data || !PyTuple_Check(data) ||
+        PyTuple_GET_SIZE(data) != 2) {
         PyErr_Format(PyExc_TypeError, "argument %d: malformed __cuda_array_interface__", pos);
         return -1;
     }
@@ -173,14 +162,11 @@ static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
     }
     uint64_t ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
     int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
-    if (PyErr_Occurred() || ro < 0)
-        return -1;
-    if (foreign_array(d, pos, ptr, ro, typestr, shape, strides) < 0)
-        return -1;
+    if (PyErr_Occurred() || ro < 0) return -1;
+    if (foreign_array(d, pos, ptr, ro, typestr, shape, strides) < 0) return -1;
     if (stream && stream != Py_None) {
         unsigned long long s = PyLong_AsUnsignedLongLong(stream);
-        if (PyErr_Occurred())
-            return -1;
+        if (PyErr_Occurred()) return -1;
         *sync = (CUstream)(uintptr_t)s;
     }
     return 0;
@@ -194,18 +180,15 @@ static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync)
 static PyTypeObject *cupy_type;     /* the exact type cupy.ndarray, once one was seen */
 static PyObject *cupy_get_stream;   /* cupy.cuda.get_current_stream */
 
-static int is_cupy_array(PyObject *o)
-{
+static int is_cupy_array(PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
-    if (t == cupy_type)
-        return 1;
-    if (cupy_type || !strstr(t->tp_name, "ndarray"))
-        return 0;
+    if (t == cupy_type) return 1;
+    if (cupy_type || !strstr(t->tp_name, "ndarray")) return 0;
     PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
     size_t n = strlen(t->tp_name);
     const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
-    int yes = m && !strncmp(m, "cupy", 4) && (m[4] == 0 || m[4] == '.') &&
-              n >= 7 && !strcmp(t->tp_name + n - 7, "ndarray");
+    int yes = m && !strncmp(m, "cupy", 4) && (m[4] == 0 || m[4] == '.') && n >= 7 &&
+            !strcmp(t->tp_name + n - 7, "ndarray");
     Py_XDECREF(mod);
     PyErr_Clear();
     if (yes) {
@@ -222,16 +205,13 @@ static int is_cupy_array(PyObject *o)
     return yes;
 }
 
-static PyObject *getattr_id(PyObject *o, const char *name, PyObject **interned)
-{
-    if (!*interned)
-        *interned = PyUnicode_InternFromString(name);
+static PyObject *getattr_id(PyObject *o, const char *name, PyObject **interned) {
+    if (!*interned) *interned = PyUnicode_InternFromString(name);
     return *interned ? PyObject_GetAttr(o, *interned) : NULL;
 }
 
 /* *stream caches CuPy's current stream for the launch ((CUstream)-1: not looked up) */
-static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstream *sync)
-{
+static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstream *sync) {
     static PyObject *s_data, *s_ptr, *s_shape, *s_strides, *s_dtype, *s_str;
     PyObject *data = getattr_id(o, "data", &s_data);
     PyObject *ptr = data ? getattr_id(data, "ptr", &s_ptr) : NULL;
@@ -240,15 +220,13 @@ static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstrea
     PyObject *dtype = getattr_id(o, "dtype", &s_dtype);
     PyObject *str = dtype ? getattr_id(dtype, "str", &s_str) : NULL;
     int rc = -1;
-    if (!ptr || !shape || !strides || !str)
-        goto out;
+    if (!ptr || !shape || !strides || !str) goto out;
     if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || !PyUnicode_Check(str)) {
         PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
         goto out;
     }
     uint64_t p = PyLong_AsUnsignedLongLong(ptr);
-    if (PyErr_Occurred() || foreign_array(d, pos, p, 0, str, shape, strides) < 0)
-        goto out;
+    if (PyErr_Occurred() || foreign_array(d, pos, p, 0, str, shape, strides) < 0) goto out;
     if (*stream == (CUstream)(intptr_t)-1) {
         static PyObject *s_sptr;
         PyObject *st = PyObject_CallNoArgs(cupy_get_stream);
@@ -256,8 +234,7 @@ static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstrea
         unsigned long long v = sp ? PyLong_AsUnsignedLongLong(sp) : 0;
         Py_XDECREF(st);
         Py_XDECREF(sp);
-        if (!sp || PyErr_Occurred())
-            goto out;
+        if (!sp || PyErr_Occurred()) goto out;
         *stream = v ? (CUstream)(uintptr_t)v : GJ_STREAM_LEGACY;
     }
     *sync = *stream;
@@ -272,15 +249,17 @@ out:
     return rc;
 }
 
-static GjDtype dl_dtype(DLDataType t)
-{
-    if (t.lanes != 1)
-        return 0;
+static GjDtype dl_dtype(DLDataType t) {
+    if (t.lanes != 1) return 0;
     switch (t.code) {
-    case kDLInt: return t.bits == 8 ? GJ_INT8 : t.bits == 16 ? GJ_INT16 : t.bits == 32 ? GJ_INT32
-                       : t.bits == 64 ? GJ_INT64 : 0;
-    case kDLUInt: return t.bits == 8 ? GJ_UINT8 : t.bits == 16 ? GJ_UINT16
-                       : t.bits == 32 ? GJ_UINT32 : t.bits == 64 ? GJ_UINT64 : 0;
+    case kDLInt:
+        return t.bits == 8 ? GJ_INT8 : t.bits == 16 ? GJ_INT16 : t.bits == 32 ? GJ_INT32 : t.bits == 64 ? GJ_INT64 : 0;
+    case kDLUInt:
+        return t.bits == 8     ? GJ_UINT8
+                : t.bits == 16 ? GJ_UINT16
+                : t.bits == 32 ? GJ_UINT32
+                : t.bits == 64 ? GJ_UINT64
+                               : 0;
     case kDLFloat: return t.bits == 32 ? GJ_FLOAT32 : t.bits == 64 ? GJ_FLOAT64 : 0;
     case kDLBool: return t.bits == 8 ? GJ_BOOL : 0;
     case kDLComplex: return t.bits == 64 ? GJ_COMPLEX64 : t.bits == 128 ? GJ_COMPLEX128 : 0;
@@ -291,13 +270,10 @@ static GjDtype dl_dtype(DLDataType t)
 /* A DLPack producer: consumes its capsule (renamed "used_dltensor"; the
  * deleter runs after the launch). Returns 1 if handled, 0 if `o` is no
  * producer, -1 on error. */
-static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev,
-                       CUstream launch_stream)
-{
+static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev, CUstream launch_stream) {
     PyObject *devt = PyObject_CallMethod(o, "__dlpack_device__", NULL);
     if (!devt) {
-        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-            return -1;
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
         PyErr_Clear();
         return 0;
     }
@@ -309,18 +285,15 @@ static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, in
     Py_DECREF(devt);
     int on_gpu = type == kDLCUDA || type == kDLCUDAManaged;
     if (!on_gpu && type != kDLCPU && type != kDLCUDAHost) {
-        PyErr_Format(PyExc_TypeError, "argument %d: DLPack device type %d is not supported", pos,
-                     type);
+        PyErr_Format(PyExc_TypeError, "argument %d: DLPack device type %d is not supported", pos, type);
         return -1;
     }
     if (on_gpu && target != GJ_TARGET_NVPTX) {
-        PyErr_Format(PyExc_TypeError,
-                     "argument %d: a CUDA tensor cannot be passed to a cpu-target launch", pos);
+        PyErr_Format(PyExc_TypeError, "argument %d: a CUDA tensor cannot be passed to a cpu-target launch", pos);
         return -1;
     }
     if (on_gpu && id != dev) {
-        PyErr_Format(PyExc_ValueError, "argument %d lives on CUDA device %d; launching on %d", pos,
-                     id, dev);
+        PyErr_Format(PyExc_ValueError, "argument %d lives on CUDA device %d; launching on %d", pos, id, dev);
         return -1;
     }
     PyObject *cap;
@@ -338,14 +311,12 @@ static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, in
     } else {
         cap = PyObject_CallMethod(o, "__dlpack__", NULL);
     }
-    if (!cap)
-        return -1;
+    if (!cap) return -1;
     DLManagedTensor *mt = PyCapsule_GetPointer(cap, "dltensor");
     if (!mt) {
         Py_DECREF(cap);
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "argument %d: __dlpack__ did not return a \"dltensor\" capsule",
-                     pos);
+        PyErr_Format(PyExc_TypeError, "argument %d: __dlpack__ did not return a \"dltensor\" capsule", pos);
         return -1;
     }
     if (PyCapsule_SetName(cap, "used_dltensor") < 0) {
@@ -357,31 +328,27 @@ static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, in
     DLTensor *t = &mt->dl_tensor;
     GjDtype dt = dl_dtype(t->dtype);
     if (!dt) {
-        PyErr_Format(PyExc_TypeError, "argument %d: unsupported DLPack dtype (code %d, %d bits)",
-                     pos, t->dtype.code, t->dtype.bits);
+        PyErr_Format(PyExc_TypeError, "argument %d: unsupported DLPack dtype (code %d, %d bits)", pos, t->dtype.code,
+                     t->dtype.bits);
         return -1;
     }
     if (t->ndim > GJ_MAXDIM || t->ndim < 0) {
-        PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos, t->ndim,
-                     GJ_MAXDIM);
+        PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos, t->ndim, GJ_MAXDIM);
         return -1;
     }
-    set_array(d, on_gpu ? A_FOREIGN : A_HOST, dt, t->ndim,
-              (uint64_t)(uintptr_t)t->data + t->byte_offset, 0);
+    set_array(d, on_gpu ? A_FOREIGN : A_HOST, dt, t->ndim, (uint64_t)(uintptr_t)t->data + t->byte_offset, 0);
     int isz = gj_dtype_size(dt);
     for (int i = 0; i < t->ndim; i++) {
         d->shape[i] = t->shape[i];
         d->strides[i] = t->strides ? t->strides[i] * isz : 0;
     }
-    if (!t->strides)
-        gj_c_strides(d->ndim, d->shape, isz, d->strides);
+    if (!t->strides) gj_c_strides(d->ndim, d->shape, isz, d->strides);
     return 1;
 }
 
 /* Classifies one argument; *sync gets a producer stream to synchronise (CAI). */
 int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev, CUstream launch_stream,
-                     CUstream *sync, CUstream *cupy_stream)
-{
+                     CUstream *sync, CUstream *cupy_stream) {
     *sync = NULL;
     if (PyObject_TypeCheck(o, &GjDeviceArray_Type)) {
         GjDeviceArray *a = (GjDeviceArray *)o;
@@ -398,8 +365,7 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
             return -1;
         }
         if (target == GJ_TARGET_NVPTX && a->device != dev) {
-            PyErr_Format(PyExc_ValueError, "argument %d lives on CUDA device %d; launching on %d",
-                         pos, a->device, dev);
+            PyErr_Format(PyExc_ValueError, "argument %d lives on CUDA device %d; launching on %d", pos, a->device, dev);
             return -1;
         }
         d->kind = A_DEVARRAY;
@@ -418,28 +384,22 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
         d->value.i = o == Py_True;
         return 0;
     }
-    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o))
-        goto python_number;
+    if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o)) goto python_number;
     if (numpy_scalar_type(o)) {
-        if (from_buffer(d, o, pos, 1) < 0)
-            return -1;
+        if (from_buffer(d, o, pos, 1) < 0) return -1;
         PyBuffer_Release(&d->view);
         d->has_view = 0;
         return 0;
     }
-    if (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))
-        goto python_number;
+    if (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o)) goto python_number;
     int rc;
     if (target == GJ_TARGET_NVPTX && is_cupy_array(o)) {
-        if (from_cupy(d, o, pos, cupy_stream, sync) < 0)
-            return -1;
+        if (from_cupy(d, o, pos, cupy_stream, sync) < 0) return -1;
         goto array_done;
     }
     if (PyObject_CheckBuffer(o)) {
-        if (from_buffer(d, o, pos, 0) == 0)
-            goto array_done;
-        if (target != GJ_TARGET_NVPTX || d->has_view)
-            return -1;
+        if (from_buffer(d, o, pos, 0) == 0) goto array_done;
+        if (target != GJ_TARGET_NVPTX || d->has_view) return -1;
         /* a buffer that refuses host access (CuPy): use its CUDA interface; any
          * other refusal (NumPy's datetime64) keeps the TypeError just set */
         PyObject *type, *value, *tb;
@@ -458,22 +418,20 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
         if (cai) {
             rc = from_cai(d, cai, pos, sync);
             Py_DECREF(cai);
-            if (rc < 0)
-                return -1;
+            if (rc < 0) return -1;
             goto array_done;
         }
         /* torch raises other errors than AttributeError for CPU tensors */
         PyErr_Clear();
     }
     rc = from_dlpack(d, o, pos, target, dev, launch_stream);
-    if (rc < 0)
-        return -1;
-    if (rc == 1)
-        goto array_done;
+    if (rc < 0) return -1;
+    if (rc == 1) goto array_done;
     if (target == GJ_TARGET_HOST && PyObject_HasAttrString(o, "__cuda_array_interface__")) {
         PyErr_Format(PyExc_TypeError,
                      "argument %d: a CUDA array (__cuda_array_interface__) cannot be passed to a "
-                     "cpu-target launch", pos);
+                     "cpu-target launch",
+                     pos);
         return -1;
     }
     PyErr_Format(PyExc_TypeError,
@@ -512,24 +470,19 @@ python_number:
 array_done:
     /* a producer's stream (CAI, CuPy) that is the launch's needs no wait; 1 (the legacy
      * default stream) is our stream 0 */
-    if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream))
-        *sync = NULL;
+    if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream)) *sync = NULL;
     d->c_contig = gj_is_c_contig(d->ndim, d->shape, d->strides, gj_dtype_size(d->dtype));
     return 0;
 }
 
-void gj_args_release(ArgDesc *d, int n, int dev)
-{
+void gj_args_release(ArgDesc *d, int n, int dev) {
     for (int i = 0; i < n; i++) {
-        if (d[i].has_view)
-            PyBuffer_Release(&d[i].view);
+        if (d[i].has_view) PyBuffer_Release(&d[i].view);
         if (d[i].capsule) {
-            if (d[i].managed && d[i].managed->deleter)
-                d[i].managed->deleter(d[i].managed);
+            if (d[i].managed && d[i].managed->deleter) d[i].managed->deleter(d[i].managed);
             Py_DECREF(d[i].capsule);
         }
-        if (d[i].staged && !d[i].alias)
-            gj_device_free(dev, d[i].staged);
+        if (d[i].staged && !d[i].alias) gj_device_free(dev, d[i].staged);
         d[i].has_view = 0;
         d[i].capsule = NULL;
         d[i].staged = 0;
@@ -542,55 +495,46 @@ static int is_int(GjDtype t) { return t >= GJ_INT8 && t <= GJ_UINT64; }
 static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64; }
 static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
-static void describe_arg(char *buf, size_t n, const ArgDesc *d)
-{
+static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
     if (d->kind == A_SCALAR)
         snprintf(buf, n, "%s", gj_dtype_name(d->dtype));
     else
-        snprintf(buf, n, "array(%s, %dd, %c)", gj_dtype_name(d->dtype), d->ndim,
-                 d->c_contig ? 'C' : 'A');
+        snprintf(buf, n, "array(%s, %dd, %c)", gj_dtype_name(d->dtype), d->ndim, d->c_contig ? 'C' : 'A');
 }
 
-static void describe_param(char *buf, size_t n, const GjArgInfo *a)
-{
+static void describe_param(char *buf, size_t n, const GjArgInfo *a) {
     if (a->kind == GJ_ARG_SCALAR)
         snprintf(buf, n, "%s", gj_dtype_name(a->dtype));
     else
         snprintf(buf, n, "array(%s, %dd, %c)", gj_dtype_name(a->dtype), a->ndim, a->layout);
 }
 
-PyObject *gj_kernel_name(PyObject *disp, GjOutput *o)
-{
+PyObject *gj_kernel_name(PyObject *disp, GjOutput *o) {
     PyObject *n = PyObject_GetAttrString(disp, "__name__");
-    if (n && PyUnicode_Check(n))
-        return n;
+    if (n && PyUnicode_Check(n)) return n;
     Py_XDECREF(n);
     PyErr_Clear();
     return PyUnicode_FromString(o ? gj_output_symbol(o) : "?");
 }
 
 /* ints and bools convert to any number; floats to floats and complex; complex only to complex */
-static int takes(const GjArgInfo *a, const ArgDesc *d)
-{
+static int takes(const GjArgInfo *a, const ArgDesc *d) {
     if (a->kind == GJ_ARG_ARRAY)
-        return d->kind != A_SCALAR && d->dtype == a->dtype && d->ndim == a->ndim &&
-               (a->layout != 'C' || d->c_contig);
+        return d->kind != A_SCALAR && d->dtype == a->dtype && d->ndim == a->ndim && (a->layout != 'C' || d->c_contig);
     return d->kind == A_SCALAR &&
-           (d->dtype == a->dtype || is_complex(a->dtype) ||
-            ((is_int(d->dtype) || d->dtype == GJ_BOOL) && (is_int(a->dtype) || is_float(a->dtype))) ||
-            (is_float(d->dtype) && is_float(a->dtype)));
+            (d->dtype == a->dtype || is_complex(a->dtype) ||
+             ((is_int(d->dtype) || d->dtype == GJ_BOOL) && (is_int(a->dtype) || is_float(a->dtype))) ||
+             (is_float(d->dtype) && is_float(a->dtype)));
 }
 
-static int same_param(const GjParam *a, const GjParam *b)
-{
+static int same_param(const GjParam *a, const GjParam *b) {
     return a->size == b->size && a->align == b->align && a->role == b->role && a->dtype == b->dtype &&
-           a->arg == b->arg && a->axis == b->axis;
+            a->arg == b->arg && a->axis == b->axis;
 }
 
 /* gj_args_pack fills the parameters gj_layout() gives for the kernel's
  * arguments: a kernel that declares others is a compiler bug. */
-static int check_layout(GjOutput *o)
-{
+static int check_layout(GjOutput *o) {
     const GjParam *p = gj_output_params(o);
     int np = gj_output_nparams(o);
     GjParam *want = malloc(((size_t)np + 1) * sizeof *want);
@@ -600,27 +544,25 @@ static int check_layout(GjOutput *o)
     }
     int n = gj_layout(gj_output_args(o), gj_output_nargs(o), gj_output_debug(o), want, np);
     int bad = n != np;
-    for (int k = 0; !bad && k < np; k++)
-        bad = !same_param(&p[k], &want[k]);
+    for (int k = 0; !bad && k < np; k++) bad = !same_param(&p[k], &want[k]);
     free(want);
     if (bad) {
         PyErr_Format(PyExc_RuntimeError,
                      "internal error: kernel %s has %d ABI parameters, which are not the layout of its "
-                     "arguments (runtime/args.c check_layout)", gj_output_symbol(o), np);
+                     "arguments (runtime/args.c check_layout)",
+                     gj_output_symbol(o), np);
         return -1;
     }
     return 0;
 }
 
-int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs)
-{
+int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs) {
     int n = gj_output_nargs(o);
     const GjArgInfo *ai = gj_output_args(o);
     PyObject *name = NULL;
     if (n != nargs) {
         name = gj_kernel_name(disp, o);
-        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s, got %d", name, n,
-                     n == 1 ? "" : "s", nargs);
+        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s, got %d", name, n, n == 1 ? "" : "s", nargs);
         Py_XDECREF(name);
         return -1;
     }
@@ -631,12 +573,12 @@ int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs)
             describe_arg(got, sizeof got, &d[i]);
             describe_param(want, sizeof want, a);
             name = gj_kernel_name(disp, o);
-            PyErr_Format(PyExc_TypeError, "kernel '%U' argument %d: got %s, the kernel takes %s%s",
-                         name, i + 1, got, want,
-                         a->kind == GJ_ARG_ARRAY && a->layout == 'C' && !d[i].c_contig &&
-                                 d[i].kind != A_SCALAR && d[i].dtype == a->dtype
-                             ? " (a C-contiguous array)"
-                             : "");
+            PyErr_Format(PyExc_TypeError, "kernel '%U' argument %d: got %s, the kernel takes %s%s", name, i + 1, got,
+                         want,
+                         a->kind == GJ_ARG_ARRAY && a->layout == 'C' && !d[i].c_contig && d[i].kind != A_SCALAR &&
+                                         d[i].dtype == a->dtype
+                                 ? " (a C-contiguous array)"
+                                 : "");
             Py_XDECREF(name);
             return -1;
         }
@@ -648,13 +590,13 @@ int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs)
 
 /* A scalar argument (or, with `imag`, a complex one's imaginary part: 0 for
  * a real argument) converted to dtype `to` in an 8-byte slot. */
-static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag)
-{
+static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag) {
     /* The source as the widest type of its kind. */
     int64_t i = 0;
     uint64_t u = 0;
     double f = 0;
-    int src_float = is_float(d->dtype) || is_complex(d->dtype), src_unsigned = d->dtype >= GJ_UINT8 && d->dtype <= GJ_UINT64;
+    int src_float = is_float(d->dtype) || is_complex(d->dtype),
+        src_unsigned = d->dtype >= GJ_UINT8 && d->dtype <= GJ_UINT64;
     if (imag)
         src_float = 1, f = is_complex(d->dtype) ? d->imag : 0.0;
     else if (src_float)
@@ -683,8 +625,7 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag)
 /* Walks the kernel's parameter layout: what each slot holds is the
  * parameter's role in its argument. A staged array passes its device copy,
  * whose strides are C-contiguous. */
-void gj_args_pack(const GjOutput *o, const ArgDesc *d, uint64_t errbuf, uint64_t *slots, void **kp)
-{
+void gj_args_pack(const GjOutput *o, const ArgDesc *d, uint64_t errbuf, uint64_t *slots, void **kp) {
     const GjParam *p = gj_output_params(o);
     int np = gj_output_nparams(o);
     for (int k = 0; k < np; k++) {
@@ -706,46 +647,36 @@ void gj_args_pack(const GjOutput *o, const ArgDesc *d, uint64_t errbuf, uint64_t
 
 /* ---- staging host arrays on the cuda target ---- */
 
-static void strided_copy(char *dst, const int64_t *dst_strides, const char *src,
-                         const int64_t *src_strides, const int64_t *shape, int ndim, int itemsize)
-{
+static void strided_copy(char *dst, const int64_t *dst_strides, const char *src, const int64_t *src_strides,
+                         const int64_t *shape, int ndim, int itemsize) {
     if (ndim == 0) {
         memcpy(dst, src, itemsize);
         return;
     }
     for (int64_t i = 0; i < shape[0]; i++)
-        strided_copy(dst + i * dst_strides[0], dst_strides + 1, src + i * src_strides[0],
-                     src_strides + 1, shape + 1, ndim - 1, itemsize);
+        strided_copy(dst + i * dst_strides[0], dst_strides + 1, src + i * src_strides[0], src_strides + 1, shape + 1,
+                     ndim - 1, itemsize);
 }
 
-static size_t array_nbytes(const ArgDesc *d)
-{
+static size_t array_nbytes(const ArgDesc *d) {
     size_t n = gj_dtype_size(d->dtype);
-    for (int i = 0; i < d->ndim; i++)
-        n *= (size_t)d->shape[i];
+    for (int i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
     return n;
 }
 
-static int same_host_array(const ArgDesc *a, const ArgDesc *b)
-{
-    if (a->kind != A_HOST || a->alias || a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim)
-        return 0;
+static int same_host_array(const ArgDesc *a, const ArgDesc *b) {
+    if (a->kind != A_HOST || a->alias || a->data != b->data || a->dtype != b->dtype || a->ndim != b->ndim) return 0;
     for (int k = 0; k < a->ndim; k++)
-        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k])
-            return 0;
+        if (a->shape[k] != b->shape[k] || a->strides[k] != b->strides[k]) return 0;
     return 1;
 }
 
-static int stage_in(ArgDesc *d, int dev)
-{
+static int stage_in(ArgDesc *d, int dev) {
     size_t n = array_nbytes(d);
-    if (n == 0)
-        return 0;
-    if (gj_device_malloc(dev, n, &d->staged) < 0)
-        return -1;
+    if (n == 0) return 0;
+    if (gj_device_malloc(dev, n, &d->staged) < 0) return -1;
     gj_c_strides(d->ndim, d->shape, gj_dtype_size(d->dtype), d->staged_strides);
-    if (d->c_contig)
-        return gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_HTOD, d->staged, d->data, n, NULL);
+    if (d->c_contig) return gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_HTOD, d->staged, d->data, n, NULL);
     char *tmp = malloc(n);
     if (!tmp) {
         PyErr_NoMemory();
@@ -758,13 +689,10 @@ static int stage_in(ArgDesc *d, int dev)
     return rc;
 }
 
-static int stage_out(ArgDesc *d, int dev)
-{
+static int stage_out(ArgDesc *d, int dev) {
     size_t n = array_nbytes(d);
-    if (n == 0 || d->readonly)
-        return 0;
-    if (d->c_contig)
-        return gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_DTOH, d->data, d->staged, n, NULL);
+    if (n == 0 || d->readonly) return 0;
+    if (d->c_contig) return gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_DTOH, d->data, d->staged, n, NULL);
     char *tmp = malloc(n);
     if (!tmp) {
         PyErr_NoMemory();
@@ -778,17 +706,14 @@ static int stage_out(ArgDesc *d, int dev)
     return rc;
 }
 
-int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *staged)
-{
+int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *staged) {
     *staged = 0;
     for (int i = 0; i < nargs; i++) {
-        if (d[i].kind != A_HOST)
-            continue;
+        if (d[i].kind != A_HOST) continue;
         /* the same host array passed twice shares one device copy, so
          * that what the kernel wrote through one comes back through both */
         int j = 0;
-        while (j < i && !same_host_array(&d[j], &d[i]))
-            j++;
+        while (j < i && !same_host_array(&d[j], &d[i])) j++;
         if (j < i) {
             d[i].staged = d[j].staged;
             memcpy(d[i].staged_strides, d[j].staged_strides, sizeof d[i].staged_strides);
@@ -796,8 +721,7 @@ int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *s
             d[j].written |= ai[i].written;
             continue;
         }
-        if (stage_in(&d[i], dev) < 0)
-            return -1;
+        if (stage_in(&d[i], dev) < 0) return -1;
         d[i].written = ai[i].written;
         *staged = 1;
     }
@@ -805,16 +729,11 @@ int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *s
 }
 
 /* only what the kernel may have written comes back */
-int gj_args_stage_out(ArgDesc *d, int nargs, int dev)
-{
+int gj_args_stage_out(ArgDesc *d, int nargs, int dev) {
     for (int i = 0; i < nargs; i++)
-        if (d[i].kind == A_HOST && !d[i].alias && d[i].written && stage_out(&d[i], dev) < 0)
-            return -1;
+        if (d[i].kind == A_HOST && !d[i].alias && d[i].written && stage_out(&d[i], dev) < 0) return -1;
     return 0;
 }
 
 /* for tests: the CuPy array type the launcher reads directly, once it has seen one */
-PyObject *gj_args_cupy_type(void)
-{
-    return Py_NewRef(cupy_type ? (PyObject *)cupy_type : Py_None);
-}
+PyObject *gj_args_cupy_type(void) { return Py_NewRef(cupy_type ? (PyObject *)cupy_type : Py_None); }

@@ -21,7 +21,11 @@ typedef struct ArgDesc {
     int ndim, c_contig, readonly;
     uint64_t data;
     int64_t shape[GJ_MAXDIM], strides[GJ_MAXDIM]; /* strides in bytes */
-    union { int64_t i; uint64_t u; double f; } value; /* scalars, in `dtype` (a complex's real part in f) */
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } value; /* scalars, in `dtype` (a complex's real part in f) */
     double imag;                /* complex scalars: the imaginary part */
     Py_buffer view;             /* A_HOST from a buffer: released after the launch */
     int has_view;

@@ -54,34 +54,28 @@
 #define MAX_FIBERS (1u << 16)     /* CUDA allows 1024 threads a block */
 #define WORKER_STACK (8u << 20)   /* least stack of a block function */
 
-static const char MSG_DEADLOCK[] =
-    "syncthreads(): not every thread of a block reached the same barrier "
-    "(a barrier inside a branch that some threads skipped?)";
-static const char MSG_WARP_DEADLOCK[] =
-    "warp-level operation: a lane named in the mask never reached it "
-    "(it waits at syncthreads(), or at a different warp operation)";
-static const char MSG_NOMEM[] =
-    "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
-static const char MSG_NOFN[] =
-    "internal error: CPU launch without the host function this kernel needs";
+static const char MSG_DEADLOCK[] = "syncthreads(): not every thread of a block reached the same barrier "
+                                   "(a barrier inside a branch that some threads skipped?)";
+static const char MSG_WARP_DEADLOCK[] = "warp-level operation: a lane named in the mask never reached it "
+                                        "(it waits at syncthreads(), or at a different warp operation)";
+static const char MSG_NOMEM[] = "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
+static const char MSG_NOFN[] = "internal error: CPU launch without the host function this kernel needs";
 static const char MSG_INDEX[] = "an array index was out of bounds";
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
-static const char MSG_BIGBLOCK[] =
-    "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
+static const char MSG_BIGBLOCK[] = "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
 /* Filled in by pool_start with the stack sizes in force. */
 static char msg_overflow_fiber[192], msg_overflow_block[256];
 
 CpuPool cpu_pool = {
-    .launch_mu = PTHREAD_MUTEX_INITIALIZER,
-    .mu = PTHREAD_MUTEX_INITIALIZER,
-    .work_cv = PTHREAD_COND_INITIALIZER,
-    .done_cv = PTHREAD_COND_INITIALIZER,
+        .launch_mu = PTHREAD_MUTEX_INITIALIZER,
+        .mu = PTHREAD_MUTEX_INITIALIZER,
+        .work_cv = PTHREAD_COND_INITIALIZER,
+        .done_cv = PTHREAD_COND_INITIALIZER,
 };
 
 static void run_blocks(Worker *w, Job *j);
 
-void cpu_fiber_main(Fiber *f)
-{
+void cpu_fiber_main(Fiber *f) {
     Sched *s = f->sched;
 #ifdef GJ_ASAN
     /* The first switch into a fiber tells us where the scheduler's stack is. */
@@ -102,8 +96,7 @@ void cpu_fiber_main(Fiber *f)
 /* ---- fibers of a block -------------------------------------------------- */
 
 /* blk->syncthreads for kernels run as fibers. */
-static void fiber_barrier(GjBlockCtx *blk)
-{
+static void fiber_barrier(GjBlockCtx *blk) {
     Sched *s = blk->sched;
     s->nwait++;
     s->cur->wait = WAIT_BARRIER;
@@ -111,8 +104,7 @@ static void fiber_barrier(GjBlockCtx *blk)
 }
 
 /* blk->sync_reduce for fibers. */
-static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred)
-{
+static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred) {
     Sched *s = blk->sched;
     s->npred += pred != 0;
     fiber_barrier(blk);
@@ -127,21 +119,18 @@ static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred)
  * only emits those for kernels without barriers or warp operations, and
  * these are the one thing that cannot hang. */
 static void barrier_noop(GjBlockCtx *blk) { (void)blk; }
-static int32_t sync_reduce_noop(GjBlockCtx *blk, int32_t op, int32_t pred)
-{
+static int32_t sync_reduce_noop(GjBlockCtx *blk, int32_t op, int32_t pred) {
     (void)blk, (void)op;
     return pred != 0;
 }
-static uint64_t warp_noop(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg)
-{
+static uint64_t warp_noop(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg) {
     (void)blk, (void)op, (void)mask, (void)arg;
     return value;
 }
 
 /* Runs one block of a kernel with barriers: all its threads as fibers,
  * released from a barrier together once every live one has reached it. */
-static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
-{
+static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk) {
     Sched s = {.job = j, .blk = blk, .use_uc = cpu_pool.use_uc};
     ucontext_t main_uc;
     s.main_uc = &main_uc;
@@ -169,8 +158,7 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
         cpu_ctx_init(&s, f, fpctl);
         if (++tx == blk->ntid[0]) {
             tx = 0;
-            if (++ty == blk->ntid[1])
-                ty = 0, tz++;
+            if (++ty == blk->ntid[1]) ty = 0, tz++;
         }
     }
     for (;;) {
@@ -181,8 +169,7 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
             Fiber *lanes = cpu_warp_of(w, n, first, &nl);
             do {
                 for (uint32_t l = 0; l < nl; l++)
-                    if (!lanes[l].done && lanes[l].wait == WAIT_NONE)
-                        cpu_to_fiber(&s, &lanes[l]);
+                    if (!lanes[l].done && lanes[l].wait == WAIT_NONE) cpu_to_fiber(&s, &lanes[l]);
             } while (cpu_release_warp(lanes, nl));
         }
         if (s.ndone == n) {
@@ -204,16 +191,14 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk)
         /* release the barrier */
         s.last_npred = s.npred, s.last_narrived = s.nwait;
         s.npred = s.nwait = 0;
-        for (uint32_t i = 0; i < n; i++)
-            w->fibers[i].wait = WAIT_NONE;
+        for (uint32_t i = 0; i < n; i++) w->fibers[i].wait = WAIT_NONE;
     }
 }
 
 /* Runs blocks of a kernel without barriers on w's block fiber (a guarded
  * stack, so that an overflow is caught): run_blocks() there, one switch to
  * it and back per job. */
-static void run_block_fiber(Worker *w, Job *j)
-{
+static void run_block_fiber(Worker *w, Job *j) {
     Sched s = {.job = j, .worker = w, .run = j, .use_uc = 0};
 #ifdef GJ_TSAN
     s.tsan_main = __tsan_get_current_fiber();
@@ -234,8 +219,7 @@ static void run_block_fiber(Worker *w, Job *j)
 
 /* ---- blocks and jobs ---------------------------------------------------- */
 
-static const char *run_block(Worker *w, const Job *j, uint64_t b)
-{
+static const char *run_block(Worker *w, const Job *j, uint64_t b) {
     GjBlockCtx blk;
     uint64_t gx = j->grid.x, gy = j->grid.y;
     blk.ntid[0] = (int32_t)j->block.x;
@@ -262,23 +246,19 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b)
     return run_fibers(w, j, &blk);
 }
 
-static void set_error(Job *j, const char *msg)
-{
+static void set_error(Job *j, const char *msg) {
     const char *none = NULL;
     atomic_compare_exchange_strong(&j->err, &none, msg);
 }
 
 /* Runs blocks of j until none is left or one has failed. */
-static void run_blocks(Worker *w, Job *j)
-{
+static void run_blocks(Worker *w, Job *j) {
     for (;;) {
         uint64_t b = atomic_fetch_add_explicit(&j->next, j->chunk, memory_order_relaxed);
-        if (b >= j->nblocks)
-            return;
+        if (b >= j->nblocks) return;
         uint64_t end = b + j->chunk < j->nblocks ? b + j->chunk : j->nblocks;
         for (; b < end; b++) {
-            if (atomic_load_explicit(&j->err, memory_order_relaxed))
-                return;
+            if (atomic_load_explicit(&j->err, memory_order_relaxed)) return;
             const char *msg = run_block(w, j, b);
             if (msg) {
                 set_error(j, msg);
@@ -288,10 +268,8 @@ static void run_blocks(Worker *w, Job *j)
     }
 }
 
-static void run_job(Worker *w, Job *j)
-{
-    if (atomic_load_explicit(&j->err, memory_order_relaxed))
-        return;
+static void run_job(Worker *w, Job *j) {
+    if (atomic_load_explicit(&j->err, memory_order_relaxed)) return;
     if (cpu_worker_reserve(w, j) != 0) {
         set_error(j, MSG_NOMEM);
         return;
@@ -303,11 +281,9 @@ static void run_job(Worker *w, Job *j)
         /* From on_fault (a fiber of this worker ran into its guard page) or
          * from blk->trap (a thread indexed out of bounds). The block is
          * abandoned like a deadlocked one; the stacks stay. */
-        if (why == JUMP_FAULT)
-            pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
+        if (why == JUMP_FAULT) pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
 #ifdef GJ_ASAN
-        if (w->jumped_off_fiber)
-            __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+        if (w->jumped_off_fiber) __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
         w->active = NULL;
         cpu_tls_worker = NULL;
@@ -327,52 +303,43 @@ static void run_job(Worker *w, Job *j)
 
 /* ---- the pool ----------------------------------------------------------- */
 
-static void *worker_main(void *arg)
-{
+static void *worker_main(void *arg) {
     Worker *w = arg;
     uint64_t seen = 0;
     w->altstack = cpu_altstack_setup();
-    if (w->altstack)
-        w->altstack_len = cpu_pool.page + ALT_STACK;
+    if (w->altstack) w->altstack_len = cpu_pool.page + ALT_STACK;
     pthread_mutex_lock(&cpu_pool.mu);
     for (;;) {
-        while (!cpu_pool.job || cpu_pool.gen == seen)
-            pthread_cond_wait(&cpu_pool.work_cv, &cpu_pool.mu);
+        while (!cpu_pool.job || cpu_pool.gen == seen) pthread_cond_wait(&cpu_pool.work_cv, &cpu_pool.mu);
         seen = cpu_pool.gen;
         Job *j = cpu_pool.job;
         cpu_pool.nactive++;
         pthread_mutex_unlock(&cpu_pool.mu);
         run_job(w, j);
         pthread_mutex_lock(&cpu_pool.mu);
-        if (--cpu_pool.nactive == 0)
-            pthread_cond_signal(&cpu_pool.done_cv);
+        if (--cpu_pool.nactive == 0) pthread_cond_signal(&cpu_pool.done_cv);
     }
     return NULL;
 }
 
 /* A positive size from the environment, with an optional K or M suffix;
  * `dflt` when unset or malformed. */
-static long env_size(const char *name, long dflt, long lo, long hi)
-{
+static long env_size(const char *name, long dflt, long lo, long hi) {
     const char *s = getenv(name);
-    if (!s || !*s)
-        return dflt;
+    if (!s || !*s) return dflt;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return dflt;
+    if (errno || end == s || v <= 0) return dflt;
     if (*end == 'k' || *end == 'K')
         v = v <= hi / 1024 ? v * 1024 : hi, end++;
     else if (*end == 'm' || *end == 'M')
         v = v <= hi / (1024 * 1024) ? v * 1024 * 1024 : hi, end++;
-    if (*end)
-        return dflt;
+    if (*end) return dflt;
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-static long cpu_count(void)
-{
+static long cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
         return CPU_COUNT(&set); /* honours taskset and container cpusets */
@@ -383,22 +350,18 @@ static long cpu_count(void)
 /* fork() keeps only the forking thread: the child must not wait for pool
  * threads it no longer has. The prepare handler takes the locks so that no
  * launch is half-way when the child's copy is made. */
-static void atfork_prepare(void)
-{
+static void atfork_prepare(void) {
     pthread_mutex_lock(&cpu_pool.launch_mu);
     pthread_mutex_lock(&cpu_pool.mu);
 }
 
-static void atfork_parent(void)
-{
+static void atfork_parent(void) {
     pthread_mutex_unlock(&cpu_pool.mu);
     pthread_mutex_unlock(&cpu_pool.launch_mu);
 }
 
-static void atfork_child(void)
-{
-    for (int i = 0; i < cpu_pool.nhelpers; i++)
-        cpu_worker_free(&cpu_pool.helpers[i]);
+static void atfork_child(void) {
+    for (int i = 0; i < cpu_pool.nhelpers; i++) cpu_worker_free(&cpu_pool.helpers[i]);
     free(cpu_pool.helpers);
     cpu_pool.helpers = NULL;
     cpu_pool.nhelpers = 0;
@@ -413,22 +376,25 @@ static void atfork_child(void)
 
 /* Called with launch_mu held, by the first launch. A pool thread that
  * cannot be created only makes the pool smaller. */
-static void pool_start(void)
-{
+static void pool_start(void) {
     long nthreads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS);
     long page = sysconf(_SC_PAGESIZE);
     cpu_pool.page = page > 0 ? (size_t)page : 4096;
     size_t stack = (size_t)env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30);
     cpu_pool.stack_size = (stack + cpu_pool.page - 1) & ~(cpu_pool.page - 1);
     cpu_pool.use_uc = !HAVE_ASM_SWITCH || cpu_shadow_stack_active();
-    cpu_pool.block_stack = cpu_pool.use_uc ? 0 : cpu_pool.stack_size > WORKER_STACK ? cpu_pool.stack_size : WORKER_STACK;
+    cpu_pool.block_stack = cpu_pool.use_uc       ? 0
+            : cpu_pool.stack_size > WORKER_STACK ? cpu_pool.stack_size
+                                                 : WORKER_STACK;
     snprintf(msg_overflow_fiber, sizeof msg_overflow_fiber,
              "a thread overflowed its CPU stack (big gpu.local.array or deep recursion?): "
-             "raise GPUJIT_CPU_STACK (now %zu KiB)", cpu_pool.stack_size / 1024);
+             "raise GPUJIT_CPU_STACK (now %zu KiB)",
+             cpu_pool.stack_size / 1024);
     snprintf(msg_overflow_block, sizeof msg_overflow_block,
              "a thread overflowed its CPU stack (big gpu.local.array or deep recursion?): "
              "raise GPUJIT_CPU_STACK (now %zu KiB; kernels without syncthreads() or warp "
-             "operations get %zu KiB)", cpu_pool.stack_size / 1024, cpu_pool.block_stack / 1024);
+             "operations get %zu KiB)",
+             cpu_pool.stack_size / 1024, cpu_pool.block_stack / 1024);
 
     cpu_pool.nhelpers = 0;
     cpu_pool.helpers = nthreads > 1 ? calloc(nthreads - 1, sizeof *cpu_pool.helpers) : NULL;
@@ -451,8 +417,7 @@ static void pool_start(void)
         pthread_sigmask(SIG_SETMASK, &all, &old);
         for (long i = 0; i < nthreads - 1; i++) {
             Worker *w = &cpu_pool.helpers[cpu_pool.nhelpers];
-            if (pthread_create(&w->thread, &attr, worker_main, w) != 0)
-                break;
+            if (pthread_create(&w->thread, &attr, worker_main, w) != 0) break;
             cpu_pool.nhelpers++;
         }
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -463,18 +428,14 @@ static void pool_start(void)
     cpu_pool.started = 1;
 }
 
-int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier,
-                  GjDim3 grid, GjDim3 block, size_t shared_bytes, void **params,
-                  const char **err)
-{
+int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier, GjDim3 grid, GjDim3 block,
+                  size_t shared_bytes, void **params, const char **err) {
     const char *dummy;
-    if (!err)
-        err = &dummy;
+    if (!err) err = &dummy;
     *err = NULL;
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
-        return 0;
-    if (grid.x > INT32_MAX || grid.y > INT32_MAX || grid.z > INT32_MAX ||
-        block.x > INT32_MAX || block.y > INT32_MAX || block.z > INT32_MAX) {
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z) return 0;
+    if (grid.x > INT32_MAX || grid.y > INT32_MAX || grid.z > INT32_MAX || block.x > INT32_MAX || block.y > INT32_MAX ||
+        block.z > INT32_MAX) {
         *err = MSG_DIMS;
         return -1;
     }
@@ -494,16 +455,21 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
     }
 
     Job j = {
-        .block_fn = block_fn, .thread_fn = thread_fn, .uses_barrier = uses_barrier,
-        .grid = grid, .block = block, .shared_bytes = shared_bytes, .params = params,
-        .nblocks = nblocks, .nthreads = (uint32_t)(uses_barrier ? nthreads : 0),
+            .block_fn = block_fn,
+            .thread_fn = thread_fn,
+            .uses_barrier = uses_barrier,
+            .grid = grid,
+            .block = block,
+            .shared_bytes = shared_bytes,
+            .params = params,
+            .nblocks = nblocks,
+            .nthreads = (uint32_t)(uses_barrier ? nthreads : 0),
     };
     atomic_init(&j.next, 0);
     atomic_init(&j.err, NULL);
 
     pthread_mutex_lock(&cpu_pool.launch_mu);
-    if (!cpu_pool.started)
-        pool_start();
+    if (!cpu_pool.started) pool_start();
     /* Blocks are taken a chunk at a time to keep the shared counter cold
      * when blocks are tiny; a chunk stays under a sixteenth of a thread's
      * share so that the threads still finish together. */
@@ -518,22 +484,18 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
         if (helpers == cpu_pool.nhelpers)
             pthread_cond_broadcast(&cpu_pool.work_cv);
         else
-            for (int i = 0; i < helpers; i++)
-                pthread_cond_signal(&cpu_pool.work_cv);
+            for (int i = 0; i < helpers; i++) pthread_cond_signal(&cpu_pool.work_cv);
         pthread_mutex_unlock(&cpu_pool.mu);
     }
-    if (!cpu_pool.sig_set)
-        cpu_fault_handler_install();
-    if (!cpu_tls_alt_done)
-        cpu_caller_altstack();
+    if (!cpu_pool.sig_set) cpu_fault_handler_install();
+    if (!cpu_tls_alt_done) cpu_caller_altstack();
     run_job(&cpu_pool.caller, &j);
     if (helpers > 0) {
         /* Helpers that have not picked the job up yet never will; wait for
          * those that did. */
         pthread_mutex_lock(&cpu_pool.mu);
         cpu_pool.job = NULL;
-        while (cpu_pool.nactive > 0)
-            pthread_cond_wait(&cpu_pool.done_cv, &cpu_pool.mu);
+        while (cpu_pool.nactive > 0) pthread_cond_wait(&cpu_pool.done_cv, &cpu_pool.mu);
         pthread_mutex_unlock(&cpu_pool.mu);
     }
     pthread_mutex_unlock(&cpu_pool.launch_mu);

@@ -18,14 +18,15 @@
 typedef void (*GjHostBlockFn)(void **params, GjBlockCtx *blk);
 typedef void (*GjHostThreadFn)(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz);
 
-typedef struct GjDim3 { uint32_t x, y, z; } GjDim3;
+typedef struct GjDim3 {
+    uint32_t x, y, z;
+} GjDim3;
 
 /* Run a whole grid on the CPU: blocks in parallel on the machine's cores,
  * threads of a block as loops (block_fn) or fibers (thread_fn, when the kernel
  * uses barriers or warp-level operations). Returns 0, or -1 with *err set to a static message
  * (e.g. a barrier that not every thread of a block reached). */
-int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier,
-                  GjDim3 grid, GjDim3 block, size_t shared_bytes,
-                  void **params, const char **err);
+int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier, GjDim3 grid, GjDim3 block,
+                  size_t shared_bytes, void **params, const char **err);
 
 #endif

@@ -49,52 +49,50 @@
  * same frame there. Unlike swapcontext it makes no sigprocmask syscall.
  * gj_cpu_fiber_start is the first "return address" of a fresh fiber: it calls
  * r13(r12), i.e. cpu_fiber_main(fiber), which never returns. */
-__asm__(
-    ".text\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_switch\n"
-    ".hidden gj_cpu_switch\n"
-    ".type gj_cpu_switch, @function\n"
-    "gj_cpu_switch:\n"
-    "    pushq %rbp\n"
-    "    pushq %rbx\n"
-    "    pushq %r12\n"
-    "    pushq %r13\n"
-    "    pushq %r14\n"
-    "    pushq %r15\n"
-    "    subq $8, %rsp\n"
-    "    stmxcsr (%rsp)\n"
-    "    fnstcw 4(%rsp)\n"
-    "    movq %rsp, (%rdi)\n"
-    "    movq %rsi, %rsp\n"
-    "    ldmxcsr (%rsp)\n"
-    "    fldcw 4(%rsp)\n"
-    "    addq $8, %rsp\n"
-    "    popq %r15\n"
-    "    popq %r14\n"
-    "    popq %r13\n"
-    "    popq %r12\n"
-    "    popq %rbx\n"
-    "    popq %rbp\n"
-    "    ret\n"
-    ".size gj_cpu_switch, .-gj_cpu_switch\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_fiber_start\n"
-    ".hidden gj_cpu_fiber_start\n"
-    ".type gj_cpu_fiber_start, @function\n"
-    "gj_cpu_fiber_start:\n"
-    "    movq %r12, %rdi\n"
-    "    andq $-16, %rsp\n"
-    "    callq *%r13\n"
-    "    ud2\n"
-    ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_switch\n"
+        ".hidden gj_cpu_switch\n"
+        ".type gj_cpu_switch, @function\n"
+        "gj_cpu_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size gj_cpu_switch, .-gj_cpu_switch\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_fiber_start\n"
+        ".hidden gj_cpu_fiber_start\n"
+        ".type gj_cpu_fiber_start, @function\n"
+        "gj_cpu_fiber_start:\n"
+        "    movq %r12, %rdi\n"
+        "    andq $-16, %rsp\n"
+        "    callq *%r13\n"
+        "    ud2\n"
+        ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
 
 void gj_cpu_switch(void **save, void *to);
 void gj_cpu_fiber_start(void);
 
 /* The scheduler's FP control state, inherited by fresh fibers. */
-uint64_t cpu_fp_control(void)
-{
+uint64_t cpu_fp_control(void) {
     uint32_t mxcsr;
     uint16_t cw;
     __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(cw));
@@ -104,12 +102,10 @@ uint64_t cpu_fp_control(void)
 /* A CET shadow stack would catch the asm switch's `ret` onto another stack
  * as an attack; glibc's swapcontext knows how to switch shadow stacks. rdsspq
  * is a NOP (leaving rax 0) unless shadow stacks are on. */
-int cpu_shadow_stack_active(void)
-{
+int cpu_shadow_stack_active(void) {
     uint64_t ssp = 0;
 #ifdef GJ_VALGRIND
-    if (RUNNING_ON_VALGRIND)
-        return 0;
+    if (RUNNING_ON_VALGRIND) return 0;
 #endif
     __asm__ volatile(".byte 0xf3, 0x48, 0x0f, 0x1e, 0xc8" /* rdsspq %rax */ : "+a"(ssp));
     return ssp != 0;
@@ -118,15 +114,13 @@ int cpu_shadow_stack_active(void)
 int cpu_shadow_stack_active(void) { return 1; }
 #endif
 
-static void uc_entry(unsigned lo, unsigned hi)
-{
+static void uc_entry(unsigned lo, unsigned hi) {
     /* makecontext passes only ints: the fiber's address comes in halves. */
     cpu_fiber_main((Fiber *)(uintptr_t)((uint64_t)hi << 32 | lo));
 }
 
 /* Lays out a fresh context on f's stack that starts cpu_fiber_main(f). */
-void cpu_ctx_init(Sched *s, Fiber *f, uint64_t fpctl)
-{
+void cpu_ctx_init(Sched *s, Fiber *f, uint64_t fpctl) {
     if (s->use_uc) {
         /* getcontext fills in the parts makecontext does not (signal mask, FP state). */
         getcontext(f->uc);
@@ -156,8 +150,7 @@ void cpu_ctx_init(Sched *s, Fiber *f, uint64_t fpctl)
 }
 
 /* Scheduler -> fiber f; returns when f waits at a barrier or has finished. */
-void cpu_to_fiber(Sched *s, Fiber *f)
-{
+void cpu_to_fiber(Sched *s, Fiber *f) {
     s->cur = f;
 #ifdef GJ_ASAN
     __sanitizer_start_switch_fiber(&s->asan_fake, f->stack, f->size);
@@ -165,8 +158,7 @@ void cpu_to_fiber(Sched *s, Fiber *f)
 #ifdef GJ_TSAN
     __tsan_switch_to_fiber(f->tsan, 0);
 #endif
-    if (s->use_uc)
-        swapcontext(s->main_uc, f->uc);
+    if (s->use_uc) swapcontext(s->main_uc, f->uc);
 #if HAVE_ASM_SWITCH
     else
         gj_cpu_switch(&s->main_sp, f->sp);
@@ -179,18 +171,15 @@ void cpu_to_fiber(Sched *s, Fiber *f)
 
 /* Fiber f -> scheduler; returns when the scheduler resumes f (never, if
  * f has finished). */
-void cpu_to_sched(Sched *s, Fiber *f)
-{
+void cpu_to_sched(Sched *s, Fiber *f) {
 #ifdef GJ_ASAN
     /* A finished fiber passes NULL: ASan drops its fake stack. */
-    __sanitizer_start_switch_fiber(f->done ? NULL : &f->asan_fake, s->main_stack,
-                                   s->main_stack_size);
+    __sanitizer_start_switch_fiber(f->done ? NULL : &f->asan_fake, s->main_stack, s->main_stack_size);
 #endif
 #ifdef GJ_TSAN
     __tsan_switch_to_fiber(s->tsan_main, 0);
 #endif
-    if (s->use_uc)
-        swapcontext(f->uc, s->main_uc);
+    if (s->use_uc) swapcontext(f->uc, s->main_uc);
 #if HAVE_ASM_SWITCH
     else
         gj_cpu_switch(&f->sp, s->main_sp);
@@ -203,8 +192,7 @@ void cpu_to_sched(Sched *s, Fiber *f)
 /* Fibers stopped at a barrier of a block that cannot finish (or cut short
  * by a stack overflow) are never resumed; their stacks are reused as they
  * are, but the sanitizers must forget the frames left on them. */
-void cpu_abandon_fiber(Fiber *f)
-{
+void cpu_abandon_fiber(Fiber *f) {
 #ifdef GJ_ASAN
     __asan_unpoison_memory_region(f->stack, f->size);
 #endif
@@ -215,11 +203,9 @@ void cpu_abandon_fiber(Fiber *f)
     (void)f;
 }
 
-void cpu_abandon(Worker *w, uint32_t n)
-{
+void cpu_abandon(Worker *w, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
-        if (!w->fibers[i].done)
-            cpu_abandon_fiber(&w->fibers[i]);
+        if (!w->fibers[i].done) cpu_abandon_fiber(&w->fibers[i]);
 }
 
 /* ---- leaving a block early ------------------------------------------------ */
@@ -230,8 +216,7 @@ static struct sigaction prev_segv, prev_bus; /* what on_fault chains to */
 /* Back to run_job() of w, from the fiber s is running (if any): its block,
  * and the launch, are given up. */
 static void jump_back(Worker *w, Sched *s, int why) __attribute__((noreturn));
-static void jump_back(Worker *w, Sched *s, int why)
-{
+static void jump_back(Worker *w, Sched *s, int why) {
     Fiber *f = s ? s->cur : NULL;
     w->jumped_off_fiber = f != NULL;
     if (f) {
@@ -246,15 +231,13 @@ static void jump_back(Worker *w, Sched *s, int why)
 }
 
 /* blk->trap: an out-of-bounds index in the running thread. */
-void cpu_trap_index(GjBlockCtx *blk)
-{
+void cpu_trap_index(GjBlockCtx *blk) {
     (void)blk;
     Worker *w = cpu_tls_worker;
     jump_back(w, w->active, JUMP_TRAP);
 }
 
-static void on_fault(int sig, siginfo_t *si, void *ctx)
-{
+static void on_fault(int sig, siginfo_t *si, void *ctx) {
     Worker *w = cpu_tls_worker;
     Sched *s = w ? w->active : NULL;
     Fiber *f = s ? s->cur : NULL;
@@ -286,22 +269,18 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigaction(sig, &dfl, NULL);
-    if (!si || si->si_code <= 0)
-        raise(sig); /* sent, not a fault: it would not come again by itself */
+    if (!si || si->si_code <= 0) raise(sig); /* sent, not a fault: it would not come again by itself */
 }
 
 /* Called with launch_mu held by the first launch of the process (a forked
  * child inherits the handler): installs on_fault for SIGSEGV and SIGBUS,
  * chaining to the handlers there now. */
-void cpu_fault_handler_install(void)
-{
+void cpu_fault_handler_install(void) {
     static const int sigs[2] = {SIGSEGV, SIGBUS};
     for (int i = 0; i < 2; i++) {
         struct sigaction cur, sa;
-        if (sigaction(sigs[i], NULL, &cur) != 0)
-            continue;
-        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault)
-            continue;
+        if (sigaction(sigs[i], NULL, &cur) != 0) continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault) continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fault;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
@@ -313,12 +292,10 @@ void cpu_fault_handler_install(void)
 }
 
 /* A mapping of n usable bytes above a PROT_NONE guard page; NULL if none. */
-static char *guarded_map(size_t n)
-{
+static char *guarded_map(size_t n) {
     char *m = mmap(NULL, cpu_pool.page + n, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
+    if (m == MAP_FAILED) return NULL;
     if (mprotect(m, cpu_pool.page, PROT_NONE) != 0) {
         munmap(m, cpu_pool.page + n);
         return NULL;
@@ -329,14 +306,12 @@ static char *guarded_map(size_t n)
 /* Gives the calling thread an alternate signal stack, for on_fault to run
  * on when the stack that overflowed is full, unless it has one; returns the
  * mapping, or NULL. */
-char *cpu_altstack_setup(void)
-{
+char *cpu_altstack_setup(void) {
     stack_t old;
     if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
         return NULL; /* e.g. ASan and faulthandler give threads one */
     char *m = guarded_map(ALT_STACK);
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     stack_t ss = {.ss_sp = m + cpu_pool.page, .ss_size = ALT_STACK, .ss_flags = 0};
     if (sigaltstack(&ss, NULL) != 0) {
         munmap(m, cpu_pool.page + ALT_STACK);
@@ -352,26 +327,21 @@ static pthread_key_t alt_key;
 static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
 static int alt_key_ok;
 
-static void caller_altstack_free(void *m)
-{
+static void caller_altstack_free(void *m) {
     stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)m + cpu_pool.page &&
-        !(cur.ss_flags & SS_DISABLE)) {
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)m + cpu_pool.page && !(cur.ss_flags & SS_DISABLE)) {
         stack_t off = {.ss_flags = SS_DISABLE};
-        if (sigaltstack(&off, NULL) != 0)
-            return; /* still in use: leave it */
+        if (sigaltstack(&off, NULL) != 0) return; /* still in use: leave it */
     }
     munmap(m, cpu_pool.page + ALT_STACK);
 }
 
 static void alt_key_init(void) { alt_key_ok = pthread_key_create(&alt_key, caller_altstack_free) == 0; }
 
-void cpu_caller_altstack(void)
-{
+void cpu_caller_altstack(void) {
     cpu_tls_alt_done = 1;
     pthread_once(&alt_once, alt_key_init);
-    if (!alt_key_ok)
-        return; /* could not be freed at thread exit: go without */
+    if (!alt_key_ok) return; /* could not be freed at thread exit: go without */
     char *m = cpu_altstack_setup();
     if (m && pthread_setspecific(alt_key, m) != 0) {
         stack_t off = {.ss_flags = SS_DISABLE};
@@ -382,8 +352,7 @@ void cpu_caller_altstack(void)
 
 /* ---- per-worker scratch ------------------------------------------------- */
 
-static void fibers_free(Worker *w)
-{
+static void fibers_free(Worker *w) {
     for (uint32_t i = 0; i < w->nfibers; i++) {
 #ifdef GJ_VALGRIND
         VALGRIND_STACK_DEREGISTER(w->fibers[i].vg_id);
@@ -392,8 +361,7 @@ static void fibers_free(Worker *w)
         __tsan_destroy_fiber(w->fibers[i].tsan);
 #endif
     }
-    if (w->stacks)
-        munmap(w->stacks, w->stacks_len);
+    if (w->stacks) munmap(w->stacks, w->stacks_len);
     free(w->fibers);
     free(w->ucs);
     w->stacks = NULL;
@@ -406,16 +374,12 @@ static void fibers_free(Worker *w)
 /* Makes room for n fibers. All stacks share one mapping, each above a
  * PROT_NONE guard page so that an overflow faults instead of silently
  * corrupting a neighbour. */
-static int fibers_grow(Worker *w, uint32_t n)
-{
+static int fibers_grow(Worker *w, uint32_t n) {
     size_t slot = cpu_pool.page + cpu_pool.stack_size;
-    if (n > SIZE_MAX / slot)
-        return -1;
+    if (n > SIZE_MAX / slot) return -1;
     size_t len = n * slot;
-    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED)
-        return -1;
+    char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED) return -1;
     Fiber *fs = calloc(n, sizeof *fs);
     ucontext_t *ucs = cpu_pool.use_uc ? calloc(n, sizeof *ucs) : NULL;
     if (!fs || (cpu_pool.use_uc && !ucs)) {
@@ -449,11 +413,9 @@ static int fibers_grow(Worker *w, uint32_t n)
 }
 
 /* Maps w's block fiber. Without one, block functions run on w's own stack. */
-static void bstack_alloc(Worker *w)
-{
+static void bstack_alloc(Worker *w) {
     char *m = guarded_map(cpu_pool.block_stack);
-    if (!m)
-        return;
+    if (!m) return;
     Fiber *f = &w->bfiber;
     memset(f, 0, sizeof *f);
     f->stack = m + cpu_pool.page;
@@ -468,8 +430,7 @@ static void bstack_alloc(Worker *w)
     w->bstack_len = cpu_pool.page + cpu_pool.block_stack;
 }
 
-void cpu_worker_free(Worker *w)
-{
+void cpu_worker_free(Worker *w) {
     fibers_free(w);
     if (w->bstack) {
 #ifdef GJ_VALGRIND
@@ -492,24 +453,18 @@ void cpu_worker_free(Worker *w)
 /* Grows w's shared-memory buffer and fibers to what job j needs; both are
  * reused by later blocks and launches. CUDA does not clear shared memory
  * between blocks and neither do we. */
-int cpu_worker_reserve(Worker *w, const Job *j)
-{
+int cpu_worker_reserve(Worker *w, const Job *j) {
     if (!w->shared || j->shared_bytes > w->shared_cap) {
-        if (j->shared_bytes > SIZE_MAX / 2)
-            return -1;
+        if (j->shared_bytes > SIZE_MAX / 2) return -1;
         size_t cap = (j->shared_bytes + 63) & ~(size_t)63;
-        if (cap < 64)
-            cap = 64;
+        if (cap < 64) cap = 64;
         char *p = aligned_alloc(64, cap);
-        if (!p)
-            return -1;
+        if (!p) return -1;
         free(w->shared);
         w->shared = p;
         w->shared_cap = cap;
     }
-    if (j->uses_barrier && j->nthreads > w->nfibers)
-        return fibers_grow(w, (j->nthreads + 31) & ~31u);
-    if (!j->uses_barrier && cpu_pool.block_stack && !w->bstack)
-        bstack_alloc(w);
+    if (j->uses_barrier && j->nthreads > w->nfibers) return fibers_grow(w, (j->nthreads + 31) & ~31u);
+    if (!j->uses_barrier && cpu_pool.block_stack && !w->bstack) bstack_alloc(w);
     return 0;
 }

@@ -35,38 +35,38 @@ enum {
 };
 
 enum { /* CUdevice_attribute */
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+       CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+       CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+       CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
 enum { /* CUfunction_attribute */
-    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
-    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
-    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
-    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+       CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+       CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+       CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+       CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+       CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
 enum { /* CUjit_option */
-    CU_JIT_WALL_TIME = 2,
-    CU_JIT_INFO_LOG_BUFFER = 3,
-    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-    CU_JIT_ERROR_LOG_BUFFER = 5,
-    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-    CU_JIT_LOG_VERBOSE = 12,
+       CU_JIT_WALL_TIME = 2,
+       CU_JIT_INFO_LOG_BUFFER = 3,
+       CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+       CU_JIT_ERROR_LOG_BUFFER = 5,
+       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+       CU_JIT_LOG_VERBOSE = 12,
 };
 
 enum {
@@ -86,8 +86,13 @@ enum {
 enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 };
 enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
 
-typedef struct DLDevice { int32_t device_type, device_id; } DLDevice;
-typedef struct DLDataType { uint8_t code, bits; uint16_t lanes; } DLDataType;
+typedef struct DLDevice {
+    int32_t device_type, device_id;
+} DLDevice;
+typedef struct DLDataType {
+    uint8_t code, bits;
+    uint16_t lanes;
+} DLDataType;
 typedef struct DLTensor {
     void *data;
     DLDevice device;
@@ -104,7 +109,9 @@ typedef struct DLManagedTensor {
 } DLManagedTensor;
 /* DLPack >= 1.0: the "dltensor_versioned" capsule (produced when asked for). */
 typedef struct DLManagedTensorVersioned {
-    struct { uint32_t major, minor; } version;
+    struct {
+        uint32_t major, minor;
+    } version;
     void *manager_ctx;
     void (*deleter)(struct DLManagedTensorVersioned *self);
     uint64_t flags; /* bit 0: read-only */
@@ -146,10 +153,9 @@ typedef struct GjCuda {
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*FuncGetAttribute)(int *, int, CUfunction);
     CUresult (*FuncSetAttribute)(CUfunction, int, int);
-    CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, CUoccupancyB2DSize,
-                                               size_t, int);
-    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
     CUresult (*StreamCreate)(CUstream *, unsigned);
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*StreamSynchronize)(CUstream);
@@ -182,11 +188,9 @@ typedef struct GjDeviceLimits {
 /* ---- runtime/driver.c ---- */
 
 /* PyLong_AsInt is 3.13+; -1 with an exception on error or overflow. */
-static inline int gj_as_int(PyObject *o)
-{
+static inline int gj_as_int(PyObject *o) {
     long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
+    if (v == -1 && PyErr_Occurred()) return -1;
     if (v < -2147483647L - 1 || v > 2147483647L) {
         PyErr_SetString(PyExc_OverflowError, "value out of range for a C int");
         return -1;
@@ -222,8 +226,7 @@ void gj_cuda_error(const char *fmt, ...);
 typedef enum GjMemKind { GJ_MEM_DEVICE, GJ_MEM_PINNED, GJ_MEM_HOST } GjMemKind;
 
 typedef struct GjAllocation {
-    PyObject_HEAD
-    uint64_t ptr;
+    PyObject_HEAD uint64_t ptr;
     size_t size;
     GjMemKind kind;
     int device;
@@ -236,8 +239,7 @@ extern PyTypeObject GjAllocation_Type;
 PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned);
 /* Copies between the spaces; target decides host memcpy or the driver. Sync
  * unless `stream` is non-zero. 0, or -1 with an exception. GIL released inside. */
-int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src,
-              size_t n, CUstream stream);
+int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src, size_t n, CUstream stream);
 enum { GJ_HTOD, GJ_DTOH, GJ_DTOD };
 /* Raw device memory for the launcher's staging of NumPy arguments. */
 int gj_device_malloc(int device, size_t n, CUdeviceptr *out);
@@ -246,8 +248,7 @@ void gj_device_free(int device, CUdeviceptr p);
 /* ---- runtime/devicearray.c ---- */
 
 typedef struct GjDeviceArray {
-    PyObject_HEAD
-    uint64_t data;               /* address of element [0, ..., 0] */
+    PyObject_HEAD uint64_t data;               /* address of element [0, ..., 0] */
     int ndim;
     int64_t shape[GJ_MAXDIM];
     int64_t strides[GJ_MAXDIM];  /* bytes */
@@ -279,8 +280,7 @@ GjDtype gj_dtype_from_typestr(const char *typestr);
 /* ---- runtime/stream.c ---- */
 
 typedef struct GjStream {
-    PyObject_HEAD
-    CUstream handle;
+    PyObject_HEAD CUstream handle;
     int device;
     int owned;          /* created by us: destroyed on dealloc */
     int host;           /* created for the cpu target: inert */
@@ -288,8 +288,7 @@ typedef struct GjStream {
 } GjStream;
 
 typedef struct GjEvent {
-    PyObject_HEAD
-    CUevent handle;
+    PyObject_HEAD CUevent handle;
     int device;
     int timing;
     int host;            /* created for the cpu target */

@@ -38,11 +38,9 @@ static int current_device;       /* atomic */
 
 /* ---- errors ---- */
 
-static void raise_cuda(int code, const char *name, const char *msg)
-{
+static void raise_cuda(int code, const char *name, const char *msg) {
     PyObject *exc = PyObject_CallFunction(GjExc_CudaError, "s", msg);
-    if (!exc)
-        return;
+    if (!exc) return;
     PyObject *c = code >= 0 ? PyLong_FromLong(code) : Py_NewRef(Py_None);
     PyObject *n = name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
     if (c && n) {
@@ -51,13 +49,11 @@ static void raise_cuda(int code, const char *name, const char *msg)
     }
     Py_XDECREF(c);
     Py_XDECREF(n);
-    if (!PyErr_Occurred())
-        PyErr_SetObject(GjExc_CudaError, exc);
+    if (!PyErr_Occurred()) PyErr_SetObject(GjExc_CudaError, exc);
     Py_DECREF(exc);
 }
 
-void gj_cuda_error(const char *fmt, ...)
-{
+void gj_cuda_error(const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -67,25 +63,19 @@ void gj_cuda_error(const char *fmt, ...)
 }
 
 /* Errors after which the context is unusable: every later call returns them. */
-static int is_sticky(CUresult r)
-{
-    return r == 700 || (r >= 714 && r <= 719) || r == 702;
-}
+static int is_sticky(CUresult r) { return r == 700 || (r >= 714 && r <= 719) || r == 702; }
 
-int gj_cuda_check(CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS)
-        return 0;
+int gj_cuda_check(CUresult r, const char *what) {
+    if (r == CUDA_SUCCESS) return 0;
     const char *name = NULL, *text = NULL;
-    if (gj_cu.GetErrorName)
-        gj_cu.GetErrorName(r, &name);
-    if (gj_cu.GetErrorString)
-        gj_cu.GetErrorString(r, &text);
+    if (gj_cu.GetErrorName) gj_cu.GetErrorName(r, &name);
+    if (gj_cu.GetErrorString) gj_cu.GetErrorString(r, &text);
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s: %s (%d): %s%s", what, name ? name : "CUDA_ERROR_UNKNOWN",
-             (int)r, text ? text : "unknown error",
+    snprintf(buf, sizeof buf, "%s: %s (%d): %s%s", what, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,
+             text ? text : "unknown error",
              is_sticky(r) ? ". The CUDA context is now unusable: restart the process "
-                            "(gpujit.reset() tries to recover it; see docs/runtime.md)" : "");
+                            "(gpujit.reset() tries to recover it; see docs/runtime.md)"
+                          : "");
     raise_cuda(r, name, buf);
     return -1;
 }
@@ -93,29 +83,25 @@ int gj_cuda_check(CUresult r, const char *what)
 /* ---- loading ---- */
 
 /* Resolves `names` in order (the newest versioned name first). */
-static void *sym(const char *const *names)
-{
+static void *sym(const char *const *names) {
     for (; *names; names++) {
         void *p = dlsym(libcuda, *names);
-        if (p)
-            return p;
+        if (p) return p;
     }
     return NULL;
 }
 
-#define RESOLVE(field, ...)                                                       \
-    do {                                                                          \
-        static const char *const names_[] = {__VA_ARGS__, NULL};                   \
-        *(void **)&gj_cu.field = sym(names_);                                      \
-        if (!gj_cu.field) {                                                       \
-            snprintf(load_msg, sizeof load_msg,                                   \
-                     "the CUDA driver lacks %s (driver too old?)", names_[0]);    \
-            return -1;                                                            \
-        }                                                                         \
+#define RESOLVE(field, ...) \
+    do { \
+        static const char *const names_[] = {__VA_ARGS__, NULL}; \
+        *(void **)&gj_cu.field = sym(names_); \
+        if (!gj_cu.field) { \
+            snprintf(load_msg, sizeof load_msg, "the CUDA driver lacks %s (driver too old?)", names_[0]); \
+            return -1; \
+        } \
     } while (0)
 
-static int resolve_all(void)
-{
+static int resolve_all(void) {
     RESOLVE(Init, "cuInit");
     RESOLVE(DriverGetVersion, "cuDriverGetVersion");
     RESOLVE(DeviceGetCount, "cuDeviceGetCount");
@@ -166,29 +152,24 @@ static int resolve_all(void)
 }
 
 /* Called with `lock` held. */
-static void load_locked(void)
-{
+static void load_locked(void) {
     const char *path = getenv("GPUJIT_LIBCUDA"); /* tests and unusual installs */
-    if (!path || !*path)
-        path = "libcuda.so.1";
+    if (!path || !*path) path = "libcuda.so.1";
     libcuda = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!libcuda) {
         const char *e = dlerror();
-        snprintf(load_msg, sizeof load_msg,
-                 "no CUDA driver: cannot load %s (%s); is an NVIDIA driver installed?",
-                 path, e ? e : "not found");
+        snprintf(load_msg, sizeof load_msg, "no CUDA driver: cannot load %s (%s); is an NVIDIA driver installed?", path,
+                 e ? e : "not found");
         goto fail;
     }
-    if (resolve_all() < 0)
-        goto fail;
+    if (resolve_all() < 0) goto fail;
     CUresult r = gj_cu.Init(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL, *text = NULL;
         gj_cu.GetErrorName(r, &name);
         gj_cu.GetErrorString(r, &text);
         load_code = r;
-        snprintf(load_msg, sizeof load_msg, "cuInit failed: %s (%d): %s%s",
-                 name ? name : "?", (int)r, text ? text : "",
+        snprintf(load_msg, sizeof load_msg, "cuInit failed: %s (%d): %s%s", name ? name : "?", (int)r, text ? text : "",
                  r == CUDA_ERROR_NO_DEVICE ? " (no CUDA device found)" : "");
         goto fail;
     }
@@ -208,32 +189,26 @@ fail:
 }
 
 /* 0 if the driver is usable, -1 if not (no exception set). */
-static int try_load(void)
-{
+static int try_load(void) {
     int s = __atomic_load_n(&load_state, __ATOMIC_ACQUIRE);
     if (s == LOAD_NOT_TRIED) {
         pthread_mutex_lock(&lock);
-        if (__atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == LOAD_NOT_TRIED)
-            load_locked();
+        if (__atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == LOAD_NOT_TRIED) load_locked();
         pthread_mutex_unlock(&lock);
         s = __atomic_load_n(&load_state, __ATOMIC_ACQUIRE);
     }
     return s == LOAD_OK ? 0 : -1;
 }
 
-int gj_cuda_load(void)
-{
-    if (try_load() == 0)
-        return 0;
+int gj_cuda_load(void) {
+    if (try_load() == 0) return 0;
     const char *name = NULL;
-    if (load_code >= 0 && gj_cu.GetErrorName)
-        gj_cu.GetErrorName(load_code, &name);
+    if (load_code >= 0 && gj_cu.GetErrorName) gj_cu.GetErrorName(load_code, &name);
     raise_cuda(load_code, name, load_msg);
     return -1;
 }
 
-static int check_device(int dev)
-{
+static int check_device(int dev) {
     if (dev < 0 || dev >= device_count) {
         gj_cuda_error("invalid CUDA device %d (this machine has %d)", dev, device_count);
         return -1;
@@ -241,10 +216,8 @@ static int check_device(int dev)
     return 0;
 }
 
-int gj_cuda_enter(int dev)
-{
-    if (gj_cuda_load() < 0 || check_device(dev) < 0)
-        return -1;
+int gj_cuda_enter(int dev) {
+    if (gj_cuda_load() < 0 || check_device(dev) < 0) return -1;
     CUcontext ctx = __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
     CUresult r = CUDA_SUCCESS;
     if (!ctx) {
@@ -253,50 +226,52 @@ int gj_cuda_enter(int dev)
         if (!ctx) {
             CUdevice d;
             r = gj_cu.DeviceGet(&d, dev);
-            if (r == CUDA_SUCCESS)
-                r = gj_cu.DevicePrimaryCtxRetain(&ctx, d);
-            if (r == CUDA_SUCCESS)
-                __atomic_store_n(&contexts[dev], ctx, __ATOMIC_RELEASE);
+            if (r == CUDA_SUCCESS) r = gj_cu.DevicePrimaryCtxRetain(&ctx, d);
+            if (r == CUDA_SUCCESS) __atomic_store_n(&contexts[dev], ctx, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&lock);
-        if (gj_cuda_check(r, "cuDevicePrimaryCtxRetain") < 0)
-            return -1;
+        if (gj_cuda_check(r, "cuDevicePrimaryCtxRetain") < 0) return -1;
     }
     /* Cheap (a thread-local read in the driver); other libraries may have
      * switched this thread to another device's context since our last call. */
     CUcontext cur = NULL;
     r = gj_cu.CtxGetCurrent(&cur);
-    if (r == CUDA_SUCCESS && cur != ctx)
-        r = gj_cu.CtxSetCurrent(ctx);
+    if (r == CUDA_SUCCESS && cur != ctx) r = gj_cu.CtxSetCurrent(ctx);
     return gj_cuda_check(r, "cuCtxSetCurrent");
 }
 
-const GjDeviceLimits *gj_cuda_limits(int dev)
-{
-    if (gj_cuda_load() < 0 || check_device(dev) < 0)
-        return NULL;
-    if (__atomic_load_n(&limits_valid[dev], __ATOMIC_ACQUIRE))
-        return &limits[dev];
+const GjDeviceLimits *gj_cuda_limits(int dev) {
+    if (gj_cuda_load() < 0 || check_device(dev) < 0) return NULL;
+    if (__atomic_load_n(&limits_valid[dev], __ATOMIC_ACQUIRE)) return &limits[dev];
     static const int attrs[] = {
-        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
-        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
     };
     int v[sizeof attrs / sizeof attrs[0]];
     CUdevice d;
     CUresult r = gj_cu.DeviceGet(&d, dev);
     for (size_t i = 0; r == CUDA_SUCCESS && i < sizeof attrs / sizeof attrs[0]; i++)
         r = gj_cu.DeviceGetAttribute(&v[i], attrs[i], d);
-    if (gj_cuda_check(r, "cuDeviceGetAttribute") < 0)
-        return NULL;
+    if (gj_cuda_check(r, "cuDeviceGetAttribute") < 0) return NULL;
     GjDeviceLimits l = {
-        .max_threads = v[0], .max_block = {v[1], v[2], v[3]}, .max_grid = {v[4], v[5], v[6]},
-        .max_shared = v[7], .max_shared_optin = v[8], .cc_major = v[9], .cc_minor = v[10],
-        .sm_count = v[11],
+            .max_threads = v[0],
+            .max_block = {v[1], v[2], v[3]},
+            .max_grid = {v[4], v[5], v[6]},
+            .max_shared = v[7],
+            .max_shared_optin = v[8],
+            .cc_major = v[9],
+            .cc_minor = v[10],
+            .sm_count = v[11],
     };
     pthread_mutex_lock(&lock);
     limits[dev] = l;
@@ -305,40 +280,29 @@ const GjDeviceLimits *gj_cuda_limits(int dev)
     return &limits[dev];
 }
 
-unsigned gj_cuda_generation(int dev)
-{
-    if (dev < 0 || dev >= GJ_MAX_DEVICES)
-        return 0;
+unsigned gj_cuda_generation(int dev) {
+    if (dev < 0 || dev >= GJ_MAX_DEVICES) return 0;
     return __atomic_load_n(&generations[dev], __ATOMIC_ACQUIRE);
 }
 
-int gj_current_device(void)
-{
-    return __atomic_load_n(&current_device, __ATOMIC_RELAXED);
-}
+int gj_current_device(void) { return __atomic_load_n(&current_device, __ATOMIC_RELAXED); }
 
 /* ---- target ---- */
 
-static int parse_target(const char *s)
-{
-    if (!strcmp(s, "cuda"))
-        return GJ_TARGET_NVPTX;
-    if (!strcmp(s, "cpu"))
-        return GJ_TARGET_HOST;
+static int parse_target(const char *s) {
+    if (!strcmp(s, "cuda")) return GJ_TARGET_NVPTX;
+    if (!strcmp(s, "cpu")) return GJ_TARGET_HOST;
     return -1;
 }
 
-GjTargetKind gj_target(void)
-{
+GjTargetKind gj_target(void) {
     int t = __atomic_load_n(&target, __ATOMIC_ACQUIRE);
-    if (t >= 0)
-        return (GjTargetKind)t;
+    if (t >= 0) return (GjTargetKind)t;
     const char *env = getenv("GPUJIT_TARGET");
     if (env && *env) {
         t = parse_target(env);
         if (t < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "GPUJIT_TARGET must be 'cpu' or 'cuda', not '%s'", env);
+            PyErr_Format(PyExc_ValueError, "GPUJIT_TARGET must be 'cpu' or 'cuda', not '%s'", env);
             return (GjTargetKind)-1;
         }
         /* Forcing 'cuda' without a GPU is allowed here: the first operation that
@@ -350,15 +314,11 @@ GjTargetKind gj_target(void)
     return (GjTargetKind)t;
 }
 
-static const char *target_name(int t)
-{
-    return t == GJ_TARGET_NVPTX ? "cuda" : "cpu";
-}
+static const char *target_name(int t) { return t == GJ_TARGET_NVPTX ? "cuda" : "cpu"; }
 
 /* ---- Python functions ---- */
 
-static PyObject *py_set_target(PyObject *self, PyObject *arg)
-{
+static PyObject *py_set_target(PyObject *self, PyObject *arg) {
     if (arg == Py_None) { /* back to automatic choice */
         __atomic_store_n(&target, -1, __ATOMIC_RELEASE);
         Py_RETURN_NONE;
@@ -366,113 +326,79 @@ static PyObject *py_set_target(PyObject *self, PyObject *arg)
     const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
     int t = s ? parse_target(s) : -1;
     if (t < 0) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "target must be 'cuda', 'cpu' or None, not %R", arg);
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "target must be 'cuda', 'cpu' or None, not %R", arg);
         return NULL;
     }
     __atomic_store_n(&target, t, __ATOMIC_RELEASE);
     Py_RETURN_NONE;
 }
 
-static PyObject *py_get_target(PyObject *self, PyObject *unused)
-{
+static PyObject *py_get_target(PyObject *self, PyObject *unused) {
     int t = gj_target();
-    if (t < 0)
-        return NULL;
+    if (t < 0) return NULL;
     return PyUnicode_FromString(target_name(t));
 }
 
-static PyObject *py_is_available(PyObject *self, PyObject *unused)
-{
-    return PyBool_FromLong(try_load() == 0);
-}
+static PyObject *py_is_available(PyObject *self, PyObject *unused) { return PyBool_FromLong(try_load() == 0); }
 
-static PyObject *py_driver_version(PyObject *self, PyObject *unused)
-{
+static PyObject *py_driver_version(PyObject *self, PyObject *unused) {
     int v = 0;
-    if (gj_cuda_load() < 0 || gj_cuda_check(gj_cu.DriverGetVersion(&v), "cuDriverGetVersion") < 0)
-        return NULL;
+    if (gj_cuda_load() < 0 || gj_cuda_check(gj_cu.DriverGetVersion(&v), "cuDriverGetVersion") < 0) return NULL;
     return PyLong_FromLong(v);
 }
 
-static PyObject *py_device_count(PyObject *self, PyObject *unused)
-{
+static PyObject *py_device_count(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(try_load() == 0 ? device_count : 0);
 }
 
-static PyObject *py_device_info(PyObject *self, PyObject *arg)
-{
+static PyObject *py_device_info(PyObject *self, PyObject *arg) {
     int dev = gj_as_int(arg);
-    if (dev == -1 && PyErr_Occurred())
-        return NULL;
+    if (dev == -1 && PyErr_Occurred()) return NULL;
     const GjDeviceLimits *l = gj_cuda_limits(dev);
-    if (!l)
-        return NULL;
+    if (!l) return NULL;
     CUdevice d;
     char name[256] = "";
     size_t total = 0;
     int pci = 0, warp = 0;
     CUresult r = gj_cu.DeviceGet(&d, dev);
-    if (r == CUDA_SUCCESS)
-        r = gj_cu.DeviceGetName(name, sizeof name, d);
-    if (r == CUDA_SUCCESS)
-        r = gj_cu.DeviceTotalMem(&total, d);
-    if (r == CUDA_SUCCESS)
-        r = gj_cu.DeviceGetAttribute(&pci, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
-    if (r == CUDA_SUCCESS)
-        r = gj_cu.DeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d);
-    if (gj_cuda_check(r, "cuDeviceGetAttribute") < 0)
-        return NULL;
-    return Py_BuildValue(
-        "{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:(iii),s:(iii),s:i,s:i,s:i}",
-        "id", dev, "name", name, "compute_capability", l->cc_major, l->cc_minor,
-        "multiprocessor_count", l->sm_count, "total_memory", (unsigned long long)total,
-        "pci_bus_id", pci, "max_threads_per_block", l->max_threads,
-        "max_block_dim", l->max_block[0], l->max_block[1], l->max_block[2],
-        "max_grid_dim", l->max_grid[0], l->max_grid[1], l->max_grid[2],
-        "max_shared_memory_per_block", l->max_shared,
-        "max_shared_memory_per_block_optin", l->max_shared_optin, "warp_size", warp);
+    if (r == CUDA_SUCCESS) r = gj_cu.DeviceGetName(name, sizeof name, d);
+    if (r == CUDA_SUCCESS) r = gj_cu.DeviceTotalMem(&total, d);
+    if (r == CUDA_SUCCESS) r = gj_cu.DeviceGetAttribute(&pci, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+    if (r == CUDA_SUCCESS) r = gj_cu.DeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, d);
+    if (gj_cuda_check(r, "cuDeviceGetAttribute") < 0) return NULL;
+    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:K,s:i,s:i,s:(iii),s:(iii),s:i,s:i,s:i}", "id", dev, "name", name,
+                         "compute_capability", l->cc_major, l->cc_minor, "multiprocessor_count", l->sm_count,
+                         "total_memory", (unsigned long long)total, "pci_bus_id", pci, "max_threads_per_block",
+                         l->max_threads, "max_block_dim", l->max_block[0], l->max_block[1], l->max_block[2],
+                         "max_grid_dim", l->max_grid[0], l->max_grid[1], l->max_grid[2], "max_shared_memory_per_block",
+                         l->max_shared, "max_shared_memory_per_block_optin", l->max_shared_optin, "warp_size", warp);
 }
 
-static PyObject *py_select_device(PyObject *self, PyObject *arg)
-{
+static PyObject *py_select_device(PyObject *self, PyObject *arg) {
     int dev = gj_as_int(arg);
-    if (dev == -1 && PyErr_Occurred())
-        return NULL;
-    if (gj_cuda_enter(dev) < 0)
-        return NULL;
+    if (dev == -1 && PyErr_Occurred()) return NULL;
+    if (gj_cuda_enter(dev) < 0) return NULL;
     __atomic_store_n(&current_device, dev, __ATOMIC_RELAXED);
     Py_RETURN_NONE;
 }
 
-static PyObject *py_current_device(PyObject *self, PyObject *unused)
-{
-    return PyLong_FromLong(gj_current_device());
-}
+static PyObject *py_current_device(PyObject *self, PyObject *unused) { return PyLong_FromLong(gj_current_device()); }
 
-static PyObject *py_synchronize(PyObject *self, PyObject *unused)
-{
+static PyObject *py_synchronize(PyObject *self, PyObject *unused) {
     int t = gj_target();
-    if (t < 0)
-        return NULL;
+    if (t < 0) return NULL;
     if (t == GJ_TARGET_HOST) /* cpu launches finish before they return */
         Py_RETURN_NONE;
-    if (gj_cuda_enter(gj_current_device()) < 0)
-        return NULL;
+    if (gj_cuda_enter(gj_current_device()) < 0) return NULL;
     CUresult r;
-    Py_BEGIN_ALLOW_THREADS
-    r = gj_cu.CtxSynchronize();
-    Py_END_ALLOW_THREADS
-    if (gj_cuda_check(r, "cuCtxSynchronize") < 0)
-        return NULL;
+    Py_BEGIN_ALLOW_THREADS r = gj_cu.CtxSynchronize();
+    Py_END_ALLOW_THREADS if (gj_cuda_check(r, "cuCtxSynchronize") < 0) return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *py_mem_get_info(PyObject *self, PyObject *unused)
-{
+static PyObject *py_mem_get_info(PyObject *self, PyObject *unused) {
     size_t free_b = 0, total = 0;
-    if (gj_cuda_enter(gj_current_device()) < 0 ||
-        gj_cuda_check(gj_cu.MemGetInfo(&free_b, &total), "cuMemGetInfo") < 0)
+    if (gj_cuda_enter(gj_current_device()) < 0 || gj_cuda_check(gj_cu.MemGetInfo(&free_b, &total), "cuMemGetInfo") < 0)
         return NULL;
     return Py_BuildValue("(KK)", (unsigned long long)free_b, (unsigned long long)total);
 }
@@ -481,64 +407,52 @@ static PyObject *py_mem_get_info(PyObject *self, PyObject *unused)
  * primary context (ours and other libraries' alike) and starts a new generation:
  * objects from the old one become inert (they skip their free on dealloc and
  * raise if used). */
-static PyObject *py_reset(PyObject *self, PyObject *unused)
-{
+static PyObject *py_reset(PyObject *self, PyObject *unused) {
     int dev = gj_current_device();
-    if (gj_cuda_load() < 0 || check_device(dev) < 0)
-        return NULL;
+    if (gj_cuda_load() < 0 || check_device(dev) < 0) return NULL;
     CUdevice d;
     CUresult r = gj_cu.DeviceGet(&d, dev);
     gj_module_forget_device(dev);
     pthread_mutex_lock(&lock);
-    if (r == CUDA_SUCCESS)
-        r = gj_cu.DevicePrimaryCtxReset(d);
+    if (r == CUDA_SUCCESS) r = gj_cu.DevicePrimaryCtxReset(d);
     __atomic_add_fetch(&generations[dev], 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&lock);
-    if (gj_cuda_check(r, "cuDevicePrimaryCtxReset") < 0)
-        return NULL;
+    if (gj_cuda_check(r, "cuDevicePrimaryCtxReset") < 0) return NULL;
     /* The handle stays retained by us; make it current again so the next call
      * re-initialises the (fresh) primary context on this thread. */
-    if (gj_cuda_enter(dev) < 0)
-        return NULL;
+    if (gj_cuda_enter(dev) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef driver_methods[] = {
-    {"is_available", py_is_available, METH_NOARGS,
-     "is_available() -> bool: a CUDA driver and at least one device exist"},
-    {"driver_version", py_driver_version, METH_NOARGS,
-     "driver_version() -> int: cuDriverGetVersion (e.g. 13000)"},
-    {"device_count", py_device_count, METH_NOARGS, "device_count() -> int (0 without a driver)"},
-    {"device_info", py_device_info, METH_O, "device_info(id) -> dict of the device's properties"},
-    {"select_device", py_select_device, METH_O,
-     "select_device(id): make device `id` current for this process"},
-    {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
-    {"set_target", py_set_target, METH_O,
-     "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},
-    {"get_target", py_get_target, METH_NOARGS, "get_target() -> 'cuda' or 'cpu'"},
-    {"synchronize", py_synchronize, METH_NOARGS,
-     "synchronize(): wait for all work on the current device"},
-    {"mem_get_info", py_mem_get_info, METH_NOARGS, "mem_get_info() -> (free, total) bytes"},
-    {"reset", py_reset, METH_NOARGS,
-     "reset(): reset the current device's primary context (all its memory is freed)"},
-    {NULL, NULL, 0, NULL},
+        {"is_available", py_is_available, METH_NOARGS,
+         "is_available() -> bool: a CUDA driver and at least one device exist"},
+        {"driver_version", py_driver_version, METH_NOARGS, "driver_version() -> int: cuDriverGetVersion (e.g. 13000)"},
+        {"device_count", py_device_count, METH_NOARGS, "device_count() -> int (0 without a driver)"},
+        {"device_info", py_device_info, METH_O, "device_info(id) -> dict of the device's properties"},
+        {"select_device", py_select_device, METH_O, "select_device(id): make device `id` current for this process"},
+        {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
+        {"set_target", py_set_target, METH_O,
+         "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},
+        {"get_target", py_get_target, METH_NOARGS, "get_target() -> 'cuda' or 'cpu'"},
+        {"synchronize", py_synchronize, METH_NOARGS, "synchronize(): wait for all work on the current device"},
+        {"mem_get_info", py_mem_get_info, METH_NOARGS, "mem_get_info() -> (free, total) bytes"},
+        {"reset", py_reset, METH_NOARGS,
+         "reset(): reset the current device's primary context (all its memory is freed)"},
+        {NULL, NULL, 0, NULL},
 };
 
-int gj_driver_add(PyObject *m)
-{
+int gj_driver_add(PyObject *m) {
     PyObject *d = Py_BuildValue("{s:O,s:O}", "code", Py_None, "name", Py_None);
-    if (!d)
-        return -1;
-    GjExc_CudaError = PyErr_NewExceptionWithDoc(
-        "gpujit.CudaError",
-        "An error from the CUDA driver (or its absence). `code` is the CUresult "
-        "(None when there is none), `name` its name (e.g. 'CUDA_ERROR_ILLEGAL_ADDRESS').",
-        PyExc_RuntimeError, d);
+    if (!d) return -1;
+    GjExc_CudaError =
+            PyErr_NewExceptionWithDoc("gpujit.CudaError",
+                                      "An error from the CUDA driver (or its absence). `code` is the CUresult "
+                                      "(None when there is none), `name` its name (e.g. 'CUDA_ERROR_ILLEGAL_ADDRESS').",
+                                      PyExc_RuntimeError, d);
     Py_DECREF(d);
-    if (!GjExc_CudaError)
-        return -1;
-    if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 ||
-        PyModule_AddFunctions(m, driver_methods) < 0)
+    if (!GjExc_CudaError) return -1;
+    if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 || PyModule_AddFunctions(m, driver_methods) < 0)
         return -1;
     return 0;
 }

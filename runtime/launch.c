@@ -39,46 +39,36 @@ typedef struct CacheEntry {
 } CacheEntry;
 
 typedef struct GjDispatcher {
-    PyObject_HEAD
-    CacheEntry *table;
+    PyObject_HEAD CacheEntry *table;
     size_t capacity, count;  /* capacity: 0 or a power of two */
     PyObject *dict;
     PyObject *weaklist;
 } GjDispatcher;
 
-static uint64_t hash_key(const uint8_t *k, size_t n)
-{
+static uint64_t hash_key(const uint8_t *k, size_t n) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ k[i]) * 1099511628211ull;
     return h;
 }
 
-static CacheEntry *cache_find(GjDispatcher *d, const uint8_t *key, size_t n, uint64_t h)
-{
-    if (!d->capacity)
-        return NULL;
+static CacheEntry *cache_find(GjDispatcher *d, const uint8_t *key, size_t n, uint64_t h) {
+    if (!d->capacity) return NULL;
     size_t mask = d->capacity - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         CacheEntry *e = &d->table[i];
-        if (!e->key)
-            return NULL;
-        if (e->hash == h && e->keylen == n && !memcmp(e->key, key, n))
-            return e;
+        if (!e->key) return NULL;
+        if (e->hash == h && e->keylen == n && !memcmp(e->key, key, n)) return e;
     }
 }
 
-static CacheEntry *slot_for(CacheEntry *table, size_t cap, uint64_t h)
-{
+static CacheEntry *slot_for(CacheEntry *table, size_t cap, uint64_t h) {
     size_t mask = cap - 1, i = h & mask;
-    while (table[i].key)
-        i = (i + 1) & mask;
+    while (table[i].key) i = (i + 1) & mask;
     return &table[i];
 }
 
-static CacheEntry *cache_insert(GjDispatcher *d, const uint8_t *key, size_t n, uint64_t h,
-                                PyObject *kernel, GjOutput *out)
-{
+static CacheEntry *cache_insert(GjDispatcher *d, const uint8_t *key, size_t n, uint64_t h, PyObject *kernel,
+                                GjOutput *out) {
     if ((d->count + 1) * 2 > d->capacity) {
         size_t nc = d->capacity ? d->capacity * 2 : 8;
         CacheEntry *nt = calloc(nc, sizeof *nt);
@@ -87,8 +77,7 @@ static CacheEntry *cache_insert(GjDispatcher *d, const uint8_t *key, size_t n, u
             return NULL;
         }
         for (size_t i = 0; i < d->capacity; i++)
-            if (d->table[i].key)
-                *slot_for(nt, nc, d->table[i].hash) = d->table[i];
+            if (d->table[i].key) *slot_for(nt, nc, d->table[i].hash) = d->table[i];
         free(d->table);
         d->table = nt;
         d->capacity = nc;
@@ -105,8 +94,7 @@ static CacheEntry *cache_insert(GjDispatcher *d, const uint8_t *key, size_t n, u
     return e;
 }
 
-static void cache_clear(GjDispatcher *d)
-{
+static void cache_clear(GjDispatcher *d) {
     CacheEntry *t = d->table;
     size_t cap = d->capacity;
     d->table = NULL;
@@ -123,8 +111,7 @@ static void cache_clear(GjDispatcher *d)
 /* ---- LaunchConfig ---- */
 
 typedef struct GjLaunchConfig {
-    PyObject_HEAD
-    GjDispatcher *disp;
+    PyObject_HEAD GjDispatcher *disp;
     GjDim3 grid, block;
     CUstream stream;
     PyObject *stream_obj;  /* what was given, for .stream; NULL for the default */
@@ -133,14 +120,12 @@ typedef struct GjLaunchConfig {
 
 static PyTypeObject GjLaunchConfig_Type;
 
-static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
-{
+static int parse_dim(PyObject *o, const char *what, GjDim3 *out) {
     uint64_t v[3] = {1, 1, 1};
     if (PyTuple_Check(o)) {
         Py_ssize_t n = PyTuple_GET_SIZE(o);
         if (n < 1 || n > 3) {
-            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, not %R",
-                         what, o);
+            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, not %R", what, o);
             return -1;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -155,11 +140,9 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
                 y = PyLong_AsLongLong(ix);
                 Py_DECREF(ix);
             }
-            if (y == -1 && PyErr_Occurred())
-                return -1;
+            if (y == -1 && PyErr_Occurred()) return -1;
             if (y <= 0 || y > 0xffffffffLL) {
-                PyErr_Format(PyExc_ValueError, "%s must be between 1 and 2**32 - 1 in each dimension, got %R",
-                             what, o);
+                PyErr_Format(PyExc_ValueError, "%s must be between 1 and 2**32 - 1 in each dimension, got %R", what, o);
                 return -1;
             }
             v[i] = (uint64_t)y;
@@ -167,14 +150,13 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
     } else {
         PyObject *ix = PyNumber_Index(o);
         if (!ix) {
-            PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints, not %.100s",
-                         what, Py_TYPE(o)->tp_name);
+            PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints, not %.100s", what,
+                         Py_TYPE(o)->tp_name);
             return -1;
         }
         long long y = PyLong_AsLongLong(ix);
         Py_DECREF(ix);
-        if (y == -1 && PyErr_Occurred())
-            return -1;
+        if (y == -1 && PyErr_Occurred()) return -1;
         if (y <= 0 || y > 0xffffffffLL) {
             PyErr_Format(PyExc_ValueError, "%s must be between 1 and 2**32 - 1, got %lld", what, y);
             return -1;
@@ -186,8 +168,7 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out)
 }
 
 /* dispatcher[griddim, blockdim(, stream(, dynamic_shared_bytes))] */
-static PyObject *disp_subscript(GjDispatcher *d, PyObject *key)
-{
+static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
     Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 0;
     if (n < 2 || n > 4) {
         PyErr_SetString(PyExc_ValueError,
@@ -197,8 +178,7 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key)
         return NULL;
     }
     GjLaunchConfig *c = PyObject_New(GjLaunchConfig, &GjLaunchConfig_Type);
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     c->disp = (GjDispatcher *)Py_NewRef(d);
     c->stream = NULL;
     c->stream_obj = NULL;
@@ -208,15 +188,12 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key)
         goto fail;
     if (n >= 3) {
         PyObject *s = PyTuple_GET_ITEM(key, 2);
-        if (gj_stream_handle(s, &c->stream) < 0)
-            goto fail;
-        if (s != Py_None)
-            c->stream_obj = Py_NewRef(s); /* keeps a Stream alive while the config lives */
+        if (gj_stream_handle(s, &c->stream) < 0) goto fail;
+        if (s != Py_None) c->stream_obj = Py_NewRef(s); /* keeps a Stream alive while the config lives */
     }
     if (n == 4) {
         Py_ssize_t sm = PyNumber_AsSsize_t(PyTuple_GET_ITEM(key, 3), PyExc_OverflowError);
-        if (sm == -1 && PyErr_Occurred())
-            goto fail;
+        if (sm == -1 && PyErr_Occurred()) goto fail;
         if (sm < 0) {
             PyErr_Format(PyExc_ValueError, "dynamic shared memory must be >= 0, got %zd", sm);
             goto fail;
@@ -229,8 +206,7 @@ fail:
     return NULL;
 }
 
-static void config_dealloc(GjLaunchConfig *c)
-{
+static void config_dealloc(GjLaunchConfig *c) {
     Py_XDECREF(c->disp);
     Py_XDECREF(c->stream_obj);
     PyObject_Free(c);
@@ -239,30 +215,33 @@ static void config_dealloc(GjLaunchConfig *c)
 /* The CPU target mimics an H200's limits so that a launch valid on one target
  * is valid on the other. */
 static const GjDeviceLimits host_limits = {
-    .max_threads = 1024, .max_block = {1024, 1024, 64},
-    .max_grid = {2147483647, 65535, 65535},
+        .max_threads = 1024,
+        .max_block = {1024, 1024, 64},
+        .max_grid = {2147483647, 65535, 65535},
 };
 
-static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const char *where)
-{
+static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const char *where) {
     uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z;
     const uint32_t b[3] = {c->block.x, c->block.y, c->block.z};
     const uint32_t g[3] = {c->grid.x, c->grid.y, c->grid.z};
     if (threads > (uint64_t)l->max_threads) {
-        PyErr_Format(PyExc_ValueError,
-                     "blockdim (%u, %u, %u) has %llu threads; the %s allows at most %d per block",
+        PyErr_Format(PyExc_ValueError, "blockdim (%u, %u, %u) has %llu threads; the %s allows at most %d per block",
                      b[0], b[1], b[2], (unsigned long long)threads, where, l->max_threads);
         return -1;
     }
     for (int i = 0; i < 3; i++) {
         if (b[i] > (uint32_t)l->max_block[i]) {
-            PyErr_Format(PyExc_ValueError, "blockdim (%u, %u, %u): dimension %c exceeds the %s's "
-                         "limit of %d", b[0], b[1], b[2], "xyz"[i], where, l->max_block[i]);
+            PyErr_Format(PyExc_ValueError,
+                         "blockdim (%u, %u, %u): dimension %c exceeds the %s's "
+                         "limit of %d",
+                         b[0], b[1], b[2], "xyz"[i], where, l -> max_block[i]);
             return -1;
         }
         if (g[i] > (uint32_t)l->max_grid[i]) {
-            PyErr_Format(PyExc_ValueError, "griddim (%u, %u, %u): dimension %c exceeds the %s's "
-                         "limit of %d", g[0], g[1], g[2], "xyz"[i], where, l->max_grid[i]);
+            PyErr_Format(PyExc_ValueError,
+                         "griddim (%u, %u, %u): dimension %c exceeds the %s's "
+                         "limit of %d",
+                         g[0], g[1], g[2], "xyz"[i], where, l -> max_grid[i]);
             return -1;
         }
     }
@@ -271,9 +250,8 @@ static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const ch
 
 /* Finds the kernel for the arguments' key: a hit is pure C; a miss calls
  * _specialize, checks the result against the arguments and caches it. */
-static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, int nargs,
-                          GjTargetKind target, int dev)
-{
+static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, int nargs, GjTargetKind target,
+                          int dev) {
     uint8_t kbuf[KEY_HEADER + GJ_ARG_KEY_BYTES * MAX_STACK_ARGS], *key = kbuf;
     size_t klen = KEY_HEADER + GJ_ARG_KEY_BYTES * (size_t)nargs;
     if (nargs > MAX_STACK_ARGS && !(key = malloc(klen))) {
@@ -284,27 +262,25 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
     key[1] = (uint8_t)(target == GJ_TARGET_NVPTX ? dev : 0);
     key[2] = (uint8_t)(nargs & 0xff);
     key[3] = (uint8_t)(nargs >> 8);
-    for (int i = 0; i < nargs; i++)
-        gj_args_key(key + KEY_HEADER + GJ_ARG_KEY_BYTES * i, &d[i]);
+    for (int i = 0; i < nargs; i++) gj_args_key(key + KEY_HEADER + GJ_ARG_KEY_BYTES * i, &d[i]);
     uint64_t h = hash_key(key, klen);
     CacheEntry *e = cache_find(disp, key, klen, h);
     if (!e) {
         PyObject *k = PyObject_CallMethod((PyObject *)disp, "_specialize", "(O)", args);
         GjOutput *o = k ? gj_compiled_output(k) : NULL;
         if (k && !o)
-            PyErr_Format(PyExc_TypeError, "_specialize must return a CompiledKernel, not %.100s",
-                         Py_TYPE(k)->tp_name);
+            PyErr_Format(PyExc_TypeError, "_specialize must return a CompiledKernel, not %.100s", Py_TYPE(k)->tp_name);
         else if (o && gj_output_target(o) != target)
             PyErr_Format(PyExc_TypeError,
                          "_specialize returned a kernel compiled for the %s target; this launch "
-                         "is on %s", gj_output_target(o) == GJ_TARGET_NVPTX ? "cuda" : "cpu",
+                         "is on %s",
+                         gj_output_target(o) == GJ_TARGET_NVPTX ? "cuda" : "cpu",
                          target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
         else if (o && gj_args_check((PyObject *)disp, o, d, nargs) == 0)
             e = cache_insert(disp, key, klen, h, k, o);
         Py_XDECREF(k);
     }
-    if (key != kbuf)
-        free(key);
+    if (key != kbuf) free(key);
     return e;
 }
 
@@ -321,8 +297,7 @@ static _Thread_local int64_t debug_host_buf[8];
  * the same class and arguments on the host.
  * The compiler's own checks say in the message where they failed; for the
  * code's own exceptions the message stays as written and a note says where. */
-static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
-{
+static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
     PyObject *site = gj_output_raise(o, (int)rec[2]);
     if (!site) {
         PyErr_Format(PyExc_RuntimeError, "a kernel raised from an unknown raise site %lld", (long long)rec[2]);
@@ -331,21 +306,18 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
     PyObject *cls = PyTuple_GET_ITEM(site, 0), *args = PyTuple_GET_ITEM(site, 1);
     int builtin = PyObject_IsTrue(PyTuple_GET_ITEM(site, 2));
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
-    if (!name)
-        return -1;
+    if (!name) return -1;
     uint64_t t = (uint64_t)rec[3], b = (uint64_t)rec[4];
     PyObject *where = PyUnicode_FromFormat("kernel '%U', %s:%lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d]", name,
                                            gj_output_file(o, (int)rec[5]), (long long)rec[1], (int)(t & 1023),
                                            (int)(t >> 10 & 1023), (int)(t >> 20 & 63), (int)(b & 0x7fffffff),
                                            (int)(b >> 31 & 0xffff), (int)(b >> 47 & 0xffff));
     Py_DECREF(name);
-    if (!where)
-        return -1;
+    if (!where) return -1;
     PyObject *exc = NULL;
     if (builtin) {
         PyObject *msg = PyUnicode_FromFormat("%S (%U)", PyTuple_GET_ITEM(args, 0), where);
-        if (msg)
-            exc = PyObject_CallOneArg(cls, msg);
+        if (msg) exc = PyObject_CallOneArg(cls, msg);
         Py_XDECREF(msg);
     } else {
         exc = PyObject_Call(cls, args, NULL);
@@ -358,17 +330,14 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
         }
     }
     Py_DECREF(where);
-    if (!exc)
-        return -1;
+    if (!exc) return -1;
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return -1;
 }
 
-static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
-{
-    if (rec[0] == GJ_ERR_RAISE)
-        return raise_site_exception(c, o, rec);
+static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
+    if (rec[0] == GJ_ERR_RAISE) return raise_site_exception(c, o, rec);
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
     if (rec[0] == GJ_ERR_STEP0)
         PyErr_Format(PyExc_ValueError, "slice step cannot be zero (kernel '%U', %s:%lld)", name,
@@ -376,21 +345,18 @@ static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec)
     else
         PyErr_Format(PyExc_IndexError,
                      "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
-                     (long long)rec[3], (long long)rec[2], (long long)rec[4], name,
-                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+                     (long long)rec[3], (long long)rec[2], (long long)rec[4], name, gj_output_file(o, (int)rec[5]),
+                     (long long)rec[1]);
     Py_XDECREF(name);
     return -1;
 }
 
-static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, int dev,
-                       const GjDeviceLimits *l, void **kp, uint64_t *slots)
-{
-    if (gj_cuda_enter(dev) < 0)
-        return -1;
+static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, int dev, const GjDeviceLimits *l,
+                       void **kp, uint64_t *slots) {
+    if (gj_cuda_enter(dev) < 0) return -1;
     unsigned gen = gj_cuda_generation(dev);
     if (!e->fn_valid || e->generation != gen) {
-        if (gj_module_function(e->kernel, dev, &e->fn, &e->fn_max_threads) < 0)
-            return -1;
+        if (gj_module_function(e->kernel, dev, &e->fn, &e->fn_max_threads) < 0) return -1;
         e->generation = gen;
         e->fn_dyn_smem = 0;
         e->fn_valid = 1;
@@ -400,7 +366,8 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
         PyErr_Format(PyExc_ValueError,
                      "blockdim has %llu threads; kernel '%U' can run at most %d per block (it "
-                     "uses many registers)", (unsigned long long)threads, name, e->fn_max_threads);
+                     "uses many registers)",
+                     (unsigned long long)threads, name, e->fn_max_threads);
         Py_XDECREF(name);
         return -1;
     }
@@ -409,7 +376,8 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         if (stat + c->dyn_smem > (size_t)l->max_shared_optin) {
             PyErr_Format(PyExc_ValueError,
                          "%zu bytes of dynamic + %zu of static shared memory exceed the device's "
-                         "%d bytes per block", c->dyn_smem, stat, l->max_shared_optin);
+                         "%d bytes per block",
+                         c->dyn_smem, stat, l->max_shared_optin);
             return -1;
         }
         /* Beyond the default 48 KB a kernel must opt in, once per function. */
@@ -422,19 +390,16 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         }
     }
     int staged;
-    if (gj_args_stage_in(d, nargs, gj_output_args(e->out), dev, &staged) < 0)
-        return -1;
+    if (gj_args_stage_in(d, nargs, gj_output_args(e->out), dev, &staged) < 0) return -1;
     int debug = gj_output_debug(e->out);
     if (debug) {
         static const int64_t zero[8];
-        if (!debug_dev_buf[dev] && gj_device_malloc(dev, sizeof zero, &debug_dev_buf[dev]) < 0)
-            return -1;
-        if (gj_cuda_check(gj_cu.MemcpyHtoD(debug_dev_buf[dev], zero, sizeof zero), "cuMemcpyHtoD") < 0)
-            return -1;
+        if (!debug_dev_buf[dev] && gj_device_malloc(dev, sizeof zero, &debug_dev_buf[dev]) < 0) return -1;
+        if (gj_cuda_check(gj_cu.MemcpyHtoD(debug_dev_buf[dev], zero, sizeof zero), "cuMemcpyHtoD") < 0) return -1;
     }
     gj_args_pack(e->out, d, debug ? (uint64_t)debug_dev_buf[dev] : 0, slots, kp);
-    CUresult r = gj_cu.LaunchKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
-                                    c->block.z, (unsigned)c->dyn_smem, c->stream, kp, NULL);
+    CUresult r = gj_cu.LaunchKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y, c->block.z,
+                                    (unsigned)c->dyn_smem, c->stream, kp, NULL);
     if (r != CUDA_SUCCESS) {
         char what[256];
         PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
@@ -444,26 +409,20 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         return gj_cuda_check(r, what);
     }
     if (staged || debug) {
-        if (gj_stream_sync(dev, c->stream) < 0 || gj_args_stage_out(d, nargs, dev) < 0)
-            return -1;
+        if (gj_stream_sync(dev, c->stream) < 0 || gj_args_stage_out(d, nargs, dev) < 0) return -1;
     }
     if (debug) {
         int64_t rec[8];
-        if (gj_cuda_check(gj_cu.MemcpyDtoH(rec, debug_dev_buf[dev], sizeof rec), "cuMemcpyDtoH") < 0)
-            return -1;
-        if (rec[0])
-            return debug_raise(c, e->out, rec);
+        if (gj_cuda_check(gj_cu.MemcpyDtoH(rec, debug_dev_buf[dev], sizeof rec), "cuMemcpyDtoH") < 0) return -1;
+        if (rec[0]) return debug_raise(c, e->out, rec);
     }
     return 0;
 }
 
-static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp,
-                       uint64_t *slots)
-{
+static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots) {
     GjOutput *o = e->out;
     int debug = gj_output_debug(o);
-    if (debug)
-        memset(debug_host_buf, 0, sizeof debug_host_buf);
+    if (debug) memset(debug_host_buf, 0, sizeof debug_host_buf);
     gj_args_pack(o, d, debug ? (uint64_t)(uintptr_t)debug_host_buf : 0, slots, kp);
     const char *err = NULL;
     int rc;
@@ -471,12 +430,10 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     GjHostThreadFn tf = (GjHostThreadFn)gj_output_host_thread_fn(o);
     size_t shared = gj_output_shared_bytes(o) + c->dyn_smem;
     int barrier = gj_output_uses_barrier(o);
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
     /* an out-of-bounds index also ends the launch early (blk->trap) */
-    if (debug && debug_host_buf[0])
-        return debug_raise(c, o, debug_host_buf);
+            if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
         PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
@@ -486,27 +443,22 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     return 0;
 }
 
-static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
-{
+static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
     if (kw && PyDict_GET_SIZE(kw)) {
         PyErr_SetString(PyExc_TypeError, "kernels take positional arguments only");
         return NULL;
     }
     int t = gj_target();
-    if (t < 0)
-        return NULL;
+    if (t < 0) return NULL;
     GjTargetKind target = (GjTargetKind)t;
     int dev = gj_current_device();
     const GjDeviceLimits *l = &host_limits;
-    if (target == GJ_TARGET_NVPTX && !(l = gj_cuda_limits(dev)))
-        return NULL;
-    if (check_dims(c, l, target == GJ_TARGET_NVPTX ? "device" : "cpu target") < 0)
-        return NULL;
+    if (target == GJ_TARGET_NVPTX && !(l = gj_cuda_limits(dev))) return NULL;
+    if (check_dims(c, l, target == GJ_TARGET_NVPTX ? "device" : "cpu target") < 0) return NULL;
 
     int nargs = (int)PyTuple_GET_SIZE(args);
     ArgDesc dbuf[MAX_STACK_ARGS], *d = dbuf;
-    if (nargs > MAX_STACK_ARGS && !(d = malloc(nargs * sizeof *d)))
-        return PyErr_NoMemory();
+    if (nargs > MAX_STACK_ARGS && !(d = malloc(nargs * sizeof *d))) return PyErr_NoMemory();
     uint64_t sbuf[MAX_STACK_PARAMS], *slots = sbuf;
     void *kbuf[MAX_STACK_PARAMS], **kp = kbuf;
     PyObject *result = NULL;
@@ -521,22 +473,21 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
         d[i].alias = 0;
         d[i].written = 0;
         nclassified = i + 1;
-        if (gj_args_classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync,
-                             &cupy_stream) < 0)
+        if (gj_args_classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;
         /* A producer's pending work on another stream must finish first. */
-        if (sync && gj_stream_sync(dev, sync) < 0)
-            goto done;
+        if (sync && gj_stream_sync(dev, sync) < 0) goto done;
     }
     CacheEntry *e = lookup(c->disp, args, d, nargs, target, dev);
-    if (!e)
-        goto done;
+    if (!e) goto done;
     const GjArgInfo *ai = gj_output_args(e->out);
     for (int i = 0; i < nargs; i++)
         if (d[i].readonly && ai[i].kind == GJ_ARG_ARRAY && ai[i].written) {
             PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
-            PyErr_Format(PyExc_ValueError, "kernel '%U' argument %d: a read-only array, but the kernel writes "
-                         "to it", name, i + 1);
+            PyErr_Format(PyExc_ValueError,
+                         "kernel '%U' argument %d: a read-only array, but the kernel writes "
+                         "to it",
+                         name, i + 1);
             Py_XDECREF(name);
             goto done;
         }
@@ -554,144 +505,118 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw)
         result = Py_NewRef(Py_None);
 done:
     gj_args_release(d, nclassified, dev);
-    if (d != dbuf)
-        free(d);
-    if (slots != sbuf)
-        free(slots);
-    if (kp != kbuf)
-        free(kp);
+    if (d != dbuf) free(d);
+    if (slots != sbuf) free(slots);
+    if (kp != kbuf) free(kp);
     return result;
 }
 
-static PyObject *dim_tuple(GjDim3 v)
-{
-    return Py_BuildValue("(III)", v.x, v.y, v.z);
-}
+static PyObject *dim_tuple(GjDim3 v) { return Py_BuildValue("(III)", v.x, v.y, v.z); }
 
 static PyObject *config_griddim(GjLaunchConfig *c, void *x) { return dim_tuple(c->grid); }
 static PyObject *config_blockdim(GjLaunchConfig *c, void *x) { return dim_tuple(c->block); }
 static PyObject *config_sharedmem(GjLaunchConfig *c, void *x) { return PyLong_FromSize_t(c->dyn_smem); }
-static PyObject *config_stream(GjLaunchConfig *c, void *x)
-{
+static PyObject *config_stream(GjLaunchConfig *c, void *x) {
     return c->stream_obj ? Py_NewRef(c->stream_obj) : PyLong_FromLong(0);
 }
 static PyObject *config_dispatcher(GjLaunchConfig *c, void *x) { return Py_NewRef(c->disp); }
 
 static PyGetSetDef config_getset[] = {
-    {"griddim", (getter)config_griddim, NULL, NULL, NULL},
-    {"blockdim", (getter)config_blockdim, NULL, NULL, NULL},
-    {"sharedmem", (getter)config_sharedmem, NULL, "dynamic shared memory bytes", NULL},
-    {"stream", (getter)config_stream, NULL, NULL, NULL},
-    {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
-    {NULL},
+        {"griddim", (getter)config_griddim, NULL, NULL, NULL},
+        {"blockdim", (getter)config_blockdim, NULL, NULL, NULL},
+        {"sharedmem", (getter)config_sharedmem, NULL, "dynamic shared memory bytes", NULL},
+        {"stream", (getter)config_stream, NULL, NULL, NULL},
+        {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
+        {NULL},
 };
 
 static PyTypeObject GjLaunchConfig_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gpujit._core.LaunchConfig",
-    .tp_basicsize = sizeof(GjLaunchConfig),
-    .tp_dealloc = (destructor)config_dealloc,
-    .tp_call = (ternaryfunc)config_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "kernel[griddim, blockdim, stream, dynamic_shared_bytes]: call it with the arguments.",
-    .tp_getset = config_getset,
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.LaunchConfig",
+        .tp_basicsize = sizeof(GjLaunchConfig),
+        .tp_dealloc = (destructor)config_dealloc,
+        .tp_call = (ternaryfunc)config_call,
+        .tp_flags = Py_TPFLAGS_DEFAULT,
+        .tp_doc = "kernel[griddim, blockdim, stream, dynamic_shared_bytes]: call it with the arguments.",
+        .tp_getset = config_getset,
 };
 
 /* ---- DispatcherBase ---- */
 
-static int disp_traverse(GjDispatcher *d, visitproc visit, void *arg)
-{
+static int disp_traverse(GjDispatcher *d, visitproc visit, void *arg) {
     Py_VISIT(d->dict);
     for (size_t i = 0; i < d->capacity; i++)
-        if (d->table[i].key)
-            Py_VISIT(d->table[i].kernel);
+        if (d->table[i].key) Py_VISIT(d->table[i].kernel);
     return 0;
 }
 
-static int disp_clear(GjDispatcher *d)
-{
+static int disp_clear(GjDispatcher *d) {
     Py_CLEAR(d->dict);
     cache_clear(d);
     return 0;
 }
 
-static void disp_dealloc(GjDispatcher *d)
-{
+static void disp_dealloc(GjDispatcher *d) {
     PyTypeObject *tp = Py_TYPE(d);
     PyObject_GC_UnTrack(d);
-    if (d->weaklist)
-        PyObject_ClearWeakRefs((PyObject *)d);
+    if (d->weaklist) PyObject_ClearWeakRefs((PyObject *)d);
     disp_clear(d);
     /* A static base type: a heap subclass's subtype_dealloc drops the type's reference. */
     tp->tp_free((PyObject *)d);
 }
 
-static PyObject *disp_call(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *disp_call(PyObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_TypeError, "launch configuration missing: kernel[griddim, blockdim](args)");
     return NULL;
 }
 
-static PyObject *disp_cache_clear(GjDispatcher *d, PyObject *unused)
-{
+static PyObject *disp_cache_clear(GjDispatcher *d, PyObject *unused) {
     cache_clear(d);
     Py_RETURN_NONE;
 }
 
-static PyObject *disp_cached_kernels(GjDispatcher *d, PyObject *unused)
-{
+static PyObject *disp_cached_kernels(GjDispatcher *d, PyObject *unused) {
     PyObject *l = PyList_New(0);
     for (size_t i = 0; l && i < d->capacity; i++)
-        if (d->table[i].key && PyList_Append(l, d->table[i].kernel) < 0)
-            Py_CLEAR(l);
+        if (d->table[i].key && PyList_Append(l, d->table[i].kernel) < 0) Py_CLEAR(l);
     return l;
 }
 
 /* for tests: the CuPy array type the launcher reads directly, once it has seen one */
-static PyObject *disp_cupy_type(GjDispatcher *d, PyObject *unused)
-{
-    return gj_args_cupy_type();
-}
+static PyObject *disp_cupy_type(GjDispatcher *d, PyObject *unused) { return gj_args_cupy_type(); }
 
 static PyMethodDef disp_methods[] = {
-    {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
-     "the CuPy ndarray type read without __cuda_array_interface__, or None"},
-    {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS,
-     "drop every cached specialisation"},
-    {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,
-     "the CompiledKernels in the launch cache"},
-    {NULL},
+        {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
+         "the CuPy ndarray type read without __cuda_array_interface__, or None"},
+        {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS, "drop every cached specialisation"},
+        {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS, "the CompiledKernels in the launch cache"},
+        {NULL},
 };
 
 static PyMappingMethods disp_as_mapping = {
-    .mp_subscript = (binaryfunc)disp_subscript,
+        .mp_subscript = (binaryfunc)disp_subscript,
 };
 
 static PyTypeObject GjDispatcher_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gpujit._core.DispatcherBase",
-    .tp_basicsize = sizeof(GjDispatcher),
-    .tp_dealloc = (destructor)disp_dealloc,
-    .tp_as_mapping = &disp_as_mapping,
-    .tp_call = disp_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "C base of the kernel dispatcher: kernel[griddim, blockdim](args). Subclasses "
-              "define _specialize(args) -> CompiledKernel.",
-    .tp_traverse = (traverseproc)disp_traverse,
-    .tp_clear = (inquiry)disp_clear,
-    .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
-    .tp_methods = disp_methods,
-    .tp_dictoffset = offsetof(GjDispatcher, dict),
-    .tp_new = PyType_GenericNew,
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.DispatcherBase",
+        .tp_basicsize = sizeof(GjDispatcher),
+        .tp_dealloc = (destructor)disp_dealloc,
+        .tp_as_mapping = &disp_as_mapping,
+        .tp_call = disp_call,
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+        .tp_doc = "C base of the kernel dispatcher: kernel[griddim, blockdim](args). Subclasses "
+                  "define _specialize(args) -> CompiledKernel.",
+        .tp_traverse = (traverseproc)disp_traverse,
+        .tp_clear = (inquiry)disp_clear,
+        .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
+        .tp_methods = disp_methods,
+        .tp_dictoffset = offsetof(GjDispatcher, dict),
+        .tp_new = PyType_GenericNew,
 };
 
-int gj_launch_add(PyObject *m)
-{
-    GjExc_LaunchError = PyErr_NewExceptionWithDoc(
-        "gpujit.LaunchError", "A kernel launch on the CPU target failed.", PyExc_RuntimeError,
-        NULL);
-    if (!GjExc_LaunchError || PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0)
-        return -1;
+int gj_launch_add(PyObject *m) {
+    GjExc_LaunchError = PyErr_NewExceptionWithDoc("gpujit.LaunchError", "A kernel launch on the CPU target failed.",
+                                                  PyExc_RuntimeError, NULL);
+    if (!GjExc_LaunchError || PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0) return -1;
     if (PyType_Ready(&GjDispatcher_Type) < 0 || PyType_Ready(&GjLaunchConfig_Type) < 0 ||
         PyModule_AddObjectRef(m, "DispatcherBase", (PyObject *)&GjDispatcher_Type) < 0 ||
         PyModule_AddObjectRef(m, "LaunchConfig", (PyObject *)&GjLaunchConfig_Type) < 0)

@@ -18,18 +18,15 @@
 /* Host copies this large release the GIL. */
 #define BIG_COPY (1u << 20)
 
-static const char *kind_name(GjMemKind k)
-{
+static const char *kind_name(GjMemKind k) {
     return k == GJ_MEM_DEVICE ? "device" : k == GJ_MEM_PINNED ? "pinned" : "host";
 }
 
-int gj_device_malloc(int device, size_t n, CUdeviceptr *out)
-{
+int gj_device_malloc(int device, size_t n, CUdeviceptr *out) {
     *out = 0;
     if (n == 0) /* cuMemAlloc rejects 0 bytes; an empty array needs no memory */
         return 0;
-    if (gj_cuda_enter(device) < 0)
-        return -1;
+    if (gj_cuda_enter(device) < 0) return -1;
     CUresult r = gj_cu.MemAlloc(out, n);
     if (r != CUDA_SUCCESS) {
         char what[96];
@@ -41,23 +38,18 @@ int gj_device_malloc(int device, size_t n, CUdeviceptr *out)
 
 /* Frees quietly: called from deallocators, where nothing can be raised, and
  * possibly after the context died (a sticky error or reset). */
-void gj_device_free(int device, CUdeviceptr p)
-{
-    if (!p)
-        return;
+void gj_device_free(int device, CUdeviceptr p) {
+    if (!p) return;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    if (gj_cuda_enter(device) == 0)
-        gj_cu.MemFree(p);
+    if (gj_cuda_enter(device) == 0) gj_cu.MemFree(p);
     PyErr_Clear();
     PyErr_Restore(et, ev, tb);
 }
 
-PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned)
-{
+PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned) {
     GjAllocation *a = PyObject_New(GjAllocation, &GjAllocation_Type);
-    if (!a)
-        return NULL;
+    if (!a) return NULL;
     a->ptr = 0;
     a->size = size;
     a->device = device;
@@ -80,8 +72,7 @@ PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned)
     if (pinned) {
         void *p = NULL;
         if (gj_cuda_enter(device) < 0 ||
-            gj_cuda_check(gj_cu.MemHostAlloc(&p, size ? size : 1, CU_MEMHOSTALLOC_PORTABLE),
-                          "cuMemHostAlloc") < 0) {
+            gj_cuda_check(gj_cu.MemHostAlloc(&p, size ? size : 1, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc") < 0) {
             Py_DECREF(a);
             return NULL;
         }
@@ -97,24 +88,19 @@ PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned)
     return (PyObject *)a;
 }
 
-static void alloc_dealloc(GjAllocation *a)
-{
+static void alloc_dealloc(GjAllocation *a) {
     if (a->ptr) {
         switch (a->kind) {
-        case GJ_MEM_HOST:
-            free((void *)(uintptr_t)a->ptr);
-            break;
+        case GJ_MEM_HOST: free((void *)(uintptr_t)a->ptr); break;
         case GJ_MEM_DEVICE:
             /* A reset destroyed it already; freeing again could free another's block. */
-            if (a->generation == gj_cuda_generation(a->device))
-                gj_device_free(a->device, a->ptr);
+            if (a->generation == gj_cuda_generation(a->device)) gj_device_free(a->device, a->ptr);
             break;
         case GJ_MEM_PINNED:
             if (a->generation == gj_cuda_generation(a->device)) {
                 PyObject *et, *ev, *tb;
                 PyErr_Fetch(&et, &ev, &tb);
-                if (gj_cuda_enter(a->device) == 0)
-                    gj_cu.MemFreeHost((void *)(uintptr_t)a->ptr);
+                if (gj_cuda_enter(a->device) == 0) gj_cu.MemFreeHost((void *)(uintptr_t)a->ptr);
                 PyErr_Clear();
                 PyErr_Restore(et, ev, tb);
             }
@@ -125,104 +111,77 @@ static void alloc_dealloc(GjAllocation *a)
 }
 
 /* Host kinds export their bytes, so numpy.frombuffer can view pinned memory. */
-static int alloc_getbuffer(GjAllocation *a, Py_buffer *view, int flags)
-{
+static int alloc_getbuffer(GjAllocation *a, Py_buffer *view, int flags) {
     if (a->kind == GJ_MEM_DEVICE) {
         PyErr_SetString(PyExc_BufferError, "device memory has no host buffer");
         view->obj = NULL;
         return -1;
     }
-    if (PyBuffer_FillInfo(view, (PyObject *)a, (void *)(uintptr_t)a->ptr, (Py_ssize_t)a->size,
-                          0, flags) < 0)
-        return -1;
+    if (PyBuffer_FillInfo(view, (PyObject *)a, (void *)(uintptr_t)a->ptr, (Py_ssize_t)a->size, 0, flags) < 0) return -1;
     a->exports++;
     return 0;
 }
 
-static void alloc_releasebuffer(GjAllocation *a, Py_buffer *view)
-{
-    a->exports--;
-}
+static void alloc_releasebuffer(GjAllocation *a, Py_buffer *view) { a->exports--; }
 
 static PyBufferProcs alloc_as_buffer = {
-    .bf_getbuffer = (getbufferproc)alloc_getbuffer,
-    .bf_releasebuffer = (releasebufferproc)alloc_releasebuffer,
+        .bf_getbuffer = (getbufferproc)alloc_getbuffer,
+        .bf_releasebuffer = (releasebufferproc)alloc_releasebuffer,
 };
 
-static PyObject *alloc_repr(GjAllocation *a)
-{
+static PyObject *alloc_repr(GjAllocation *a) {
     char buf[160]; /* PyUnicode_FromFormat has no %llx */
-    snprintf(buf, sizeof buf, "<gpujit Allocation %s %zu bytes at 0x%llx on device %d>",
-             kind_name(a->kind), a->size, (unsigned long long)a->ptr, a->device);
+    snprintf(buf, sizeof buf, "<gpujit Allocation %s %zu bytes at 0x%llx on device %d>", kind_name(a->kind), a->size,
+             (unsigned long long)a->ptr, a->device);
     return PyUnicode_FromString(buf);
 }
 
-static PyObject *alloc_get_ptr(GjAllocation *a, void *c)
-{
-    return PyLong_FromUnsignedLongLong(a->ptr);
-}
+static PyObject *alloc_get_ptr(GjAllocation *a, void *c) { return PyLong_FromUnsignedLongLong(a->ptr); }
 
-static PyObject *alloc_get_size(GjAllocation *a, void *c)
-{
-    return PyLong_FromSize_t(a->size);
-}
+static PyObject *alloc_get_size(GjAllocation *a, void *c) { return PyLong_FromSize_t(a->size); }
 
-static PyObject *alloc_get_kind(GjAllocation *a, void *c)
-{
-    return PyUnicode_FromString(kind_name(a->kind));
-}
+static PyObject *alloc_get_kind(GjAllocation *a, void *c) { return PyUnicode_FromString(kind_name(a->kind)); }
 
-static PyObject *alloc_get_device(GjAllocation *a, void *c)
-{
-    return PyLong_FromLong(a->device);
-}
+static PyObject *alloc_get_device(GjAllocation *a, void *c) { return PyLong_FromLong(a->device); }
 
-static PyObject *alloc_get_alive(GjAllocation *a, void *c)
-{
-    return PyBool_FromLong(a->kind == GJ_MEM_HOST ||
-                           a->generation == gj_cuda_generation(a->device));
+static PyObject *alloc_get_alive(GjAllocation *a, void *c) {
+    return PyBool_FromLong(a->kind == GJ_MEM_HOST || a->generation == gj_cuda_generation(a->device));
 }
 
 static PyGetSetDef alloc_getset[] = {
-    {"ptr", (getter)alloc_get_ptr, NULL, "address (device or host)", NULL},
-    {"size", (getter)alloc_get_size, NULL, "bytes", NULL},
-    {"kind", (getter)alloc_get_kind, NULL, "'device', 'pinned' or 'host'", NULL},
-    {"device", (getter)alloc_get_device, NULL, "device ordinal", NULL},
-    {"alive", (getter)alloc_get_alive, NULL, "False once reset() destroyed the memory", NULL},
-    {NULL},
+        {"ptr", (getter)alloc_get_ptr, NULL, "address (device or host)", NULL},
+        {"size", (getter)alloc_get_size, NULL, "bytes", NULL},
+        {"kind", (getter)alloc_get_kind, NULL, "'device', 'pinned' or 'host'", NULL},
+        {"device", (getter)alloc_get_device, NULL, "device ordinal", NULL},
+        {"alive", (getter)alloc_get_alive, NULL, "False once reset() destroyed the memory", NULL},
+        {NULL},
 };
 
 PyTypeObject GjAllocation_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gpujit._core.Allocation",
-    .tp_basicsize = sizeof(GjAllocation),
-    .tp_dealloc = (destructor)alloc_dealloc,
-    .tp_repr = (reprfunc)alloc_repr,
-    .tp_as_buffer = &alloc_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Owns one block of device, pinned or host memory; freed with the object.",
-    .tp_getset = alloc_getset,
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.Allocation",
+        .tp_basicsize = sizeof(GjAllocation),
+        .tp_dealloc = (destructor)alloc_dealloc,
+        .tp_repr = (reprfunc)alloc_repr,
+        .tp_as_buffer = &alloc_as_buffer,
+        .tp_flags = Py_TPFLAGS_DEFAULT,
+        .tp_doc = "Owns one block of device, pinned or host memory; freed with the object.",
+        .tp_getset = alloc_getset,
 };
 
 /* ---- copies ---- */
 
-int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src, size_t n,
-              CUstream stream)
-{
-    if (n == 0)
-        return 0;
+int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src, size_t n, CUstream stream) {
+    if (n == 0) return 0;
     if (target == GJ_TARGET_HOST) {
         if (n >= BIG_COPY) {
-            Py_BEGIN_ALLOW_THREADS
-            memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+            Py_BEGIN_ALLOW_THREADS memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
             Py_END_ALLOW_THREADS
         } else {
             memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
         }
         return 0;
     }
-    if (gj_cuda_enter(device) < 0)
-        return -1;
+    if (gj_cuda_enter(device) < 0) return -1;
     CUresult r;
     const char *what;
     if (stream) { /* asynchronous: the caller keeps the host memory alive */
@@ -244,8 +203,7 @@ int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t s
     }
     /* Synchronous copies wait for earlier work on the legacy stream: let other
      * Python threads run meanwhile. The context is per-thread state and stays. */
-    Py_BEGIN_ALLOW_THREADS
-    switch (dir) {
+    Py_BEGIN_ALLOW_THREADS switch (dir) {
     case GJ_HTOD:
         what = "cuMemcpyHtoD";
         r = gj_cu.MemcpyHtoD(dst, (const void *)(uintptr_t)src, n);
@@ -259,35 +217,29 @@ int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t s
         r = gj_cu.MemcpyDtoD(dst, src, n);
         break;
     }
-    Py_END_ALLOW_THREADS
-    return gj_cuda_check(r, what);
+    Py_END_ALLOW_THREADS return gj_cuda_check(r, what);
 }
 
 /* ---- Python functions ---- */
 
-static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"nbytes", "pinned", NULL};
     Py_ssize_t n;
     int pinned = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|p:alloc", kwlist, &n, &pinned))
-        return NULL;
-    if (n < 0)
-        return PyErr_Format(PyExc_ValueError, "negative allocation size %zd", n);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|p:alloc", kwlist, &n, &pinned)) return NULL;
+    if (n < 0) return PyErr_Format(PyExc_ValueError, "negative allocation size %zd", n);
     int t = gj_target();
-    if (t < 0)
-        return NULL;
+    if (t < 0) return NULL;
     return gj_alloc((GjTargetKind)t, gj_current_device(), (size_t)n, pinned);
 }
 
 static PyMethodDef memory_methods[] = {
-    {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
-     "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
-    {NULL, NULL, 0, NULL},
+        {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
+         "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
+        {NULL, NULL, 0, NULL},
 };
 
-int gj_memory_add(PyObject *m)
-{
+int gj_memory_add(PyObject *m) {
     if (PyType_Ready(&GjAllocation_Type) < 0 ||
         PyModule_AddObjectRef(m, "Allocation", (PyObject *)&GjAllocation_Type) < 0 ||
         PyModule_AddFunctions(m, memory_methods) < 0)

@@ -32,18 +32,14 @@ static size_t nentries, capacity;
 static PyObject *weak_callback; /* a PyCFunction: weak_cb below */
 
 /* Called with `lock` held. */
-static ModEntry *find(PyObject *kernel, int dev)
-{
+static ModEntry *find(PyObject *kernel, int dev) {
     for (size_t i = 0; i < nentries; i++)
-        if (entries[i].kernel == kernel && entries[i].dev == dev)
-            return &entries[i];
+        if (entries[i].kernel == kernel && entries[i].dev == dev) return &entries[i];
     return NULL;
 }
 
 /* Moves out the entries that `match` selects (lock held); returns how many. */
-static size_t take(int (*match)(const ModEntry *, const void *), const void *arg, ModEntry *out,
-                   size_t max)
-{
+static size_t take(int (*match)(const ModEntry *, const void *), const void *arg, ModEntry *out, size_t max) {
     size_t n = 0, j = 0;
     for (size_t i = 0; i < nentries; i++) {
         if (n < max && match(&entries[i], arg))
@@ -57,14 +53,12 @@ static size_t take(int (*match)(const ModEntry *, const void *), const void *arg
 
 /* Drops taken entries: unloads their modules (unless their context died) and
  * releases their references. GIL held, lock not held. */
-static void drop(ModEntry *e, size_t n, int unload)
-{
+static void drop(ModEntry *e, size_t n, int unload) {
     for (size_t i = 0; i < n; i++) {
         if (unload && e[i].generation == gj_cuda_generation(e[i].dev)) {
             PyObject *et, *ev, *tb;
             PyErr_Fetch(&et, &ev, &tb);
-            if (gj_cuda_enter(e[i].dev) == 0)
-                gj_cu.ModuleUnload(e[i].mod);
+            if (gj_cuda_enter(e[i].dev) == 0) gj_cu.ModuleUnload(e[i].mod);
             PyErr_Clear();
             PyErr_Restore(et, ev, tb);
         }
@@ -79,8 +73,7 @@ static int match_kernel(const ModEntry *e, const void *k) { return e->kernel == 
 static int match_weak(const ModEntry *e, const void *w) { return e->weak == w; }
 static int match_dev(const ModEntry *e, const void *d) { return e->dev == *(const int *)d; }
 
-static void drop_matching(int (*match)(const ModEntry *, const void *), const void *arg, int unload)
-{
+static void drop_matching(int (*match)(const ModEntry *, const void *), const void *arg, int unload) {
     ModEntry buf[GJ_MAX_DEVICES];
     size_t n;
     do { /* in batches: drop() must run without the lock */
@@ -91,45 +84,34 @@ static void drop_matching(int (*match)(const ModEntry *, const void *), const vo
     } while (n == GJ_MAX_DEVICES);
 }
 
-void gj_module_forget(PyObject *compiled)
-{
-    drop_matching(match_kernel, compiled, 1);
-}
+void gj_module_forget(PyObject *compiled) { drop_matching(match_kernel, compiled, 1); }
 
-void gj_module_forget_device(int dev)
-{
-    drop_matching(match_dev, &dev, 0);
-}
+void gj_module_forget_device(int dev) { drop_matching(match_dev, &dev, 0); }
 
-static PyObject *weak_cb(PyObject *self, PyObject *wr)
-{
+static PyObject *weak_cb(PyObject *self, PyObject *wr) {
     drop_matching(match_weak, wr, 1);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef weak_cb_def = {"_module_dropped", weak_cb, METH_O, NULL};
 
-static GjOutput *nvptx_output(PyObject *compiled)
-{
+static GjOutput *nvptx_output(PyObject *compiled) {
     GjOutput *o = gj_compiled_output(compiled);
     if (!o) {
-        PyErr_Format(PyExc_TypeError, "expected a CompiledKernel, not %.100s",
-                     Py_TYPE(compiled)->tp_name);
+        PyErr_Format(PyExc_TypeError, "expected a CompiledKernel, not %.100s", Py_TYPE(compiled)->tp_name);
         return NULL;
     }
     return o;
 }
 
 /* Loads the PTX; the GIL is released while the driver JIT-compiles it. */
-static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn)
-{
+static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn) {
     const char *ptx = gj_output_ptx(o);
     if (!ptx) {
         PyErr_SetString(PyExc_TypeError, "the kernel was not compiled for the cuda target");
         return -1;
     }
-    if (gj_cuda_enter(dev) < 0)
-        return -1;
+    if (gj_cuda_enter(dev) < 0) return -1;
     char *info = calloc(1, LOG_SIZE), *err = calloc(1, LOG_SIZE);
     if (!info || !err) {
         free(info);
@@ -137,19 +119,15 @@ static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn)
         PyErr_NoMemory();
         return -1;
     }
-    int opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                  CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[] = {info, (void *)(uintptr_t)(LOG_SIZE - 1), err,
-                    (void *)(uintptr_t)(LOG_SIZE - 1)};
+    int opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {info, (void *)(uintptr_t)(LOG_SIZE - 1), err, (void *)(uintptr_t)(LOG_SIZE - 1)};
     CUresult r;
-    Py_BEGIN_ALLOW_THREADS
-    r = gj_cu.ModuleLoadDataEx(mod, ptx, 4, opts, vals);
-    Py_END_ALLOW_THREADS
-    if (r != CUDA_SUCCESS) {
+    Py_BEGIN_ALLOW_THREADS r = gj_cu.ModuleLoadDataEx(mod, ptx, 4, opts, vals);
+    Py_END_ALLOW_THREADS if (r != CUDA_SUCCESS) {
         char what[LOG_SIZE * 2 + 128];
-        snprintf(what, sizeof what, "cuModuleLoadDataEx of kernel %s%s%s%s%s",
-                 gj_output_symbol(o), *err ? "\n--- ptxas error log ---\n" : "", err,
-                 *info ? "\n--- ptxas info log ---\n" : "", info);
+        snprintf(what, sizeof what, "cuModuleLoadDataEx of kernel %s%s%s%s%s", gj_output_symbol(o),
+                 *err ? "\n--- ptxas error log ---\n" : "", err, *info ? "\n--- ptxas info log ---\n" : "", info);
         free(info);
         free(err);
         return gj_cuda_check(r, what);
@@ -166,11 +144,9 @@ static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn)
     return 0;
 }
 
-int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_threads)
-{
+int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_threads) {
     GjOutput *o = nvptx_output(compiled);
-    if (!o)
-        return -1;
+    if (!o) return -1;
     unsigned gen = gj_cuda_generation(dev);
     pthread_mutex_lock(&lock);
     ModEntry *e = find(compiled, dev);
@@ -186,8 +162,7 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 
     CUmodule mod;
     int maxt = 0;
-    if (load(o, dev, &mod, fn) < 0)
-        return -1;
+    if (load(o, dev, &mod, fn) < 0) return -1;
     if (gj_cuda_check(gj_cu.FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *fn),
                       "cuFuncGetAttribute") < 0) {
         gj_cu.ModuleUnload(mod);
@@ -215,11 +190,9 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
             ok = 0;
         }
     }
-    if (!dup && ok)
-        entries[nentries++] = (ModEntry){compiled, weak, dev, gen, mod, *fn, maxt};
+    if (!dup && ok) entries[nentries++] = (ModEntry){compiled, weak, dev, gen, mod, *fn, maxt};
     pthread_mutex_unlock(&lock);
-    if (!dup && ok)
-        return 0;
+    if (!dup && ok) return 0;
     /* Another thread loaded it meanwhile (use its module), or there was no
      * memory for the entry: either way this module is not kept. */
     if (weak)
@@ -238,44 +211,32 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 
 /* ---- Python functions ---- */
 
-static PyObject *py_kernel_attributes(PyObject *self, PyObject *compiled)
-{
+static PyObject *py_kernel_attributes(PyObject *self, PyObject *compiled) {
     GjOutput *o = nvptx_output(compiled);
-    if (!o)
-        return NULL;
+    if (!o) return NULL;
     if (gj_output_target(o) == GJ_TARGET_HOST)
-        return Py_BuildValue("{s:i,s:i,s:n,s:i,s:i}", "regs_per_thread", 0,
-                             "max_threads_per_block", 1024, "shared_bytes",
-                             (Py_ssize_t)gj_output_shared_bytes(o), "local_bytes", 0,
-                             "const_bytes", 0);
+        return Py_BuildValue("{s:i,s:i,s:n,s:i,s:i}", "regs_per_thread", 0, "max_threads_per_block", 1024,
+                             "shared_bytes", (Py_ssize_t)gj_output_shared_bytes(o), "local_bytes", 0, "const_bytes", 0);
     int dev = gj_current_device(), maxt;
     CUfunction fn;
-    if (gj_module_function(compiled, dev, &fn, &maxt) < 0)
-        return NULL;
+    if (gj_module_function(compiled, dev, &fn, &maxt) < 0) return NULL;
     static const int attrs[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
                                 CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES};
     int v[5];
     for (int i = 0; i < 5; i++)
-        if (gj_cuda_check(gj_cu.FuncGetAttribute(&v[i], attrs[i], fn), "cuFuncGetAttribute") < 0)
-            return NULL;
-    return Py_BuildValue("{s:i,s:i,s:i,s:i,s:i}", "regs_per_thread", v[0],
-                         "max_threads_per_block", v[1], "shared_bytes", v[2], "local_bytes", v[3],
-                         "const_bytes", v[4]);
+        if (gj_cuda_check(gj_cu.FuncGetAttribute(&v[i], attrs[i], fn), "cuFuncGetAttribute") < 0) return NULL;
+    return Py_BuildValue("{s:i,s:i,s:i,s:i,s:i}", "regs_per_thread", v[0], "max_threads_per_block", v[1],
+                         "shared_bytes", v[2], "local_bytes", v[3], "const_bytes", v[4]);
 }
 
-static PyObject *py_max_potential_block(PyObject *self, PyObject *args)
-{
+static PyObject *py_max_potential_block(PyObject *self, PyObject *args) {
     PyObject *compiled;
     Py_ssize_t dyn = 0;
-    if (!PyArg_ParseTuple(args, "O|n:max_potential_block", &compiled, &dyn))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "O|n:max_potential_block", &compiled, &dyn)) return NULL;
     GjOutput *o = nvptx_output(compiled);
-    if (!o)
-        return NULL;
-    if (dyn < 0)
-        return PyErr_Format(PyExc_ValueError, "negative dynamic shared memory size");
+    if (!o) return NULL;
+    if (dyn < 0) return PyErr_Format(PyExc_ValueError, "negative dynamic shared memory size");
     if (gj_output_target(o) == GJ_TARGET_HOST) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         return Py_BuildValue("(ii)", ncpu > 0 ? (int)ncpu : 1, 256);
@@ -283,26 +244,23 @@ static PyObject *py_max_potential_block(PyObject *self, PyObject *args)
     int dev = gj_current_device(), maxt, min_grid = 0, block = 0;
     CUfunction fn;
     if (gj_module_function(compiled, dev, &fn, &maxt) < 0 ||
-        gj_cuda_check(gj_cu.OccupancyMaxPotentialBlockSize(&min_grid, &block, fn, NULL,
-                                                           (size_t)dyn, 0),
+        gj_cuda_check(gj_cu.OccupancyMaxPotentialBlockSize(&min_grid, &block, fn, NULL, (size_t)dyn, 0),
                       "cuOccupancyMaxPotentialBlockSize") < 0)
         return NULL;
     return Py_BuildValue("(ii)", min_grid, block);
 }
 
 static PyMethodDef module_methods[] = {
-    {"kernel_attributes", py_kernel_attributes, METH_O,
-     "kernel_attributes(compiled) -> dict(regs_per_thread, max_threads_per_block, shared_bytes, "
-     "local_bytes, const_bytes) on the current device"},
-    {"max_potential_block", py_max_potential_block, METH_VARARGS,
-     "max_potential_block(compiled, dynamic_smem=0) -> (min_grid, block) for full occupancy"},
-    {NULL, NULL, 0, NULL},
+        {"kernel_attributes", py_kernel_attributes, METH_O,
+         "kernel_attributes(compiled) -> dict(regs_per_thread, max_threads_per_block, shared_bytes, "
+         "local_bytes, const_bytes) on the current device"},
+        {"max_potential_block", py_max_potential_block, METH_VARARGS,
+         "max_potential_block(compiled, dynamic_smem=0) -> (min_grid, block) for full occupancy"},
+        {NULL, NULL, 0, NULL},
 };
 
-int gj_module_add(PyObject *m)
-{
+int gj_module_add(PyObject *m) {
     weak_callback = PyCFunction_New(&weak_cb_def, NULL);
-    if (!weak_callback)
-        return -1;
+    if (!weak_callback) return -1;
     return PyModule_AddFunctions(m, module_methods);
 }

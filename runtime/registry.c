@@ -5,10 +5,9 @@
 #include "runtime.h"
 #include "cuda.h"
 
-int gj_runtime_add_to_module(PyObject *m)
-{
-    if (gj_driver_add(m) < 0 || gj_memory_add(m) < 0 || gj_devicearray_add(m) < 0 ||
-        gj_stream_add(m) < 0 || gj_module_add(m) < 0 || gj_launch_add(m) < 0)
+int gj_runtime_add_to_module(PyObject *m) {
+    if (gj_driver_add(m) < 0 || gj_memory_add(m) < 0 || gj_devicearray_add(m) < 0 || gj_stream_add(m) < 0 ||
+        gj_module_add(m) < 0 || gj_launch_add(m) < 0)
         return -1;
     return 0;
 }

@@ -109,7 +109,8 @@ static Instr *new_list(Builder *bd) {
 
 static int list_add(Builder *bd, Instr *l, Instr *v) {
     if (!(v = value_of(bd, v))) return -1;
-    if (l->nargs == LIMIT_TUPLE) return error_limit(bd->c, bd->loc, "items in a tuple or arguments in a call", LIMIT_TUPLE);
+    if (l->nargs == LIMIT_TUPLE)
+        return error_limit(bd->c, bd->loc, "items in a tuple or arguments in a call", LIMIT_TUPLE);
     if (l->nargs == l->ival) { /* ival: the capacity */
         int cap = (int)l->ival * 2 + 32;
         Instr **a = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)cap);
@@ -145,7 +146,9 @@ static int list_to_tuple(Builder *bd) {
     return 0;
 }
 
-#define POP(v) Instr *v = pop(bd); if (!v) return -1
+#define POP(v) \
+    Instr *v = pop(bd); \
+    if (!v) return -1
 
 static int add_var(Ctx *c, const char *name, Loc loc) {
     Var *v = arena_alloc(&c->arena, sizeof *v);
@@ -183,12 +186,12 @@ static int pass_stack(Builder *bd, Block *s, int depth) {
         }
         vec_push(&c->arena, &bd->work, s);
     } else if (s->depth != depth) {
-        return internal_error(c, bd->loc, "build: stack depth %d and %d meet at block %d", s->depth,
-                              depth, s->id);
+        return internal_error(c, bd->loc, "build: stack depth %d and %d meet at block %d", s->depth, depth, s->id);
     }
     for (int i = 0; i < depth; i++) {
         if (is_list(bd->stack[i]))
-            return error_at(c, ERR_UNSUPPORTED, bd->loc, "a conditional expression (or and/or) among the items "
+            return error_at(c, ERR_UNSUPPORTED, bd->loc,
+                            "a conditional expression (or and/or) among the items "
                             "of a call or tuple with more than 30 of them: CPython builds those in a list, "
                             "which kernels do not have; compute it into a variable first");
         if (is_argtuple(bd->stack[i]) && !(bd->stack[i] = value_of(bd, bd->stack[i]))) return -1;
@@ -268,7 +271,8 @@ static int raise_stmt(Builder *bd, Instr *v) {
         args = PyTuple_New(0);
     } else if (v->op == IR_CALL && v->args[0]->op == IR_OBJ && is_exception_class(v->args[0]->pyobj)) {
         cls = v->args[0]->pyobj;
-        if (v->nkw) return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword arguments to an exception raised in a kernel");
+        if (v->nkw)
+            return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword arguments to an exception raised in a kernel");
         for (int i = 1; i < v->nargs; i++)
             if (v->args[i]->op != IR_CONST)
                 return error_at(c, ERR_UNSUPPORTED, v->args[i]->loc,
@@ -298,29 +302,60 @@ static int raise_stmt(Builder *bd, Instr *v) {
 
 /* What an opcode we do not compile means to the user. */
 static const char *construct_of(const char *op) {
-    static const struct { const char *prefix, *what; } m[] = {
-        {"BUILD_LIST", "lists"}, {"LIST_", "lists"}, {"BUILD_MAP", "dicts"}, {"DICT_", "dicts"},
-        {"MAP_ADD", "dict comprehensions"}, {"BUILD_SET", "sets"}, {"SET_", "sets"},
-        {"BUILD_CONST_KEY_MAP", "dicts"}, {"MAKE_FUNCTION", "nested functions and lambdas"},
-        {"LOAD_CLOSURE", "nested functions and lambdas"}, {"YIELD_VALUE", "generators (yield)"},
-        {"RETURN_GENERATOR", "generators"}, {"GET_AWAITABLE", "await"}, {"SEND", "await / yield from"},
-        {"BEFORE_WITH", "with statements"}, {"BEFORE_ASYNC_WITH", "async with"},
-        {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
-        {"RAISE_VARARGS", "raise statements"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
-        {"BUILD_STRING", "string formatting operations"}, {"FORMAT_", "string formatting operations"},
-        {"CONVERT_VALUE", "string formatting operations"}, {"DELETE_", "del statements"},
-        {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
-        {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
-        {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignments"},
-        {"GET_AITER", "async for"}, {"GET_ANEXT", "async for"}, {"MATCH_", "match statements"},
-        {"GET_LEN", "match statements"}, {"CHECK_EXC_MATCH", "try statements"},
-        {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "constructs like this"},
-        {"SETUP_", "try/with statements"}, {"POP_EXCEPT", "try statements"},
-        {"LOAD_LOCALS", "classes"}, {"LOAD_FROM_DICT", "classes"}, {"IS_OP", "'is' comparisons"},
-        {"CONTAINS_OP", "'in' tests"}, {"POP_JUMP_IF_NONE", "comparisons with None"},
-        {"POP_JUMP_IF_NOT_NONE", "comparisons with None"}, {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
-        {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"}, {"PRINT_EXPR", "print statements"},
-        {"EXIT_INIT_CHECK", "classes"}, {"GET_YIELD_FROM_ITER", "yield from"},
+    static const struct {
+        const char *prefix, *what;
+    } m[] = {
+            {"BUILD_LIST", "lists"},
+            {"LIST_", "lists"},
+            {"BUILD_MAP", "dicts"},
+            {"DICT_", "dicts"},
+            {"MAP_ADD", "dict comprehensions"},
+            {"BUILD_SET", "sets"},
+            {"SET_", "sets"},
+            {"BUILD_CONST_KEY_MAP", "dicts"},
+            {"MAKE_FUNCTION", "nested functions and lambdas"},
+            {"LOAD_CLOSURE", "nested functions and lambdas"},
+            {"YIELD_VALUE", "generators (yield)"},
+            {"RETURN_GENERATOR", "generators"},
+            {"GET_AWAITABLE", "await"},
+            {"SEND", "await / yield from"},
+            {"BEFORE_WITH", "with statements"},
+            {"BEFORE_ASYNC_WITH", "async with"},
+            {"LOAD_BUILD_CLASS", "classes"},
+            {"PUSH_EXC_INFO", "try statements"},
+            {"RAISE_VARARGS", "raise statements"},
+            {"RERAISE", "try statements"},
+            {"IMPORT_", "import statements"},
+            {"BUILD_STRING", "string formatting operations"},
+            {"FORMAT_", "string formatting operations"},
+            {"CONVERT_VALUE", "string formatting operations"},
+            {"DELETE_", "del statements"},
+            {"STORE_GLOBAL", "assignments to globals"},
+            {"STORE_DEREF", "assignments to closure variables"},
+            {"STORE_ATTR", "attribute assignments"},
+            {"LOAD_ASSERTION_ERROR", "assert statements"},
+            {"CALL_FUNCTION_EX", "calls with *args or **kwargs"},
+            {"UNPACK_EX", "starred assignments"},
+            {"GET_AITER", "async for"},
+            {"GET_ANEXT", "async for"},
+            {"MATCH_", "match statements"},
+            {"GET_LEN", "match statements"},
+            {"CHECK_EXC_MATCH", "try statements"},
+            {"LOAD_FAST_AND_CLEAR", "comprehensions"},
+            {"CALL_INTRINSIC", "constructs like this"},
+            {"SETUP_", "try/with statements"},
+            {"POP_EXCEPT", "try statements"},
+            {"LOAD_LOCALS", "classes"},
+            {"LOAD_FROM_DICT", "classes"},
+            {"IS_OP", "'is' comparisons"},
+            {"CONTAINS_OP", "'in' tests"},
+            {"POP_JUMP_IF_NONE", "comparisons with None"},
+            {"POP_JUMP_IF_NOT_NONE", "comparisons with None"},
+            {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
+            {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"},
+            {"PRINT_EXPR", "print statements"},
+            {"EXIT_INIT_CHECK", "classes"},
+            {"GET_YIELD_FROM_ITER", "yield from"},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (strncmp(op, m[i].prefix, strlen(m[i].prefix)) == 0) return m[i].what;
@@ -331,14 +366,14 @@ static int unsupported_op(Builder *bd, const Insn *in) {
     const char *op = op_name(in->raw);
     /* a dict after an argument tuple: the keywords of a call CPython passes through CALL_FUNCTION_EX */
     for (int k = 0; k < bd->sp; k++)
-        if (is_argtuple(bd->stack[k]) && (!strncmp(op, "BUILD_MAP", 9) || !strncmp(op, "DICT_", 5) ||
-                                          !strncmp(op, "BUILD_CONST_KEY_MAP", 19)))
-            return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "keyword arguments in a call with more than 30 "
+        if (is_argtuple(bd->stack[k]) &&
+            (!strncmp(op, "BUILD_MAP", 9) || !strncmp(op, "DICT_", 5) || !strncmp(op, "BUILD_CONST_KEY_MAP", 19)))
+            return error_at(bd->c, ERR_UNSUPPORTED, in->loc,
+                            "keyword arguments in a call with more than 30 "
                             "arguments, and **kwargs, are not supported in kernels");
     const char *what = construct_of(op);
     if (what)
-        return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)",
-                        what, op);
+        return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)", what, op);
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);
 }
 
@@ -398,8 +433,9 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         /* slice(stop), slice(start, stop[, step]): the value a[start:stop:step] builds */
         if (nargs < 1 || nargs > 3)
             return error_at(c, ERR_TYPING, bd->loc, "slice expected 1 to 3 arguments, got %d", nargs);
-        return push(bd, nargs == 1 ? make_slice(bd, NULL, args[1], NULL)
-                                   : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL));
+        return push(bd,
+                    nargs == 1 ? make_slice(bd, NULL, args[1], NULL)
+                               : make_slice(bd, args[1], args[2], nargs == 3 ? args[3] : NULL));
     }
     int n = nargs;
     Instr **argv = args + 1;
@@ -408,7 +444,8 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         argv = args;
         n++;
     }
-    if (callee->op == IR_OBJ && callee->name && !callee->func && !self && !(kwnames && PyTuple_Check(kwnames) && PyTuple_GET_SIZE(kwnames))) {
+    if (callee->op == IR_OBJ && callee->name && !callee->func && !self &&
+        !(kwnames && PyTuple_Check(kwnames) && PyTuple_GET_SIZE(kwnames))) {
         Instr *op;
         RETURN_IF_ERROR(operator_call(bd, callee->name, argv, n, &op));
         if (op) return push(bd, op);
@@ -421,8 +458,7 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
         v->nkw = (int)PyTuple_GET_SIZE(kwnames);
         v->kwnames = arena_alloc(&c->arena, sizeof(char *) * (size_t)(v->nkw ? v->nkw : 1));
         if (!v->kwnames) return -1;
-        for (int i = 0; i < v->nkw; i++)
-            v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
+        for (int i = 0; i < v->nkw; i++) v->kwnames[i] = arena_strdup(&c->arena, name_at(kwnames, i));
     }
     return push(bd, v);
 }
@@ -462,17 +498,26 @@ static int build_block(Builder *bd, Block *b) {
         bd->loc = in->loc;
         int arg = in->arg;
         switch (in->op) {
-        case OP_NOP: case OP_RESUME: case OP_CACHE: case OP_PRECALL: case OP_COPY_FREE_VARS:
-        case OP_MAKE_CELL: case OP_EXTENDED_ARG:
-            break; /* ( -- ) */
-        case OP_POP_TOP: { POP(v); (void)v; break; } /* (v -- ) */
+        case OP_NOP:
+        case OP_RESUME:
+        case OP_CACHE:
+        case OP_PRECALL:
+        case OP_COPY_FREE_VARS:
+        case OP_MAKE_CELL:
+        case OP_EXTENDED_ARG: break; /* ( -- ) */
+        case OP_POP_TOP: {
+            POP(v);
+            (void)v;
+            break;
+        } /* (v -- ) */
         case OP_PUSH_NULL: RETURN_IF_ERROR(push(bd, NULLV)); break; /* ( -- NULL) */
         case OP_LOAD_CONST: { /* ( -- k) */
             Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
             if (!k) {
                 /* a code constant is the body of a def, lambda or (before 3.12) comprehension */
                 if (!PyErr_Occurred() && PyCode_Check(PyTuple_GET_ITEM(bd->consts, arg)))
-                    error_at(c, ERR_UNSUPPORTED, in->loc, "nested functions, lambdas, comprehensions and "
+                    error_at(c, ERR_UNSUPPORTED, in->loc,
+                             "nested functions, lambdas, comprehensions and "
                              "generator expressions are not supported in kernels");
                 else if (!PyErr_Occurred())
                     error_at(c, ERR_UNSUPPORTED, in->loc, "constant of type '%s'",
@@ -482,9 +527,13 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, k));
             break;
         }
-        case OP_LOAD_FAST: case OP_LOAD_FAST_LOAD_FAST: { /* ( -- v) or ( -- v1 v2) */
+        case OP_LOAD_FAST:
+        case OP_LOAD_FAST_LOAD_FAST: { /* ( -- v) or ( -- v1 v2) */
             int idx[2] = {arg, -1};
-            if (in->op == OP_LOAD_FAST_LOAD_FAST) { idx[0] = arg >> 4; idx[1] = arg & 15; }
+            if (in->op == OP_LOAD_FAST_LOAD_FAST) {
+                idx[0] = arg >> 4;
+                idx[1] = arg & 15;
+            }
             for (int k = 0; k < 2 && idx[k] >= 0; k++) {
                 Instr *ld = build_emit(bd, IR_LOAD_VAR, 0);
                 if (!ld) return -1;
@@ -493,10 +542,15 @@ static int build_block(Builder *bd, Block *b) {
             }
             break;
         }
-        case OP_STORE_FAST: case OP_STORE_FAST_STORE_FAST: case OP_STORE_FAST_LOAD_FAST: {
+        case OP_STORE_FAST:
+        case OP_STORE_FAST_STORE_FAST:
+        case OP_STORE_FAST_LOAD_FAST: {
             /* (v -- ), (v2 v1 -- ), (v -- w) */
             int idx[2] = {arg, -1};
-            if (in->op != OP_STORE_FAST) { idx[0] = arg >> 4; idx[1] = arg & 15; }
+            if (in->op != OP_STORE_FAST) {
+                idx[0] = arg >> 4;
+                idx[1] = arg & 15;
+            }
             int nstore = in->op == OP_STORE_FAST_STORE_FAST ? 2 : 1;
             for (int k = 0; k < nstore; k++) {
                 POP(v);
@@ -534,7 +588,8 @@ static int build_block(Builder *bd, Block *b) {
             for (Py_ssize_t k = 0; bd->freevars && k < PyTuple_GET_SIZE(bd->freevars); k++)
                 if (strcmp(name_at(bd->freevars, (int)k), name) == 0) fi = (int)k;
             PyObject *cell = fi >= 0 && c->closure && fi < PyTuple_GET_SIZE(c->closure)
-                                 ? PyTuple_GET_ITEM(c->closure, fi) : NULL;
+                    ? PyTuple_GET_ITEM(c->closure, fi)
+                    : NULL;
             PyObject *val = cell && PyCell_Check(cell) ? PyCell_GET(cell) : NULL;
             if (!val) {
                 error_at(c, ERR_TYPING, in->loc, "closure variable '%s' is not available", name);
@@ -549,7 +604,8 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, v));
             break;
         }
-        case OP_LOAD_ATTR: case OP_LOAD_METHOD: { /* (o -- a) or (o -- NULL a) / (o -- a NULL) */
+        case OP_LOAD_ATTR:
+        case OP_LOAD_METHOD: { /* (o -- a) or (o -- NULL a) / (o -- a NULL) */
             POP(o);
             bool method = in->op == OP_LOAD_METHOD;
             int namei = arg;
@@ -687,13 +743,15 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, l));
             break;
         }
-        case OP_LIST_APPEND: case OP_LIST_EXTEND: { /* (list ... v -- list ...) */
+        case OP_LIST_APPEND:
+        case OP_LIST_EXTEND: { /* (list ... v -- list ...) */
             POP(v);
             Instr *l = arg >= 1 && arg <= bd->sp ? bd->stack[bd->sp - arg] : NULL;
             if (!is_list(l)) return internal_error(c, in->loc, "build: %s without a list", op_name(in->raw));
             if (in->op == OP_LIST_APPEND) {
                 RETURN_IF_ERROR(list_add(bd, l, v));
-            } else if ((v->op == IR_CONST && v->ckind == CK_TUPLE) || v->op == IR_TUPLE) { /* f(*(a, b), ...) and constants */
+            } else if ((v->op == IR_CONST && v->ckind == CK_TUPLE) ||
+                       v->op == IR_TUPLE) { /* f(*(a, b), ...) and constants */
                 for (int k = 0; k < v->nargs; k++) RETURN_IF_ERROR(list_add(bd, l, v->args[k]));
             } else {
                 return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with *args are not supported in kernels");
@@ -705,8 +763,10 @@ static int build_block(Builder *bd, Block *b) {
             /* CPython calls this way for f(*t), and when a call has more than 30
              * arguments: then they are in a tuple built just before (a constant one
              * when all are constants), spread into a plain call here. */
-            if (arg & 1) return error_at(c, ERR_UNSUPPORTED, in->loc, "calls with **kwargs, or with more than "
-                                         "30 arguments and keyword arguments, are not supported in kernels");
+            if (arg & 1)
+                return error_at(c, ERR_UNSUPPORTED, in->loc,
+                                "calls with **kwargs, or with more than "
+                                "30 arguments and keyword arguments, are not supported in kernels");
             Instr *t = pop_any(bd);
             if (!t) return -1;
             if ((t->op == IR_CONST && t->ckind == CK_TUPLE) || is_argtuple(t)) {
@@ -743,8 +803,10 @@ static int build_block(Builder *bd, Block *b) {
             POP(r);
             if (!is_call_of(r, "builtins.range")) { /* counts over range(len(r)) */
                 if (bd->nloops == MAX_SEQ_LOOPS)
-                    return error_at(c, ERR_UNSUPPORTED, in->loc, "too many for loops over arrays, tuples, "
-                                    "enumerate() and zip() (limit is %d)", MAX_SEQ_LOOPS);
+                    return error_at(c, ERR_UNSUPPORTED, in->loc,
+                                    "too many for loops over arrays, tuples, "
+                                    "enumerate() and zip() (limit is %d)",
+                                    MAX_SEQ_LOOPS);
                 Instr *n = seq_len(bd, r);
                 if (!n) return -1;
                 int f = ii + 1; /* the loop's FOR_ITER follows (after an EXTENDED_ARG when its jump is long) */
@@ -771,7 +833,11 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, nx));
             return branch(bd, ok, in->next, bd->sp, for_iter_exit(c, in), bd->sp - 2);
         }
-        case OP_TO_BOOL: { POP(v); RETURN_IF_ERROR(push(bd, truth(bd, v))); break; } /* (v -- bool) */
+        case OP_TO_BOOL: {
+            POP(v);
+            RETURN_IF_ERROR(push(bd, truth(bd, v)));
+            break;
+        } /* (v -- bool) */
         case OP_COPY: /* (x ... -- x ... x) */
             if (arg < 1 || arg > bd->sp) return internal_error(c, in->loc, "build: bad COPY");
             RETURN_IF_ERROR(push(bd, bd->stack[bd->sp - arg]));
@@ -789,10 +855,15 @@ static int build_block(Builder *bd, Block *b) {
                 break;
             }
             /* fallthrough */
-        case OP_UNARY_NEGATIVE: case OP_UNARY_NOT: case OP_UNARY_INVERT: case OP_UNARY_POSITIVE: {
+        case OP_UNARY_NEGATIVE:
+        case OP_UNARY_NOT:
+        case OP_UNARY_INVERT:
+        case OP_UNARY_POSITIVE: {
             /* (v -- op v) */
-            int u = in->op == OP_UNARY_NEGATIVE ? UN_NEG : in->op == OP_UNARY_NOT ? UN_NOT
-                    : in->op == OP_UNARY_INVERT ? UN_INVERT : UN_POS;
+            int u = in->op == OP_UNARY_NEGATIVE ? UN_NEG
+                    : in->op == OP_UNARY_NOT    ? UN_NOT
+                    : in->op == OP_UNARY_INVERT ? UN_INVERT
+                                                : UN_POS;
             if (in->op == OP_CALL_INTRINSIC_1 && arg != 5) return unsupported_op(bd, in);
             POP(v);
             Instr *r = build_emit(bd, IR_UNARY, 1);
@@ -802,7 +873,8 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, r));
             break;
         }
-        case OP_POP_JUMP_IF_FALSE: case OP_POP_JUMP_IF_TRUE: { /* (c -- ) */
+        case OP_POP_JUMP_IF_FALSE:
+        case OP_POP_JUMP_IF_TRUE: { /* (c -- ) */
             POP(v);
             Instr *t = truth(bd, v);
             if (!t) return -1;
@@ -810,15 +882,20 @@ static int build_block(Builder *bd, Block *b) {
             if (in->op == OP_POP_JUMP_IF_FALSE) return branch(bd, t, ft, bd->sp, jt, bd->sp);
             return branch(bd, t, jt, bd->sp, ft, bd->sp);
         }
-        case OP_JUMP_IF_FALSE_OR_POP: case OP_JUMP_IF_TRUE_OR_POP: { /* (c -- c) jumping, (c -- ) not */
+        case OP_JUMP_IF_FALSE_OR_POP:
+        case OP_JUMP_IF_TRUE_OR_POP: { /* (c -- c) jumping, (c -- ) not */
             Instr *v = bd->stack[bd->sp - 1];
             Instr *t = truth(bd, v);
             if (!t) return -1;
             if (in->op == OP_JUMP_IF_FALSE_OR_POP) return branch(bd, t, in->next, bd->sp - 1, in->jump, bd->sp);
             return branch(bd, t, in->jump, bd->sp, in->next, bd->sp - 1);
         }
-        case OP_JUMP_FORWARD: case OP_JUMP_BACKWARD: return jump(bd, in->jump); /* ( -- ) */
-        case OP_RETURN_VALUE: { POP(v); return ret(bd, v); } /* (v -- ) */
+        case OP_JUMP_FORWARD:
+        case OP_JUMP_BACKWARD: return jump(bd, in->jump); /* ( -- ) */
+        case OP_RETURN_VALUE: {
+            POP(v);
+            return ret(bd, v);
+        } /* (v -- ) */
         case OP_RETURN_CONST: { /* ( -- ) */
             Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
             if (!k) return PyErr_Occurred() ? -1 : error_at(c, ERR_UNSUPPORTED, in->loc, "return of this constant");
@@ -832,12 +909,14 @@ static int build_block(Builder *bd, Block *b) {
         }
         case OP_RAISE_VARARGS: { /* (exc [cause] -- ) */
             if (arg == 0) return error_at(c, ERR_UNSUPPORTED, in->loc, "a bare raise (re-raise) in a kernel");
-            if (arg == 2) { POP(cause); (void)cause; }
+            if (arg == 2) {
+                POP(cause);
+                (void)cause;
+            }
             POP(v);
             return raise_stmt(bd, v);
         }
-        default:
-            return unsupported_op(bd, in);
+        default: return unsupported_op(bd, in);
         }
     }
     /* fell through into the next block */
@@ -858,8 +937,8 @@ int build_ir(Ctx *c) {
     if (co->co_kwonlyargcount)
         return error_at(c, ERR_UNSUPPORTED, floc, "keyword-only arguments are not supported in kernels");
     if (co->co_argcount != c->nargs) {
-        PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname,
-                     co->co_argcount, c->nargs);
+        PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname, co->co_argcount,
+                     c->nargs);
         return -1;
     }
     PyObject *exc = PyObject_GetAttrString(c->code, "co_exceptiontable");
@@ -867,7 +946,8 @@ int build_ir(Ctx *c) {
     for (int k = 0; k < c->ninsns; k++)
         if (c->insns[k].op == OP_LOAD_FAST_AND_CLEAR) { /* 3.12+ inline comprehensions; they also */
             Py_DECREF(exc);                               /* have an exception table entry */
-            return error_at(c, ERR_UNSUPPORTED, c->insns[k].loc, "nested functions, lambdas, comprehensions "
+            return error_at(c, ERR_UNSUPPORTED, c->insns[k].loc,
+                            "nested functions, lambdas, comprehensions "
                             "and generator expressions are not supported in kernels");
         }
     if (PyBytes_Check(exc) && PyBytes_GET_SIZE(exc)) {
@@ -892,8 +972,8 @@ int build_ir(Ctx *c) {
     bd.freevars = PyObject_GetAttrString(c->code, "co_freevars");
     int rc = -1;
     if (!bd.names || !bd.consts || !bd.varnames || !bd.freevars) goto done;
-    int nlocals = co->co_nlocals > (int)PyTuple_GET_SIZE(bd.varnames) ? co->co_nlocals
-                                                                      : (int)PyTuple_GET_SIZE(bd.varnames);
+    int nlocals =
+            co->co_nlocals > (int)PyTuple_GET_SIZE(bd.varnames) ? co->co_nlocals : (int)PyTuple_GET_SIZE(bd.varnames);
     for (int i = 0; i < nlocals; i++) {
         int v = add_var(c, arena_strdup(&c->arena, name_at(bd.varnames, i)), floc);
         if (v < 0) goto done;
@@ -933,8 +1013,10 @@ static void dump_value(Ctx *c, FILE *f, Instr *v) {
     if (v->op == IR_CONST) {
         switch (v->ckind) {
         case CK_INT:
-            if (v->is_uint64) fprintf(f, "%llu", (unsigned long long)v->ival);
-            else fprintf(f, "%lld", (long long)v->ival);
+            if (v->is_uint64)
+                fprintf(f, "%llu", (unsigned long long)v->ival);
+            else
+                fprintf(f, "%lld", (long long)v->ival);
             break;
         case CK_FLOAT: fprintf(f, "%g", v->fval); break;
         case CK_BOOL: fprintf(f, v->ival ? "True" : "False"); break;

@@ -37,8 +37,9 @@ LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
     LLVMTypeRef d = c->f64;
     LLVMValueRef nonneg = LLVMBuildICmp(c->b, LLVMIntSGE, n, ci64(c, 0), "");
     LLVMValueRef big = LLVMBuildICmp(c->b, LLVMIntSGT, n, ci64(c, 22), "");
-    LLVMValueRef e = LLVMBuildSelect(c->b, nonneg, LLVMBuildSelect(c->b, big, LLVMBuildSub(c->b, n, ci64(c, 22), ""), n, ""),
-                                     LLVMBuildNeg(c->b, n, ""), "");
+    LLVMValueRef e =
+            LLVMBuildSelect(c->b, nonneg, LLVMBuildSelect(c->b, big, LLVMBuildSub(c->b, n, ci64(c, 22), ""), n, ""),
+                            LLVMBuildNeg(c->b, n, ""), "");
     e = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, ci64(c, 400), ""), ci64(c, 400), e, "");
     LLVMValueRef pa[2] = {LLVMConstReal(d, 10.0), LLVMBuildSIToFP(c->b, e, d, "")};
     LLVMValueRef p1 = math_call(c, "pow", &ty_float64, pa, 2);
@@ -51,21 +52,26 @@ LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
     LLVMValueRef y = LLVMBuildSelect(c->b, nonneg, LLVMBuildFMul(c->b, xp, p2, ""), xq, "");
     LLVMTypeRef dt = d;
     LLVMValueRef fa[3] = {x, p1, LLVMBuildFNeg(c->b, xp, "")}, fb[3] = {LLVMBuildFNeg(c->b, xq, ""), p1, x};
-    LLVMValueRef err = LLVMBuildSelect(c->b, nonneg, call_intrinsic(c, "llvm.fma", &dt, 1, fa, 3),
-                                       call_intrinsic(c, "llvm.fma", &dt, 1, fb, 3), ""); /* exact x*p1 - xp, x - xq*p1 */
+    LLVMValueRef err =
+            LLVMBuildSelect(c->b, nonneg, call_intrinsic(c, "llvm.fma", &dt, 1, fa, 3),
+                            call_intrinsic(c, "llvm.fma", &dt, 1, fb, 3), ""); /* exact x*p1 - xp, x - xq*p1 */
     err = LLVMBuildSelect(c->b, big, LLVMConstReal(d, 0.0), err, "");
     LLVMValueRef z = call_intrinsic(c, "llvm.roundeven", &dt, 1, &y, 1);
     LLVMValueRef yz = LLVMBuildFSub(c->b, y, z, "");
-    LLVMValueRef tie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &yz, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef tie =
+            LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &yz, 1), LLVMConstReal(d, 0.5), "");
     LLVMValueRef half = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, err, LLVMConstReal(d, 0.0), ""),
                                         LLVMConstReal(d, 0.5), LLVMConstReal(d, -0.5), "");
-    z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, tie, LLVMBuildFCmp(c->b, LLVMRealONE, err, LLVMConstReal(d, 0.0), ""), ""),
+    z = LLVMBuildSelect(c->b,
+                        LLVMBuildAnd(c->b, tie, LLVMBuildFCmp(c->b, LLVMRealONE, err, LLVMConstReal(d, 0.0), ""), ""),
                         LLVMBuildFAdd(c->b, y, half, ""), z, "");
     /* from 2**52 on, y is an integer and err alone is the fraction: a tie (err = +-0.5) goes to the even one of
      * y and y +- 1 */
-    LLVMValueRef ay = call_intrinsic(c, "llvm.fabs", &dt, 1, &y, 1), hy = LLVMBuildFMul(c->b, y, LLVMConstReal(d, 0.5), "");
+    LLVMValueRef ay = call_intrinsic(c, "llvm.fabs", &dt, 1, &y, 1),
+                 hy = LLVMBuildFMul(c->b, y, LLVMConstReal(d, 0.5), "");
     LLVMValueRef yeven = LLVMBuildFCmp(c->b, LLVMRealOEQ, hy, call_intrinsic(c, "llvm.trunc", &dt, 1, &hy, 1), "");
-    LLVMValueRef etie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &err, 1), LLVMConstReal(d, 0.5), "");
+    LLVMValueRef etie = LLVMBuildFCmp(c->b, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &dt, 1, &err, 1),
+                                      LLVMConstReal(d, 0.5), "");
     LLVMValueRef wide = LLVMBuildFCmp(c->b, LLVMRealOGE, ay, LLVMConstReal(d, 4503599627370496.0), ""); /* 2**52 */
     z = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, wide, LLVMBuildAnd(c->b, etie, LLVMBuildNot(c->b, yeven, ""), ""), ""),
                         LLVMBuildFAdd(c->b, y, LLVMBuildFMul(c->b, err, LLVMConstReal(d, 2.0), ""), ""), z, "");
@@ -79,8 +85,9 @@ LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n) {
     z = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOEQ, z, LLVMConstReal(d, 0.0), ""), sz, z, "");
     LLVMValueRef inf = LLVMConstReal(d, INFINITY);
     /* |x * 10**n| >= 2**53: 10**-n is below x's ulp, so x is its own rounding */
-    LLVMValueRef fin = LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &dt, 1, &x, 1), inf, ""),
-                                    LLVMBuildFCmp(c->b, LLVMRealOLT, ay, LLVMConstReal(d, 9007199254740992.0), ""), "");
+    LLVMValueRef fin =
+            LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &dt, 1, &x, 1), inf, ""),
+                         LLVMBuildFCmp(c->b, LLVMRealOLT, ay, LLVMConstReal(d, 9007199254740992.0), ""), "");
     return LLVMBuildSelect(c->b, fin, z, x, "");
 }
 
@@ -123,7 +130,8 @@ static LLVMValueRef mul_mod(Ctx *c, LLVMValueRef x, LLVMValueRef y, LLVMValueRef
     LLVMPositionBuilderAtEnd(c->b, loop);
     LLVMValueRef r = LLVMBuildPhi(c->b, c->i64, "r"), bit = LLVMBuildPhi(c->b, c->i64, "bit");
     LLVMValueRef r2 = add_mod(c, r, r, m);
-    LLVMValueRef set = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, y, bit, ""), one, ""), ci64(c, 0), "");
+    LLVMValueRef set = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, y, bit, ""), one, ""),
+                                     ci64(c, 0), "");
     r2 = LLVMBuildSelect(c->b, set, add_mod(c, r2, x, m), r2, "");
     LLVMValueRef next = LLVMBuildSub(c->b, bit, one, "");
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, bit, ci64(c, 0), ""), done, loop);
@@ -147,14 +155,16 @@ LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m) {
     mm = LLVMBuildSelect(c->b, bad, one, mm, "");
     LLVMValueRef aneg = LLVMBuildICmp(c->b, LLVMIntSLT, a, zero, "");
     LLVMValueRef ar = LLVMBuildURem(c->b, LLVMBuildSelect(c->b, aneg, LLVMBuildNeg(c->b, a, ""), a, ""), mm, "");
-    LLVMValueRef base = LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, aneg, LLVMBuildICmp(c->b, LLVMIntNE, ar, zero, ""), ""),
-                                        LLVMBuildSub(c->b, mm, ar, ""), ar, "");
+    LLVMValueRef base =
+            LLVMBuildSelect(c->b, LLVMBuildAnd(c->b, aneg, LLVMBuildICmp(c->b, LLVMIntNE, ar, zero, ""), ""),
+                            LLVMBuildSub(c->b, mm, ar, ""), ar, "");
     LLVMValueRef e0 = LLVMBuildSelect(c->b, bad, zero, b, "");
     LLVMValueRef r0 = LLVMBuildURem(c->b, one, mm, "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(c->b), loop = new_block(c, "powmod"), done = new_block(c, "powmod.done");
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e0, zero, ""), done, loop);
     LLVMPositionBuilderAtEnd(c->b, loop);
-    LLVMValueRef r = LLVMBuildPhi(c->b, c->i64, "r"), x = LLVMBuildPhi(c->b, c->i64, "x"), e = LLVMBuildPhi(c->b, c->i64, "e");
+    LLVMValueRef r = LLVMBuildPhi(c->b, c->i64, "r"), x = LLVMBuildPhi(c->b, c->i64, "x"),
+                 e = LLVMBuildPhi(c->b, c->i64, "e");
     LLVMValueRef rx = mul_mod(c, r, x, mm), xx = mul_mod(c, x, x, mm);
     LLVMValueRef odd = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, e, one, ""), zero, "");
     LLVMValueRef r2 = LLVMBuildSelect(c->b, odd, rx, r, "");
@@ -179,7 +189,8 @@ LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt) {
     Type *ft = rt->items[0], *ot = rt->items[1];
     LLVMTypeRef t = llvm_type(c, ft), params[2] = {t, c->ptr}, fnty = LLVMFunctionType(t, params, 2, 0);
     LLVMValueRef slot = entry_alloca(c, llvm_type(c, ot), "out");
-    LLVMValueRef fn = c->target->math_fn(c, arena_printf(&c->arena, "%s%s", name, ft->kind == TY_FLOAT32 ? "f" : ""), fnty);
+    LLVMValueRef fn =
+            c->target->math_fn(c, arena_printf(&c->arena, "%s%s", name, ft->kind == TY_FLOAT32 ? "f" : ""), fnty);
     if (!fn) return NULL;
     LLVMValueRef x = val_as(c, arg, ft), args[2] = {x, slot};
     LLVMValueRef first = LLVMBuildCall2(c->b, fnty, fn, args, 2, "");

@@ -23,11 +23,12 @@ int for_iter_exit(Ctx *c, const Insn *in) {
 
 static bool ends_block(const Insn *in) {
     switch (in->op) {
-    case OP_RETURN_VALUE: case OP_RETURN_CONST: case OP_JUMP_FORWARD: case OP_JUMP_BACKWARD:
-    case OP_RAISE_VARARGS:
-        return true;
-    default:
-        return in->jump >= 0;
+    case OP_RETURN_VALUE:
+    case OP_RETURN_CONST:
+    case OP_JUMP_FORWARD:
+    case OP_JUMP_BACKWARD:
+    case OP_RAISE_VARARGS: return true;
+    default: return in->jump >= 0;
     }
 }
 
@@ -73,7 +74,10 @@ Block *block_at(Ctx *c, int off) {
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
         if (c->blocks[mid]->first == i) return c->blocks[mid];
-        if (c->blocks[mid]->first < i) lo = mid + 1; else hi = mid - 1;
+        if (c->blocks[mid]->first < i)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return NULL;
 }

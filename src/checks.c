@@ -71,8 +71,10 @@ LLVMValueRef raised_flag(Ctx *c) {
 void stop_thread(Ctx *c) {
     LLVMTypeRef rt = LLVMGetReturnType(LLVMGlobalGetValueType(c->fn));
     if (c->self && c->raised) LLVMBuildStore(c->b, LLVMConstInt(c->i8, 1, 0), c->raised);
-    if (LLVMGetTypeKind(rt) == LLVMVoidTypeKind) LLVMBuildRetVoid(c->b);
-    else LLVMBuildRet(c->b, LLVMGetUndef(rt));
+    if (LLVMGetTypeKind(rt) == LLVMVoidTypeKind)
+        LLVMBuildRetVoid(c->b);
+    else
+        LLVMBuildRet(c->b, LLVMGetUndef(rt));
 }
 
 static int file_id(Ctx *c);
@@ -83,8 +85,8 @@ void raise_now(Ctx *c, int site) {
     if (c->opt.debug) {
         LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.first");
         LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.stop");
-        LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_RAISE), LLVMAtomicOrderingMonotonic,
-                                                LLVMAtomicOrderingMonotonic, 0);
+        LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_RAISE),
+                                                LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
         LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
         LLVMPositionBuilderAtEnd(c->b, first);
         /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
@@ -96,8 +98,11 @@ void raise_now(Ctx *c, int site) {
             tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
             ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
         }
-        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 2), ci64(c, site)},
-                                  {ci64(c, 3), tid}, {ci64(c, 4), ctaid}, {ci64(c, 5), ci64(c, file_id(c))}};
+        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)},
+                                  {ci64(c, 2), ci64(c, site)},
+                                  {ci64(c, 3), tid},
+                                  {ci64(c, 4), ctaid},
+                                  {ci64(c, 5), ci64(c, file_id(c))}};
         for (int i = 0; i < 5; i++)
             LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
         LLVMBuildBr(c->b, stop);
@@ -128,8 +133,9 @@ int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t) {
     LLVMValueRef ok = is_float(t) ? LLVMBuildFCmp(c->b, LLVMRealUNE, b, LLVMConstReal(llvm_type(c, t), 0.0), "")
                                   : LLVMBuildICmp(c->b, LLVMIntNE, b, LLVMConstInt(llvm_type(c, t), 0, 0), "");
     const char *msg = in->ival == BIN_DIV ? (f ? "float division by zero" : "division by zero")
-                      : !f ? "integer division or modulo by zero"
-                      : in->ival == BIN_MOD ? "float modulo" : "float floor division by zero";
+            : !f                          ? "integer division or modulo by zero"
+            : in->ival == BIN_MOD         ? "float modulo"
+                                          : "float floor division by zero";
     return check_or_raise(c, ok, PyExc_ZeroDivisionError, msg);
 }
 
@@ -182,8 +188,8 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
     LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
     LLVMBuildCondBr(c->b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(c->b, bad);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX), LLVMAtomicOrderingMonotonic,
-                                            LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX),
+                                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, after);
     LLVMPositionBuilderAtEnd(c->b, first);
     LLVMValueRef rec[5] = {ci64(c, c->cur_loc.line), axis, index, size, ci64(c, file_id(c))};
@@ -209,8 +215,8 @@ void check_step(Ctx *c, LLVMValueRef bad) {
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step.ok");
     LLVMBuildCondBr(c->b, bad, rec, cont);
     LLVMPositionBuilderAtEnd(c->b, rec);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_STEP0), LLVMAtomicOrderingMonotonic,
-                                            LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_STEP0),
+                                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
     LLVMPositionBuilderAtEnd(c->b, first);
     LLVMValueRef words[2][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 5), ci64(c, file_id(c))}};

@@ -47,7 +47,8 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     c->firstlineno = co->co_firstlineno;
     if (opt->device)
         return PyErr_SetString(PyExc_NotImplementedError,
-                               "compiling a device function on its own is not supported: call it from a kernel"), -1;
+                               "compiling a device function on its own is not supported: call it from a kernel"),
+               -1;
     /* a symbol PTX and ORC accept: the name, sanitised (begin() may make it unique) */
     c->symbol = sanitise(&c->arena, opt->name && opt->name[0] ? opt->name : name);
     c->out = calloc(1, sizeof *c->out);
@@ -100,9 +101,7 @@ double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-void stage_time(const char *what, double start_ms) {
-    fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms);
-}
+void stage_time(const char *what, double start_ms) { fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms); }
 
 static int compile(Ctx *c, const char *sig) {
     if (c->timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
@@ -128,9 +127,11 @@ static int compile(Ctx *c, const char *sig) {
 static bool const_equal(const Instr *a, const Instr *b) {
     if (a->ckind != b->ckind || a->nargs != b->nargs) return false;
     switch (a->ckind) {
-    case CK_INT: case CK_BOOL: return a->ival == b->ival && a->is_uint64 == b->is_uint64;
+    case CK_INT:
+    case CK_BOOL: return a->ival == b->ival && a->is_uint64 == b->is_uint64;
     case CK_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
-    case CK_COMPLEX: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 && memcmp(&a->fimag, &b->fimag, sizeof a->fimag) == 0;
+    case CK_COMPLEX:
+        return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 && memcmp(&a->fimag, &b->fimag, sizeof a->fimag) == 0;
     case CK_STR: return strcmp(a->name, b->name) == 0;
     case CK_TUPLE:
         for (int i = 0; i < a->nargs; i++)
@@ -151,8 +152,8 @@ static int literals_fit(Ctx *caller, Instr *call, Func *f, const char *name, boo
         Instr *k = arg_literal(caller, call->args[1 + i], LIT_PEEK);
         if (!k && (f->literal_needed >> i & 1))
             return error_at(caller, ERR_TYPING, call->loc,
-                            "argument %d of %s() must be a compile-time constant: %s:%d needs its value", i + 1,
-                            name, f->sub->filename, f->literal_loc.line);
+                            "argument %d of %s() must be a compile-time constant: %s:%d needs its value", i + 1, name,
+                            f->sub->filename, f->literal_loc.line);
         if (!k || !const_equal(k, f->literals[i])) *fits = false;
     }
     return 0;
@@ -184,12 +185,13 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     int depth = 0;
     for (int i = 0; i < root->funcs.n; i++) depth += ((Func *)root->funcs.v[i])->typing;
     if (depth >= LIMIT_CALL_DEPTH)
-        return error_limit(caller, call->loc, "device functions called inside one another while compiling "
-                           "(a recursion whose argument types change?)", LIMIT_CALL_DEPTH);
+        return error_limit(caller, call->loc,
+                           "device functions called inside one another while compiling "
+                           "(a recursion whose argument types change?)",
+                           LIMIT_CALL_DEPTH);
     if (code->co_argcount != nargs)
         return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
-                        code->co_argcount == 1 ? "" : "s",
-                        nargs);
+                        code->co_argcount == 1 ? "" : "s", nargs);
     Func *f = arena_alloc(&root->arena, sizeof *f);
     Ctx *s = calloc(1, sizeof *s);
     if (!f || !s) return PyErr_NoMemory(), -1;
@@ -286,8 +288,10 @@ int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const ch
     int rc = setup(c, code, globals, NULL, &opt);
     if (rc == 0)
         rc = bytecode_init() < 0 || parse_signature(c, sig) < 0 || decode_bytecode(c) < 0 || build_cfg(c) < 0 ||
-             build_ir(c) < 0 || infer_types(c) < 0 || verify_ir(c, "infer_types") < 0 ||
-             verify_break(c, what) < 0 || verify_ir(c, "verify_break") < 0 ? -1 : 0;
+                        build_ir(c) < 0 || infer_types(c) < 0 || verify_ir(c, "infer_types") < 0 ||
+                        verify_break(c, what) < 0 || verify_ir(c, "verify_break") < 0
+                ? -1
+                : 0;
     gj_output_free(c->out);
     teardown(c);
     return rc;

@@ -15,7 +15,9 @@
 
 #include "gj.h"
 
-typedef struct { LLVMValueRef re, im; } Cx;
+typedef struct {
+    LLVMValueRef re, im;
+} Cx;
 
 /* ---- real helpers on one part type `ft` ---- */
 
@@ -28,7 +30,9 @@ static LLVMValueRef neg(Ctx *c, LLVMValueRef a) { return fp(c, LLVMBuildFNeg(c->
 static LLVMValueRef cmp(Ctx *c, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildFCmp(c->b, p, a, b, "");
 }
-static LLVMValueRef sel(Ctx *c, LLVMValueRef p, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildSelect(c->b, p, a, b, ""); }
+static LLVMValueRef sel(Ctx *c, LLVMValueRef p, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(c->b, p, a, b, "");
+}
 static LLVMValueRef m1(Ctx *c, Type *ft, const char *fn, LLVMValueRef x) { return math_call(c, fn, ft, &x, 1); }
 static LLVMValueRef m2(Ctx *c, Type *ft, const char *fn, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef a[2] = {x, y};
@@ -101,9 +105,13 @@ static bool int_exponent(Instr *e, long *n) {
     if (!e || e->op != IR_CONST) return false;
     double v;
     switch (e->ckind) {
-    case CK_INT: case CK_BOOL: *n = (long)e->ival; return !e->is_uint64 && e->ival >= -100 && e->ival <= 100;
+    case CK_INT:
+    case CK_BOOL: *n = (long)e->ival; return !e->is_uint64 && e->ival >= -100 && e->ival <= 100;
     case CK_FLOAT: v = e->fval; break;
-    case CK_COMPLEX: if (e->fimag != 0.0) return false; v = e->fval; break;
+    case CK_COMPLEX:
+        if (e->fimag != 0.0) return false;
+        v = e->fval;
+        break;
     default: return false;
     }
     if (v != floor(v) || fabs(v) > 100.0) return false;
@@ -128,8 +136,7 @@ LLVMValueRef complex_binop(Ctx *c, BinOp op, LLVMValueRef a, LLVMValueRef b, Typ
 
 LLVMValueRef complex_cmp(Ctx *c, CmpOp op, LLVMValueRef a, LLVMValueRef b) {
     Cx x = split(c, a), y = split(c, b);
-    if (op == CMP_EQ)
-        return LLVMBuildAnd(c->b, cmp(c, LLVMRealOEQ, x.re, y.re), cmp(c, LLVMRealOEQ, x.im, y.im), "");
+    if (op == CMP_EQ) return LLVMBuildAnd(c->b, cmp(c, LLVMRealOEQ, x.re, y.re), cmp(c, LLVMRealOEQ, x.im, y.im), "");
     return LLVMBuildOr(c->b, cmp(c, LLVMRealUNE, x.re, y.re), cmp(c, LLVMRealUNE, x.im, y.im), "");
 }
 
@@ -162,7 +169,8 @@ static Cx c_log(Ctx *c, Type *ft, Cx z) {
     /* near |z| = 1, log(h) loses its digits: log1p of (am-1)(am+1) + an^2 */
     LLVMValueRef gt = cmp(c, LLVMRealOGT, ax, ay);
     LLVMValueRef am = sel(c, gt, ax, ay), an = sel(c, gt, ay, ax);
-    LLVMValueRef near = LLVMBuildAnd(c->b, cmp(c, LLVMRealOGE, h, K(c, ft, 0.71)), cmp(c, LLVMRealOLE, h, K(c, ft, 1.73)), "");
+    LLVMValueRef near =
+            LLVMBuildAnd(c->b, cmp(c, LLVMRealOGE, h, K(c, ft, 0.71)), cmp(c, LLVMRealOLE, h, K(c, ft, 1.73)), "");
     LLVMValueRef arg = add(c, mul(c, sub(c, am, one), add(c, am, one)), mul(c, an, an));
     LLVMValueRef re = sel(c, near, mul(c, m1(c, ft, "log1p", arg), K(c, ft, 0.5)), m1(c, ft, "log", h));
     return (Cx){re, m2(c, ft, "atan2", z.im, z.re)};
@@ -215,10 +223,14 @@ static Cx c_atanh(Ctx *c, Type *ft, Cx z) {
     LLVMValueRef one = K(c, ft, 1.0), flip = cmp(c, LLVMRealOLT, z.re, K(c, ft, 0.0));
     Cx w = csel(c, flip, (Cx){neg(c, z.re), neg(c, z.im)}, z);
     LLVMValueRef ay = fabs_(c, w.im), omx = sub(c, one, w.re);
-    LLVMValueRef re = dvd(c, m1(c, ft, "log1p", dvd(c, mul(c, K(c, ft, 4.0), w.re), add(c, mul(c, omx, omx), mul(c, ay, ay)))),
-                      K(c, ft, 4.0));
-    LLVMValueRef im = dvd(c, neg(c, m2(c, ft, "atan2", mul(c, K(c, ft, -2.0), w.im),
-                                       sub(c, mul(c, omx, add(c, one, w.re)), mul(c, ay, ay)))), K(c, ft, 2.0));
+    LLVMValueRef re =
+            dvd(c, m1(c, ft, "log1p", dvd(c, mul(c, K(c, ft, 4.0), w.re), add(c, mul(c, omx, omx), mul(c, ay, ay)))),
+                K(c, ft, 4.0));
+    LLVMValueRef im = dvd(c,
+                          neg(c,
+                              m2(c, ft, "atan2", mul(c, K(c, ft, -2.0), w.im),
+                                 sub(c, mul(c, omx, add(c, one, w.re)), mul(c, ay, ay)))),
+                          K(c, ft, 2.0));
     return csel(c, flip, (Cx){neg(c, re), neg(c, im)}, (Cx){re, im});
 }
 
@@ -227,11 +239,12 @@ static Cx times_i(Ctx *c, Cx z) { return (Cx){neg(c, z.im), z.re}; }
 static Cx times_minus_i(Ctx *c, Cx z) { return (Cx){z.im, neg(c, z.re)}; }
 
 static const char *const cmath_names[] = {
-    [CM_SQRT] = "sqrt", [CM_EXP] = "exp", [CM_LOG] = "log", [CM_LOG10] = "log10", [CM_SIN] = "sin",
-    [CM_COS] = "cos", [CM_TAN] = "tan", [CM_SINH] = "sinh", [CM_COSH] = "cosh", [CM_TANH] = "tanh",
-    [CM_ASIN] = "asin", [CM_ACOS] = "acos", [CM_ATAN] = "atan", [CM_ASINH] = "asinh", [CM_ACOSH] = "acosh",
-    [CM_ATANH] = "atanh", [CM_PHASE] = "phase", [CM_POLAR] = "polar", [CM_RECT] = "rect", [CM_ISNAN] = "isnan",
-    [CM_ISINF] = "isinf", [CM_ISFINITE] = "isfinite",
+        [CM_SQRT] = "sqrt",   [CM_EXP] = "exp",           [CM_LOG] = "log",     [CM_LOG10] = "log10",
+        [CM_SIN] = "sin",     [CM_COS] = "cos",           [CM_TAN] = "tan",     [CM_SINH] = "sinh",
+        [CM_COSH] = "cosh",   [CM_TANH] = "tanh",         [CM_ASIN] = "asin",   [CM_ACOS] = "acos",
+        [CM_ATAN] = "atan",   [CM_ASINH] = "asinh",       [CM_ACOSH] = "acosh", [CM_ATANH] = "atanh",
+        [CM_PHASE] = "phase", [CM_POLAR] = "polar",       [CM_RECT] = "rect",   [CM_ISNAN] = "isnan",
+        [CM_ISINF] = "isinf", [CM_ISFINITE] = "isfinite",
 };
 
 /* A real argument becomes the complex of its width (float32 -> complex64,
@@ -240,8 +253,10 @@ Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs) {
     const char *name = cmath_names[fn];
     int want = fn == CM_RECT ? 2 : 1, most = fn == CM_LOG || fn == CM_RECT ? 2 : 1;
     if (nargs < want || nargs > most)
-        TERR("cmath.%s() takes %s", name, fn == CM_RECT ? "two numbers (r, phi)" : fn == CM_LOG ? "one or two numbers"
-                                                                                              : "one number");
+        TERR("cmath.%s() takes %s", name,
+             fn == CM_RECT          ? "two numbers (r, phi)"
+                     : fn == CM_LOG ? "one or two numbers"
+                                    : "one number");
     for (int i = 0; i < nargs; i++) {
         if (!is_number(at[i])) TERR("cmath.%s() takes numbers, not %s", name, type_name(c, at[i]));
         if (fn == CM_RECT && is_complex(at[i])) TERR("cmath.rect() takes real numbers, not %s", type_name(c, at[i]));
@@ -255,7 +270,9 @@ Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs) {
         Type *items[2] = {complex_part(ct), complex_part(ct)};
         return type_tuple(c, 2, items);
     }
-    case CM_ISNAN: case CM_ISINF: case CM_ISFINITE: return &ty_bool;
+    case CM_ISNAN:
+    case CM_ISINF:
+    case CM_ISFINITE: return &ty_bool;
     default: return ct;
     }
 }
@@ -302,13 +319,14 @@ LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt) 
         t = LLVMBuildInsertValue(c->b, t, m2(c, ft, "hypot", z.re, z.im), 0, "");
         return LLVMBuildInsertValue(c->b, t, m2(c, ft, "atan2", z.im, z.re), 1, "");
     }
-    case CM_ISNAN:
-        return LLVMBuildOr(c->b, cmp(c, LLVMRealUNO, z.re, z.re), cmp(c, LLVMRealUNO, z.im, z.im), "");
-    case CM_ISINF: case CM_ISFINITE: {
+    case CM_ISNAN: return LLVMBuildOr(c->b, cmp(c, LLVMRealUNO, z.re, z.re), cmp(c, LLVMRealUNO, z.im, z.im), "");
+    case CM_ISINF:
+    case CM_ISFINITE: {
         /* no fast-math flags here: they would let LLVM assume the answer */
         LLVMTypeRef t = llvm_type(c, ft);
         LLVMValueRef inf = LLVMConstReal(t, INFINITY);
-        LLVMValueRef are = call_intrinsic(c, "llvm.fabs", &t, 1, &z.re, 1), aim = call_intrinsic(c, "llvm.fabs", &t, 1, &z.im, 1);
+        LLVMValueRef are = call_intrinsic(c, "llvm.fabs", &t, 1, &z.re, 1),
+                     aim = call_intrinsic(c, "llvm.fabs", &t, 1, &z.im, 1);
         if (fn == CM_ISINF) return LLVMBuildOr(c->b, cmp(c, LLVMRealOEQ, are, inf), cmp(c, LLVMRealOEQ, aim, inf), "");
         return LLVMBuildAnd(c->b, cmp(c, LLVMRealOLT, are, inf), cmp(c, LLVMRealOLT, aim, inf), "");
     }

@@ -11,38 +11,71 @@
 /* operator.add(a, b) and the rest of the operator module's number
  * functions, pow(a, b) and divmod(a, b) are the operators themselves: they
  * become the same IR, so their typing and lowering are the operators'. */
-static const struct { const char *path; IrOp op; int code, nargs; } operator_calls[] = {
-    {"_operator.add", IR_BINOP, BIN_ADD, 2}, {"_operator.iadd", IR_BINOP, BIN_ADD, 2},
-    {"_operator.sub", IR_BINOP, BIN_SUB, 2}, {"_operator.isub", IR_BINOP, BIN_SUB, 2},
-    {"_operator.mul", IR_BINOP, BIN_MUL, 2}, {"_operator.imul", IR_BINOP, BIN_MUL, 2},
-    {"_operator.truediv", IR_BINOP, BIN_DIV, 2}, {"_operator.itruediv", IR_BINOP, BIN_DIV, 2},
-    {"_operator.floordiv", IR_BINOP, BIN_FLOORDIV, 2}, {"_operator.ifloordiv", IR_BINOP, BIN_FLOORDIV, 2},
-    {"_operator.mod", IR_BINOP, BIN_MOD, 2}, {"_operator.imod", IR_BINOP, BIN_MOD, 2},
-    {"_operator.pow", IR_BINOP, BIN_POW, 2}, {"_operator.ipow", IR_BINOP, BIN_POW, 2},
-    {"_operator.and_", IR_BINOP, BIN_AND, 2}, {"_operator.iand", IR_BINOP, BIN_AND, 2},
-    {"_operator.or_", IR_BINOP, BIN_OR, 2}, {"_operator.ior", IR_BINOP, BIN_OR, 2},
-    {"_operator.xor", IR_BINOP, BIN_XOR, 2}, {"_operator.ixor", IR_BINOP, BIN_XOR, 2},
-    {"_operator.lshift", IR_BINOP, BIN_LSHIFT, 2}, {"_operator.ilshift", IR_BINOP, BIN_LSHIFT, 2},
-    {"_operator.rshift", IR_BINOP, BIN_RSHIFT, 2}, {"_operator.irshift", IR_BINOP, BIN_RSHIFT, 2},
-    {"_operator.lt", IR_CMP, CMP_LT, 2}, {"_operator.le", IR_CMP, CMP_LE, 2},
-    {"_operator.eq", IR_CMP, CMP_EQ, 2}, {"_operator.ne", IR_CMP, CMP_NE, 2},
-    {"_operator.gt", IR_CMP, CMP_GT, 2}, {"_operator.ge", IR_CMP, CMP_GE, 2},
-    {"_operator.neg", IR_UNARY, UN_NEG, 1}, {"_operator.pos", IR_UNARY, UN_POS, 1},
-    {"_operator.invert", IR_UNARY, UN_INVERT, 1}, {"_operator.inv", IR_UNARY, UN_INVERT, 1},
-    {"_operator.not_", IR_UNARY, UN_NOT, 1}, {"_operator.truth", IR_TRUTH, 0, 1},
-    {"builtins.pow", IR_BINOP, BIN_POW, 2},
+static const struct {
+    const char *path;
+    IrOp op;
+    int code, nargs;
+} operator_calls[] = {
+        {"_operator.add", IR_BINOP, BIN_ADD, 2},
+        {"_operator.iadd", IR_BINOP, BIN_ADD, 2},
+        {"_operator.sub", IR_BINOP, BIN_SUB, 2},
+        {"_operator.isub", IR_BINOP, BIN_SUB, 2},
+        {"_operator.mul", IR_BINOP, BIN_MUL, 2},
+        {"_operator.imul", IR_BINOP, BIN_MUL, 2},
+        {"_operator.truediv", IR_BINOP, BIN_DIV, 2},
+        {"_operator.itruediv", IR_BINOP, BIN_DIV, 2},
+        {"_operator.floordiv", IR_BINOP, BIN_FLOORDIV, 2},
+        {"_operator.ifloordiv", IR_BINOP, BIN_FLOORDIV, 2},
+        {"_operator.mod", IR_BINOP, BIN_MOD, 2},
+        {"_operator.imod", IR_BINOP, BIN_MOD, 2},
+        {"_operator.pow", IR_BINOP, BIN_POW, 2},
+        {"_operator.ipow", IR_BINOP, BIN_POW, 2},
+        {"_operator.and_", IR_BINOP, BIN_AND, 2},
+        {"_operator.iand", IR_BINOP, BIN_AND, 2},
+        {"_operator.or_", IR_BINOP, BIN_OR, 2},
+        {"_operator.ior", IR_BINOP, BIN_OR, 2},
+        {"_operator.xor", IR_BINOP, BIN_XOR, 2},
+        {"_operator.ixor", IR_BINOP, BIN_XOR, 2},
+        {"_operator.lshift", IR_BINOP, BIN_LSHIFT, 2},
+        {"_operator.ilshift", IR_BINOP, BIN_LSHIFT, 2},
+        {"_operator.rshift", IR_BINOP, BIN_RSHIFT, 2},
+        {"_operator.irshift", IR_BINOP, BIN_RSHIFT, 2},
+        {"_operator.lt", IR_CMP, CMP_LT, 2},
+        {"_operator.le", IR_CMP, CMP_LE, 2},
+        {"_operator.eq", IR_CMP, CMP_EQ, 2},
+        {"_operator.ne", IR_CMP, CMP_NE, 2},
+        {"_operator.gt", IR_CMP, CMP_GT, 2},
+        {"_operator.ge", IR_CMP, CMP_GE, 2},
+        {"_operator.neg", IR_UNARY, UN_NEG, 1},
+        {"_operator.pos", IR_UNARY, UN_POS, 1},
+        {"_operator.invert", IR_UNARY, UN_INVERT, 1},
+        {"_operator.inv", IR_UNARY, UN_INVERT, 1},
+        {"_operator.not_", IR_UNARY, UN_NOT, 1},
+        {"_operator.truth", IR_TRUTH, 0, 1},
+        {"builtins.pow", IR_BINOP, BIN_POW, 2},
     /* NumPy's arithmetic ufuncs on scalars */
-    {"numpy.add", IR_BINOP, BIN_ADD, 2}, {"numpy.subtract", IR_BINOP, BIN_SUB, 2},
-    {"numpy.multiply", IR_BINOP, BIN_MUL, 2}, {"numpy.divide", IR_BINOP, BIN_DIV, 2},
-    {"numpy.floor_divide", IR_BINOP, BIN_FLOORDIV, 2}, {"numpy.remainder", IR_BINOP, BIN_MOD, 2},
-    {"numpy.power", IR_BINOP, BIN_POW, 2}, {"numpy.bitwise_and", IR_BINOP, BIN_AND, 2},
-    {"numpy.bitwise_or", IR_BINOP, BIN_OR, 2}, {"numpy.bitwise_xor", IR_BINOP, BIN_XOR, 2},
-    {"numpy.left_shift", IR_BINOP, BIN_LSHIFT, 2}, {"numpy.right_shift", IR_BINOP, BIN_RSHIFT, 2},
-    {"numpy.less", IR_CMP, CMP_LT, 2}, {"numpy.less_equal", IR_CMP, CMP_LE, 2},
-    {"numpy.equal", IR_CMP, CMP_EQ, 2}, {"numpy.not_equal", IR_CMP, CMP_NE, 2},
-    {"numpy.greater", IR_CMP, CMP_GT, 2}, {"numpy.greater_equal", IR_CMP, CMP_GE, 2},
-    {"numpy.negative", IR_UNARY, UN_NEG, 1}, {"numpy.positive", IR_UNARY, UN_POS, 1},
-    {"numpy.invert", IR_UNARY, UN_INVERT, 1}, {"numpy.logical_not", IR_UNARY, UN_NOT, 1},
+        {"numpy.add", IR_BINOP, BIN_ADD, 2},
+        {"numpy.subtract", IR_BINOP, BIN_SUB, 2},
+        {"numpy.multiply", IR_BINOP, BIN_MUL, 2},
+        {"numpy.divide", IR_BINOP, BIN_DIV, 2},
+        {"numpy.floor_divide", IR_BINOP, BIN_FLOORDIV, 2},
+        {"numpy.remainder", IR_BINOP, BIN_MOD, 2},
+        {"numpy.power", IR_BINOP, BIN_POW, 2},
+        {"numpy.bitwise_and", IR_BINOP, BIN_AND, 2},
+        {"numpy.bitwise_or", IR_BINOP, BIN_OR, 2},
+        {"numpy.bitwise_xor", IR_BINOP, BIN_XOR, 2},
+        {"numpy.left_shift", IR_BINOP, BIN_LSHIFT, 2},
+        {"numpy.right_shift", IR_BINOP, BIN_RSHIFT, 2},
+        {"numpy.less", IR_CMP, CMP_LT, 2},
+        {"numpy.less_equal", IR_CMP, CMP_LE, 2},
+        {"numpy.equal", IR_CMP, CMP_EQ, 2},
+        {"numpy.not_equal", IR_CMP, CMP_NE, 2},
+        {"numpy.greater", IR_CMP, CMP_GT, 2},
+        {"numpy.greater_equal", IR_CMP, CMP_GE, 2},
+        {"numpy.negative", IR_UNARY, UN_NEG, 1},
+        {"numpy.positive", IR_UNARY, UN_POS, 1},
+        {"numpy.invert", IR_UNARY, UN_INVERT, 1},
+        {"numpy.logical_not", IR_UNARY, UN_NOT, 1},
 };
 
 bool is_operator_path(const char *path) {
@@ -58,7 +91,8 @@ int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **ou
     *out = NULL;
     if (!strcmp(path, "builtins.divmod")) { /* (a // b, a % b) */
         if (n != 2) return error_at(c, ERR_TYPING, bd->loc, "divmod() takes 2 arguments (%d given)", n);
-        Instr *q = build_emit(bd, IR_BINOP, 2), *r = q ? build_emit(bd, IR_BINOP, 2) : NULL, *t = r ? build_emit(bd, IR_TUPLE, 2) : NULL;
+        Instr *q = build_emit(bd, IR_BINOP, 2), *r = q ? build_emit(bd, IR_BINOP, 2) : NULL,
+              *t = r ? build_emit(bd, IR_TUPLE, 2) : NULL;
         if (!t) return -1;
         q->ival = BIN_FLOORDIV;
         r->ival = BIN_MOD;
@@ -92,7 +126,7 @@ int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **ou
 
 bool is_call_of(const Instr *v, const char *path) {
     return v->op == IR_CALL && v->args[0]->op == IR_OBJ && !v->args[0]->func && v->args[0]->name &&
-           !strcmp(v->args[0]->name, path);
+            !strcmp(v->args[0]->name, path);
 }
 
 /* path(args...), for a builtin the code did not name itself. */

@@ -12,17 +12,16 @@ PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 static PyObject *GjExc_InternalError;
 
 int diag_init_exceptions(PyObject *m) {
-    GjExc_CompileError = PyErr_NewExceptionWithDoc(
-        "gpujit.CompileError", "A kernel could not be compiled.", NULL, NULL);
+    GjExc_CompileError =
+            PyErr_NewExceptionWithDoc("gpujit.CompileError", "A kernel could not be compiled.", NULL, NULL);
     if (!GjExc_CompileError) return -1;
     GjExc_TypingError = PyErr_NewExceptionWithDoc(
-        "gpujit.TypingError", "A kernel's types could not be inferred or conflict.",
-        GjExc_CompileError, NULL);
-    GjExc_UnsupportedError = PyErr_NewExceptionWithDoc(
-        "gpujit.UnsupportedError", "A kernel uses a Python construct gpujit does not support.",
-        GjExc_CompileError, NULL);
-    GjExc_InternalError = PyErr_NewExceptionWithDoc(
-        "gpujit.InternalCompilerError", "A bug in gpujit itself.", GjExc_CompileError, NULL);
+            "gpujit.TypingError", "A kernel's types could not be inferred or conflict.", GjExc_CompileError, NULL);
+    GjExc_UnsupportedError = PyErr_NewExceptionWithDoc("gpujit.UnsupportedError",
+                                                       "A kernel uses a Python construct gpujit does not support.",
+                                                       GjExc_CompileError, NULL);
+    GjExc_InternalError = PyErr_NewExceptionWithDoc("gpujit.InternalCompilerError", "A bug in gpujit itself.",
+                                                    GjExc_CompileError, NULL);
     if (!GjExc_TypingError || !GjExc_UnsupportedError || !GjExc_InternalError) return -1;
     if (PyModule_AddObjectRef(m, "CompileError", GjExc_CompileError) < 0 ||
         PyModule_AddObjectRef(m, "TypingError", GjExc_TypingError) < 0 ||
@@ -106,10 +105,10 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     char *msg = format(fmt, ap);
     va_end(ap);
     if (!msg) return PyErr_NoMemory(), -1;
-    PyObject *exc = kind == ERR_TYPING        ? GjExc_TypingError
-                    : kind == ERR_UNSUPPORTED ? GjExc_UnsupportedError
-                    : kind == ERR_INTERNAL    ? GjExc_InternalError
-                                              : GjExc_CompileError;
+    PyObject *exc = kind == ERR_TYPING ? GjExc_TypingError
+            : kind == ERR_UNSUPPORTED  ? GjExc_UnsupportedError
+            : kind == ERR_INTERNAL     ? GjExc_InternalError
+                                       : GjExc_CompileError;
     int r = raise_at(c, exc, loc, kind == ERR_INTERNAL ? "internal compiler error: " : "", msg);
     free(msg);
     return r;

@@ -40,9 +40,11 @@ int emit_init(void) {
  * the warp-synchronous instructions kernels use), with the oldest PTX ISA
  * each needs. LLVM aborts the process on a processor or PTX version it does
  * not know, so every cc is checked here before it reaches LLVM. */
-static const struct { int sm, min_ptx; } known_sm[] = {
-    {30, 60}, {32, 60}, {35, 60}, {37, 60}, {50, 60}, {52, 60}, {53, 60}, {60, 60}, {61, 60},
-    {62, 60}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
+static const struct {
+    int sm, min_ptx;
+} known_sm[] = {
+        {30, 60}, {32, 60}, {35, 60}, {37, 60}, {50, 60}, {52, 60}, {53, 60}, {60, 60}, {61, 60},
+        {62, 60}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
 };
 static const int known_ptx[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
 #define NKNOWN_SM (int)(sizeof known_sm / sizeof known_sm[0])
@@ -54,8 +56,10 @@ static const int known_ptx[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 
 int check_cc(GjOptions *opt) {
     int major = opt->cc_major, minor = opt->cc_minor;
     if (major < 3 || major > 99 || minor < 0 || minor > 9) {
-        PyErr_Format(PyExc_ValueError, "compute capability (%d, %d) is not supported: gpujit compiles for "
-                     "3.0 and newer (major >= 3, minor 0 to 9)", major, minor);
+        PyErr_Format(PyExc_ValueError,
+                     "compute capability (%d, %d) is not supported: gpujit compiles for "
+                     "3.0 and newer (major >= 3, minor 0 to 9)",
+                     major, minor);
         return -1;
     }
     int cc = major * 10 + minor, k = 0;
@@ -134,8 +138,7 @@ int make_target_machine(Ctx *c) {
         LLVMDisposeMessage(err);
         return -1;
     }
-    c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features, LLVMCodeGenLevelAggressive, m.reloc,
-                                    m.code_model);
+    c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features, LLVMCodeGenLevelAggressive, m.reloc, m.code_model);
     if (!c->tm) return internal_error(c, NO_LOCATION, "emit: could not create a target machine");
     return 0;
 }

@@ -21,27 +21,40 @@ typedef struct Block Block;
 typedef struct Target Target;
 typedef struct Func Func;
 
-#define RETURN_IF_ERROR(x) do { if ((x) < 0) return -1; } while (0)
+#define RETURN_IF_ERROR(x) \
+    do { \
+        if ((x) < 0) return -1; \
+    } while (0)
 
 /* A Python source position. line 0 = NO_LOCATION. */
-typedef struct Loc { int line, col; } Loc;
+typedef struct Loc {
+    int line, col;
+} Loc;
 #define NO_LOCATION ((Loc){0, 0})
 
 //
 // arena.c
 //
 typedef struct ArenaChunk ArenaChunk;
-typedef struct Arena { ArenaChunk *head; } Arena;
+typedef struct Arena {
+    ArenaChunk *head;
+} Arena;
 void *arena_alloc(Arena *a, size_t n);           /* zeroed, 16-aligned */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_printf(Arena *a, const char *fmt, ...);
 void arena_free(Arena *a);
 /* A growable array of pointers in the arena. */
-typedef struct PtrVec { void **v; int n, cap; } PtrVec;
+typedef struct PtrVec {
+    void **v;
+    int n, cap;
+} PtrVec;
 void vec_push(Arena *a, PtrVec *v, void *p);
 
 /* A growable string outside the arena (outputs outlive it). */
-typedef struct StrBuf { char *s; size_t n, cap; } StrBuf;
+typedef struct StrBuf {
+    char *s;
+    size_t n, cap;
+} StrBuf;
 void sb_printf(StrBuf *b, const char *fmt, ...);
 void sb_free(StrBuf *b);
 
@@ -74,9 +87,19 @@ bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,op
 typedef enum {
     TY_UNKNOWN = 0,
     /* scalars, ordered as GjDtype */
-    TY_BOOL = GJ_BOOL, TY_INT8, TY_INT16, TY_INT32, TY_INT64,
-    TY_UINT8, TY_UINT16, TY_UINT32, TY_UINT64, TY_FLOAT32, TY_FLOAT64,
-    TY_COMPLEX64, TY_COMPLEX128, /* {float, float}, {double, double} */
+    TY_BOOL = GJ_BOOL,
+    TY_INT8,
+    TY_INT16,
+    TY_INT32,
+    TY_INT64,
+    TY_UINT8,
+    TY_UINT16,
+    TY_UINT32,
+    TY_UINT64,
+    TY_FLOAT32,
+    TY_FLOAT64,
+    TY_COMPLEX64,
+    TY_COMPLEX128, /* {float, float}, {double, double} */
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -103,12 +126,12 @@ struct Type {
     int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
     /* TY_OBJ */
     const char *path;
-    PyObject *obj;     /* a Python function called as a device function, else NULL */
+    PyObject *obj; /* a Python function called as a device function, else NULL */
 };
 
-extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8,
-    ty_uint16, ty_uint32, ty_uint64, ty_float32, ty_float64, ty_none, ty_range,
-    ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2, ty_slice3, ty_ellipsis;
+extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
+        ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
+        ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
@@ -117,20 +140,20 @@ Type *type_obj(Ctx *c, const char *path);
 Type *type_func(Ctx *c, const char *path, PyObject *func); /* a device function */
 bool type_eq(const Type *a, const Type *b);
 bool is_scalar(const Type *t);
-bool is_int(const Type *t);        /* signed or unsigned integer, not bool */
+bool is_int(const Type *t); /* signed or unsigned integer, not bool */
 bool is_signed(const Type *t);
 bool is_float(const Type *t);
-bool is_numeric(const Type *t);    /* bool, ints, floats */
+bool is_numeric(const Type *t); /* bool, ints, floats */
 bool is_complex(const Type *t);
-bool is_number(const Type *t);     /* bool, ints, floats, complex */
+bool is_number(const Type *t); /* bool, ints, floats, complex */
 Type *complex_part(const Type *t); /* complex64 -> float32, complex128 -> float64 */
-Type *complex_of(const Type *t);   /* the complex type holding a real one: float32 -> complex64, else complex128 */
-bool is_index(const Type *t);      /* usable as an index: ints and bool */
-bool has_value(const Type *t);     /* lives at run time: numbers, arrays, tuples of them, ranges */
-int type_bits(const Type *t);      /* scalar width; bool = 8 in memory; complex128 = 128 */
-int type_align(const Type *t);     /* bytes, in memory: a complex aligns as its parts */
+Type *complex_of(const Type *t); /* the complex type holding a real one: float32 -> complex64, else complex128 */
+bool is_index(const Type *t); /* usable as an index: ints and bool */
+bool has_value(const Type *t); /* lives at run time: numbers, arrays, tuples of them, ranges */
+int type_bits(const Type *t); /* scalar width; bool = 8 in memory; complex128 = 128 */
+int type_align(const Type *t); /* bytes, in memory: a complex aligns as its parts */
 const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
-Type *type_from_name(const char *name);       /* "float32", "int64", "bool"... or NULL */
+Type *type_from_name(const char *name); /* "float32", "int64", "bool"... or NULL */
 /* numba.cuda's promotion for arithmetic binary operators (NumPy scalar rules). */
 Type *promote_arith(Type *a, Type *b);
 /* Unify two types at a control-flow join or a re-assignment; NULL if they conflict. */
@@ -146,49 +169,100 @@ int parse_signature(Ctx *c, const char *sig);
 //
 typedef enum {
     OP_UNKNOWN = 0,
-    OP_NOP, OP_POP_TOP, OP_PUSH_NULL, OP_LOAD_CONST, OP_LOAD_FAST, OP_STORE_FAST,
-    OP_LOAD_FAST_LOAD_FAST, OP_STORE_FAST_STORE_FAST, OP_STORE_FAST_LOAD_FAST,
-    OP_LOAD_FAST_AND_CLEAR, OP_LOAD_GLOBAL, OP_LOAD_DEREF, OP_LOAD_ATTR, OP_LOAD_METHOD,
-    OP_PRECALL, OP_CALL, OP_CALL_KW, OP_KW_NAMES,
-    OP_BINARY_OP, OP_COMPARE_OP, OP_IS_OP, OP_CONTAINS_OP, OP_BINARY_SUBSCR, OP_STORE_SUBSCR,
-    OP_BUILD_TUPLE, OP_UNPACK_SEQUENCE, OP_GET_ITER, OP_FOR_ITER, OP_END_FOR,
-    OP_JUMP_FORWARD, OP_JUMP_BACKWARD, OP_JUMP_BACKWARD_NO_INTERRUPT,
-    OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE, OP_POP_JUMP_IF_NONE, OP_POP_JUMP_IF_NOT_NONE,
-    OP_JUMP_IF_FALSE_OR_POP, OP_JUMP_IF_TRUE_OR_POP,
-    OP_RETURN_VALUE, OP_RETURN_CONST, OP_TO_BOOL, OP_COPY, OP_SWAP,
-    OP_UNARY_NEGATIVE, OP_UNARY_NOT, OP_UNARY_INVERT, OP_UNARY_POSITIVE, OP_CALL_INTRINSIC_1,
-    OP_RESUME, OP_COPY_FREE_VARS, OP_MAKE_CELL, OP_CACHE, OP_EXTENDED_ARG,
-    OP_STORE_GLOBAL, OP_STORE_ATTR, OP_DELETE_FAST,
-    OP_BUILD_LIST, OP_LIST_APPEND, OP_LIST_EXTEND, OP_LIST_TO_TUPLE, OP_CALL_FUNCTION_EX,
-    OP_RAISE_VARARGS, OP_LOAD_ASSERTION_ERROR,
-    OP_BUILD_SLICE, OP_BINARY_SLICE, OP_STORE_SLICE,
+    OP_NOP,
+    OP_POP_TOP,
+    OP_PUSH_NULL,
+    OP_LOAD_CONST,
+    OP_LOAD_FAST,
+    OP_STORE_FAST,
+    OP_LOAD_FAST_LOAD_FAST,
+    OP_STORE_FAST_STORE_FAST,
+    OP_STORE_FAST_LOAD_FAST,
+    OP_LOAD_FAST_AND_CLEAR,
+    OP_LOAD_GLOBAL,
+    OP_LOAD_DEREF,
+    OP_LOAD_ATTR,
+    OP_LOAD_METHOD,
+    OP_PRECALL,
+    OP_CALL,
+    OP_CALL_KW,
+    OP_KW_NAMES,
+    OP_BINARY_OP,
+    OP_COMPARE_OP,
+    OP_IS_OP,
+    OP_CONTAINS_OP,
+    OP_BINARY_SUBSCR,
+    OP_STORE_SUBSCR,
+    OP_BUILD_TUPLE,
+    OP_UNPACK_SEQUENCE,
+    OP_GET_ITER,
+    OP_FOR_ITER,
+    OP_END_FOR,
+    OP_JUMP_FORWARD,
+    OP_JUMP_BACKWARD,
+    OP_JUMP_BACKWARD_NO_INTERRUPT,
+    OP_POP_JUMP_IF_FALSE,
+    OP_POP_JUMP_IF_TRUE,
+    OP_POP_JUMP_IF_NONE,
+    OP_POP_JUMP_IF_NOT_NONE,
+    OP_JUMP_IF_FALSE_OR_POP,
+    OP_JUMP_IF_TRUE_OR_POP,
+    OP_RETURN_VALUE,
+    OP_RETURN_CONST,
+    OP_TO_BOOL,
+    OP_COPY,
+    OP_SWAP,
+    OP_UNARY_NEGATIVE,
+    OP_UNARY_NOT,
+    OP_UNARY_INVERT,
+    OP_UNARY_POSITIVE,
+    OP_CALL_INTRINSIC_1,
+    OP_RESUME,
+    OP_COPY_FREE_VARS,
+    OP_MAKE_CELL,
+    OP_CACHE,
+    OP_EXTENDED_ARG,
+    OP_STORE_GLOBAL,
+    OP_STORE_ATTR,
+    OP_DELETE_FAST,
+    OP_BUILD_LIST,
+    OP_LIST_APPEND,
+    OP_LIST_EXTEND,
+    OP_LIST_TO_TUPLE,
+    OP_CALL_FUNCTION_EX,
+    OP_RAISE_VARARGS,
+    OP_LOAD_ASSERTION_ERROR,
+    OP_BUILD_SLICE,
+    OP_BINARY_SLICE,
+    OP_STORE_SLICE,
     OP_NUM_KNOWN
 } OpKind;
 
 typedef struct Insn {
     OpKind op;
-    int raw;          /* the interpreter's opcode number */
-    int arg;          /* full oparg after EXTENDED_ARG */
-    int off;          /* byte offset of the instruction (after EXTENDED_ARG prefixes) */
-    int next;         /* byte offset of the next instruction (after its caches) */
-    int jump;         /* jump target byte offset, or -1 */
+    int raw; /* the interpreter's opcode number */
+    int arg; /* full oparg after EXTENDED_ARG */
+    int off; /* byte offset of the instruction (after EXTENDED_ARG prefixes) */
+    int next; /* byte offset of the next instruction (after its caches) */
+    int jump; /* jump target byte offset, or -1 */
     Loc loc;
 } Insn;
 
-const char *op_name(int raw);     /* the interpreter's name for a raw opcode */
-int bytecode_init(void);          /* once per process, under the GIL */
-int decode_bytecode(Ctx *c);      /* fills c->insns, c->ninsns */
+const char *op_name(int raw); /* the interpreter's name for a raw opcode */
+int bytecode_init(void); /* once per process, under the GIL */
+int decode_bytecode(Ctx *c); /* fills c->insns, c->ninsns */
 
 //
 // cfg.c: basic blocks and the stack depth at each block entry
 //
 struct Block {
     int id;
-    int first, last;    /* insn index range [first, last] */
-    int depth;          /* operand-stack depth on entry; -1 = unreachable */
-    Block **succ; int nsucc;
-    PtrVec instrs;      /* IR (build.c) */
-    int *slot_vars;     /* var index holding entry stack slot i (build.c) */
+    int first, last; /* insn index range [first, last] */
+    int depth; /* operand-stack depth on entry; -1 = unreachable */
+    Block **succ;
+    int nsucc;
+    PtrVec instrs; /* IR (build.c) */
+    int *slot_vars; /* var index holding entry stack slot i (build.c) */
     bool built;
     LLVMBasicBlockRef bb; /* lower.c */
 };
@@ -207,23 +281,39 @@ typedef enum {
     IR_NUM_OPS
 } IrOp;
 /* irops.h's columns, by IrOp */
-typedef struct IrOpInfo { const char *name; int nargs, flags; } IrOpInfo;
+typedef struct IrOpInfo {
+    const char *name;
+    int nargs, flags;
+} IrOpInfo;
 extern const IrOpInfo ir_op_info[IR_NUM_OPS];
 
 /* What an IR_CONST holds. */
 typedef enum {
-    CK_INT,      /* ival (a uint64 beyond int64's range when is_uint64) */
-    CK_FLOAT,    /* fval */
-    CK_BOOL,     /* ival 0 or 1 */
+    CK_INT, /* ival (a uint64 beyond int64's range when is_uint64) */
+    CK_FLOAT, /* fval */
+    CK_BOOL, /* ival 0 or 1 */
     CK_NONE,
-    CK_STR,      /* name */
-    CK_TUPLE,    /* args, nargs: constants */
-    CK_COMPLEX,  /* fval + fimag j */
+    CK_STR, /* name */
+    CK_TUPLE, /* args, nargs: constants */
+    CK_COMPLEX, /* fval + fimag j */
     CK_ELLIPSIS, /* `...` */
 } ConstKind;
 
-typedef enum { BIN_ADD, BIN_AND, BIN_FLOORDIV, BIN_LSHIFT, BIN_MATMUL, BIN_MUL, BIN_MOD,
-               BIN_OR, BIN_POW, BIN_RSHIFT, BIN_SUB, BIN_DIV, BIN_XOR } BinOp;
+typedef enum {
+    BIN_ADD,
+    BIN_AND,
+    BIN_FLOORDIV,
+    BIN_LSHIFT,
+    BIN_MATMUL,
+    BIN_MUL,
+    BIN_MOD,
+    BIN_OR,
+    BIN_POW,
+    BIN_RSHIFT,
+    BIN_SUB,
+    BIN_DIV,
+    BIN_XOR
+} BinOp;
 typedef enum { UN_NEG, UN_POS, UN_NOT, UN_INVERT } UnOp;
 typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE } CmpOp;
 
@@ -231,37 +321,39 @@ struct Instr {
     IrOp op;
     Loc loc;
     int id;
-    Type *type;         /* typeinfer.c */
-    Instr **args; int nargs;
+    Type *type; /* typeinfer.c */
+    Instr **args;
+    int nargs;
     int64_t ival;
     double fval;
-    ConstKind ckind;    /* IR_CONST */
-    bool is_uint64;     /* IR_CONST CK_INT: too big for int64, so typed uint64 */
-    double fimag;       /* IR_CONST CK_COMPLEX: the imaginary part (fval the real) */
-    const char *name;   /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
-    int var;            /* IR_LOAD_VAR / IR_STORE_VAR */
-    int nkw; const char **kwnames; /* IR_CALL: the last nkw args are keywords */
-    bool star;          /* IR_CALL: f(*t), the one argument a tuple to spread (typeinfer does) */
-    int nunpack;        /* IR_TUPLE_GET: how many values the code unpacks into */
+    ConstKind ckind; /* IR_CONST */
+    bool is_uint64; /* IR_CONST CK_INT: too big for int64, so typed uint64 */
+    double fimag; /* IR_CONST CK_COMPLEX: the imaginary part (fval the real) */
+    const char *name; /* IR_OBJ path, IR_ATTR attribute, IR_CONST str */
+    int var; /* IR_LOAD_VAR / IR_STORE_VAR */
+    int nkw;
+    const char **kwnames; /* IR_CALL: the last nkw args are keywords */
+    bool star; /* IR_CALL: f(*t), the one argument a tuple to spread (typeinfer does) */
+    int nunpack; /* IR_TUPLE_GET: how many values the code unpacks into */
     Block *target, *target2;
-    PyObject *pyobj;    /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
-    PyObject *func;     /* IR_OBJ: the Python function of a device function, borrowed */
+    PyObject *pyobj; /* IR_OBJ: the object, borrowed (kept alive by globals/modules) */
+    PyObject *func; /* IR_OBJ: the Python function of a device function, borrowed */
     LLVMValueRef llv, llv2; /* lower.c */
     const struct Intrinsic *intr; /* typeinfer.c: the resolved intrinsic of an IR_CALL/IR_OBJ */
-    Func *callee;       /* typeinfer.c: the device function an IR_CALL calls */
-    uint64_t origin;    /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
-    Type *conv;         /* typeinfer.c: operand type an op computes in (binop/cmp); a setitem's view */
+    Func *callee; /* typeinfer.c: the device function an IR_CALL calls */
+    uint64_t origin; /* typeinfer.c: the arguments (bit i: argument i) an array value may be */
+    Type *conv; /* typeinfer.c: operand type an op computes in (binop/cmp); a setitem's view */
     bool alloc_done;
-    size_t shared_off;  /* typeinfer.c: offset of a shared array in the block's shared memory */
+    size_t shared_off; /* typeinfer.c: offset of a shared array in the block's shared memory */
 };
 
 typedef struct Var {
-    const char *name;   /* Python name, or "$stack.B.i" for stack slots */
+    const char *name; /* Python name, or "$stack.B.i" for stack slots */
     Type *type;
-    Loc loc;            /* first assignment */
+    Loc loc; /* first assignment */
     bool is_arg;
-    LLVMValueRef slot;  /* lower.c: alloca */
-    uint64_t origin;    /* typeinfer.c: the arguments an array variable may hold */
+    LLVMValueRef slot; /* lower.c: alloca */
+    uint64_t origin; /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 
 /* A for loop over something other than range() (an array, a tuple,
@@ -269,8 +361,8 @@ typedef struct Var {
  * by taking element k. */
 #define MAX_SEQ_LOOPS 256
 typedef struct SeqLoop {
-    int for_off;   /* the FOR_ITER's offset */
-    int body_off;  /* where its body starts (the FOR_ITER's next) */
+    int for_off; /* the FOR_ITER's offset */
+    int body_off; /* where its body starts (the FOR_ITER's next) */
     Instr *seq;
 } SeqLoop;
 
@@ -281,16 +373,16 @@ typedef struct Builder {
     Instr **stack;
     int sp, cap;
     Loc loc;
-    PyObject *kwnames;  /* KW_NAMES (3.11/3.12): names for the next CALL */
-    PtrVec work;        /* blocks to build */
+    PyObject *kwnames; /* KW_NAMES (3.11/3.12): names for the next CALL */
+    PtrVec work; /* blocks to build */
     PyObject *names, *consts, *varnames, *freevars;
-    int const_items;    /* items of the constant being converted, counting nested tuples */
+    int const_items; /* items of the constant being converted, counting nested tuples */
     SeqLoop loops[MAX_SEQ_LOOPS];
     int nloops;
 } Builder;
 
 Instr *build_emit(Builder *bd, IrOp op, int nargs); /* a new instruction at the end of the block */
-Instr *new_const(Builder *bd);                 /* a new IR_CONST, in no block */
+Instr *new_const(Builder *bd); /* a new IR_CONST, in no block */
 
 int build_ir(Ctx *c);
 void dump_ir(Ctx *c, FILE *f);
@@ -316,8 +408,8 @@ Instr *const_from_py(Builder *bd, PyObject *o, int depth);
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
 Instr *load_global(Builder *bd, const char *name);
 Instr *load_attr(Builder *bd, Instr *obj, const char *name);
-PyObject *py_from_const(const Instr *k);       /* new reference */
-const char *py_type_name(PyObject *o);         /* for messages */
+PyObject *py_from_const(const Instr *k); /* new reference */
+const char *py_type_name(PyObject *o); /* for messages */
 
 //
 // desugar.c: operator calls as operators, for loops over sequences as counts
@@ -326,54 +418,63 @@ const char *py_type_name(PyObject *o);         /* for messages */
 int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **out);
 bool is_call_of(const Instr *v, const char *path);
 Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n); /* path(args...) */
-Instr *seq_len(Builder *bd, Instr *s);         /* how many items a loop over s takes */
+Instr *seq_len(Builder *bd, Instr *s); /* how many items a loop over s takes */
 Instr *seq_item(Builder *bd, Instr *s, Instr *k); /* item k of s */
 
 //
 // typeinfer.c
 //
 typedef enum {
-    IK_SPECIAL,     /* a value: threadIdx.x (id = Special, dim) */
-    IK_GRID, IK_GRIDSIZE, IK_SYNCTHREADS, IK_SHARED_ARRAY, IK_LOCAL_ARRAY,
-    IK_ATOMIC,      /* id = AtomicOp */
-    IK_RANGE, IK_LEN, IK_ABS, IK_MIN, IK_MAX, IK_CAST, /* cast: id = TypeKind */
-    IK_MATH1,       /* float -> float (libm name in `name`) */
-    IK_MATH2,       /* (float, float) -> float */
-    IK_MATH_TOINT,  /* floor/ceil/trunc: float -> int64 */
-    IK_MATH_CLASS,  /* isnan/isinf/isfinite: number -> bool (id = MathClass) */
-    IK_MATH_SCALE,  /* radians/degrees: float * constant (id = MathScale) */
-    IK_FMA,         /* gpu.fma(a, b, c) */
-    IK_BITS,        /* gpu.popc/clz/ffs/brev (id = BitsOp) */
+    IK_SPECIAL, /* a value: threadIdx.x (id = Special, dim) */
+    IK_GRID,
+    IK_GRIDSIZE,
+    IK_SYNCTHREADS,
+    IK_SHARED_ARRAY,
+    IK_LOCAL_ARRAY,
+    IK_ATOMIC, /* id = AtomicOp */
+    IK_RANGE,
+    IK_LEN,
+    IK_ABS,
+    IK_MIN,
+    IK_MAX,
+    IK_CAST, /* cast: id = TypeKind */
+    IK_MATH1, /* float -> float (libm name in `name`) */
+    IK_MATH2, /* (float, float) -> float */
+    IK_MATH_TOINT, /* floor/ceil/trunc: float -> int64 */
+    IK_MATH_CLASS, /* isnan/isinf/isfinite: number -> bool (id = MathClass) */
+    IK_MATH_SCALE, /* radians/degrees: float * constant (id = MathScale) */
+    IK_FMA, /* gpu.fma(a, b, c) */
+    IK_BITS, /* gpu.popc/clz/ffs/brev (id = BitsOp) */
     IK_SYNC_REDUCE, /* syncthreads_count/and/or (id = SyncReduceOp) */
-    IK_FENCE,       /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
-    IK_WARP,        /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
+    IK_FENCE, /* threadfence_block/threadfence/threadfence_system (id = FenceScope) */
+    IK_WARP, /* shuffles, votes, match, syncwarp, activemask: id = WarpOp */
     IK_LANEMASK_LT,
     IK_CONST_ARRAY, /* gpu.const.array_like(global ndarray) */
-    IK_PRINT,       /* print(...) of constants, numbers and bools */
-    IK_COMPLEX,     /* complex(re=0, im=0) -> complex128 */
-    IK_CONJUGATE,   /* z.conjugate(): the callee is the IR_ATTR holding z */
-    IK_CMATH,       /* cmath.*: id = CmathFn (complex.c) */
-    IK_ROUND,       /* round(x), round(x, ndigits) */
-    IK_POWMOD,      /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
-    IK_SEQ,         /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
-    IK_SUM,         /* sum(tuple) */
-    IK_ANYALL,      /* any(tuple) (id 0), all(tuple) (id 1) */
-    IK_ISINSTANCE,  /* isinstance(x, cls or tuple of classes): a constant of the static type */
-    IK_BIT_COUNT,   /* x.bit_count(), int.bit_count(x) */
-    IK_FREXP,       /* math.frexp(x) -> (mantissa, int32 exponent) */
-    IK_LDEXP,       /* math.ldexp(x, i) */
-    IK_MODF,        /* math.modf(x) -> (fraction, integral part) */
-    IK_NP_ROUND,    /* np.floor/ceil/trunc/rint: float -> float (name = llvm intrinsic) */
-    IK_NP_MINMAX,   /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
-    IK_NP_LOGICAL,  /* np.logical_and/or/xor: id = 0..2 */
-    IK_NP_SIGN,     /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_PRINT, /* print(...) of constants, numbers and bools */
+    IK_COMPLEX, /* complex(re=0, im=0) -> complex128 */
+    IK_CONJUGATE, /* z.conjugate(): the callee is the IR_ATTR holding z */
+    IK_CMATH, /* cmath.*: id = CmathFn (complex.c) */
+    IK_ROUND, /* round(x), round(x, ndigits) */
+    IK_POWMOD, /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
+    IK_SEQ, /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
+    IK_SUM, /* sum(tuple) */
+    IK_ANYALL, /* any(tuple) (id 0), all(tuple) (id 1) */
+    IK_ISINSTANCE, /* isinstance(x, cls or tuple of classes): a constant of the static type */
+    IK_BIT_COUNT, /* x.bit_count(), int.bit_count(x) */
+    IK_FREXP, /* math.frexp(x) -> (mantissa, int32 exponent) */
+    IK_LDEXP, /* math.ldexp(x, i) */
+    IK_MODF, /* math.modf(x) -> (fraction, integral part) */
+    IK_NP_ROUND, /* np.floor/ceil/trunc/rint: float -> float (name = llvm intrinsic) */
+    IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
+    IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
+    IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
     const char *path;
     IntrinsicKind kind;
     int id, dim;
-    const char *name;   /* math: the C function */
+    const char *name; /* math: the C function */
 } Intrinsic;
 int infer_types(Ctx *c);
 /* For typing functions of (Ctx *c, Instr *in, ...) that return a Type *:
@@ -396,7 +497,7 @@ Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
  * argument p keeps only the branch its value takes, as numba prunes. */
 int prune_literal_branches(Ctx *c);
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
-void types_report(Ctx *c, StrBuf *out);  /* typed locals per line (inspect_types) */
+void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
 
 //
 // target_nvptx.c, target_host.c: what differs between a GPU and the CPU
@@ -421,7 +522,7 @@ typedef struct MachineSpec {
  * without knowing which target it is (setup picks it with target_for). */
 struct Target {
     const char *name;
-    const char *api_name;    /* gpujit's name for it: target="cuda" / "cpu" */
+    const char *api_name; /* gpujit's name for it: target="cuda" / "cpu" */
     /* Once per process, before any compilation: initialise LLVM's back end. */
     void (*init)(void);
     /* Setup: the per-target state of a compilation (its LLVM context, and
@@ -436,8 +537,8 @@ struct Target {
     /* After optimisation: the output (PTX text, or host code in the JIT). */
     int (*emit)(Ctx *c);
     /* ---- lowering (lower.c, intrinsics.c) ---- */
-    AddrSpace array_space;   /* address space of array arguments' data */
-    int shared_space;        /* LLVM address space of shared arrays */
+    AddrSpace array_space; /* address space of array arguments' data */
+    int shared_space; /* LLVM address space of shared arrays */
     /* Create c->fn (the function that holds the kernel body) with its params. */
     int (*begin_kernel)(Ctx *c, LLVMTypeRef *params, int nparams);
     /* Thread geometry: dim 0..2 (x, y, z). */
@@ -491,7 +592,7 @@ const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the
  * broken invariant of c's IR; 0 at once unless c->verify. */
 int verify_ir(Ctx *c, const char *pass);
 #ifdef NDEBUG
-#define VERIFY_ALWAYS 0  /* release builds: only with GPUJIT_DEBUG=verify */
+#define VERIFY_ALWAYS 0 /* release builds: only with GPUJIT_DEBUG=verify */
 #else
 #define VERIFY_ALWAYS 1
 #endif
@@ -501,8 +602,8 @@ int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
 // intrinsics.c
 //
 const Intrinsic *intrinsic_lookup(const char *path);
-bool intrinsic_namespace(const char *path);  /* a prefix of some intrinsic ("gpujit.shared") */
-const char *path_pretty(const char *path);   /* "gpujit.grid" -> "grid" for messages */
+bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
+const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
 /* The struct of a C-contiguous array at `data` with these dims (i64). */
@@ -516,13 +617,13 @@ LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being 
  * frozen into constant memory, a device array captured by its address. */
 Type *type_global_array(Ctx *c, Instr *in);
 LLVMValueRef lower_global_array(Ctx *c, Instr *in);
-Type *type_const_array(Ctx *c, Instr *in);          /* const.array_like(a) */
+Type *type_const_array(Ctx *c, Instr *in); /* const.array_like(a) */
 LLVMValueRef lower_const_array(Ctx *c, Instr *in);
 
 //
 // print.c: print() in kernels
 //
-bool printable(const Type *t, const Instr *v);      /* can print() take this value (v: its IR, or NULL)? */
+bool printable(const Type *t, const Instr *v); /* can print() take this value (v: its IR, or NULL)? */
 LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
 
 //
@@ -531,7 +632,7 @@ LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
 /* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread. */
 int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t);
 LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x a double */
-LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n);   /* round(x, n), x an int64 */
+LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x an int64 */
 LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /* pow(a, b, m) of int64s */
 LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /* frexp, modf */
 
@@ -540,24 +641,24 @@ LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /*
 //
 int lower(Ctx *c);
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
-unsigned llvm_as(Ctx *c, AddrSpace s);        /* an address space's LLVM number */
-LLVMTypeRef mem_type(Ctx *c, Type *t);        /* in memory: bool is a byte */
-LLVMValueRef val(Ctx *c, Instr *v);           /* an IR value's LLVM value */
+unsigned llvm_as(Ctx *c, AddrSpace s); /* an address space's LLVM number */
+LLVMTypeRef mem_type(Ctx *c, Type *t); /* in memory: bool is a byte */
+LLVMValueRef val(Ctx *c, Instr *v); /* an IR value's LLVM value */
 LLVMValueRef val_as(Ctx *c, Instr *v, Type *to);
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to);
 LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from);
 LLVMValueRef ci64(Ctx *c, int64_t v);
-LLVMValueRef fp(Ctx *c, LLVMValueRef v);      /* add the fast-math flags in force */
+LLVMValueRef fp(Ctx *c, LLVMValueRef v); /* add the fast-math flags in force */
 LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs);
 LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
 LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
-LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx);  /* &arr[idx...] */
-LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p);   /* an element of type et at p */
+LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx); /* &arr[idx...] */
+LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p); /* an element of type et at p */
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
-LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of values (i64) */
+LLVMValueRef range_len(Ctx *c, LLVMValueRef rg); /* a range's number of values (i64) */
 
 //
 // checks.c: run-time checks (raise, assert, division, bounds, slice steps) and their reports
@@ -565,31 +666,31 @@ LLVMValueRef range_len(Ctx *c, LLVMValueRef rg);       /* a range's number of va
 /* A place the code can raise `cls(*args)` from (args a tuple); its number.
  * `builtin`: the compiler's own check, whose message says where it failed. */
 int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin);
-bool may_raise(Func *f);                     /* can calling f raise (and so take the `raised` flag)? */
-LLVMValueRef raised_flag(Ctx *c);            /* the kernel's `raised` flag (an i8 pointer) */
-void stop_thread(Ctx *c);                    /* return now, telling the caller when in a device function */
-void raise_now(Ctx *c, int site);            /* raise from raise_site `site` here; the thread stops */
+bool may_raise(Func *f); /* can calling f raise (and so take the `raised` flag)? */
+LLVMValueRef raised_flag(Ctx *c); /* the kernel's `raised` flag (an i8 pointer) */
+void stop_thread(Ctx *c); /* return now, telling the caller when in a device function */
+void raise_now(Ctx *c, int site); /* raise from raise_site `site` here; the thread stops */
 int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* unless ok, raise cls(msg) */
 int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
 LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
-void check_step(Ctx *c, LLVMValueRef bad);   /* a zero slice step where `bad` */
+void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
 
 //
 // views.c: slices and array views
 //
 LLVMValueRef lower_slice(Ctx *c, Instr *in);
 LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
-LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name);   /* a.T, a.real, a.imag */
-void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);             /* view[...] = src */
+LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name); /* a.T, a.real, a.imag */
+void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src); /* view[...] = src */
 
 //
 // lanepos.c: each lane's position in the program (activemask on the CPU)
 //
-int find_loops(Ctx *c);                      /* at entry: a trip counter per loop */
-void count_trips(Ctx *c, Instr *br);         /* before a branch */
+int find_loops(Ctx *c); /* at entry: a trip counter per loop */
+void count_trips(Ctx *c, Instr *br); /* before a branch */
 /* The calling lane's position at the instruction being lowered, for the
  * runtime to tell which lanes reach it together: an i64 array (returned as
  * an i64 address) of *len entries; NULL where the target does not want it. */
@@ -599,9 +700,28 @@ LLVMValueRef lane_position(Ctx *c, LLVMValueRef *len);
 // complex.c: complex arithmetic and cmath, built from real math (CPython's formulas)
 //
 typedef enum {
-    CM_SQRT, CM_EXP, CM_LOG, CM_LOG10, CM_SIN, CM_COS, CM_TAN, CM_SINH, CM_COSH, CM_TANH,
-    CM_ASIN, CM_ACOS, CM_ATAN, CM_ASINH, CM_ACOSH, CM_ATANH, /* complex -> complex */
-    CM_PHASE, CM_POLAR, CM_RECT, CM_ISNAN, CM_ISINF, CM_ISFINITE,
+    CM_SQRT,
+    CM_EXP,
+    CM_LOG,
+    CM_LOG10,
+    CM_SIN,
+    CM_COS,
+    CM_TAN,
+    CM_SINH,
+    CM_COSH,
+    CM_TANH,
+    CM_ASIN,
+    CM_ACOS,
+    CM_ATAN,
+    CM_ASINH,
+    CM_ACOSH,
+    CM_ATANH, /* complex -> complex */
+    CM_PHASE,
+    CM_POLAR,
+    CM_RECT,
+    CM_ISNAN,
+    CM_ISINF,
+    CM_ISFINITE,
 } CmathFn;
 /* Typing of cmath.<fn>(args): NULL (and an error set) for bad arguments. */
 Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs);
@@ -614,23 +734,23 @@ LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 //
 // layout.c: the kernel ABI (gj_layout in gpujit.h), for this compilation
 //
-GjArgInfo layout_arg(Ctx *c, int i);           /* kernel argument i as the launcher sees it */
-int layout_params(Ctx *c, GjParam **out);      /* the kernel's parameters, in the arena: how many, or -1 */
+GjArgInfo layout_arg(Ctx *c, int i); /* kernel argument i as the launcher sees it */
+int layout_params(Ctx *c, GjParam **out); /* the kernel's parameters, in the arena: how many, or -1 */
 
 //
 // emit.c: optimise, then PTX text or host machine code
 //
-int emit_init(void);                /* once: initialise every target's LLVM back end */
+int emit_init(void); /* once: initialise every target's LLVM back end */
 int make_target_machine(Ctx *c);
 /* Validate opt's cc (ValueError) and map it to one LLVM knows. */
 int check_cc(GjOptions *opt);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
-int emit_ptx(Ctx *c);     /* target_nvptx's emit: the PTX text of c->mod */
+int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
-int fix_ptx(Ctx *c);      /* ptxfix.c: around known ptxas miscompiles */
+int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
-int emit_host(Ctx *c);     /* target_host's emit: c->mod into the process's JIT */
+int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
 
 //
@@ -638,24 +758,29 @@ void host_jit_release(void *jit);
 //
 /* A pass of the pipeline: run it, and with GPUJIT_DEBUG=time print how long
  * it took. Needs `Ctx *c` in scope. */
-#define STAGE(x) do { double t_ = now_ms(); RETURN_IF_ERROR(x); if (c->timing) stage_time(#x, t_); } while (0)
+#define STAGE(x) \
+    do { \
+        double t_ = now_ms(); \
+        RETURN_IF_ERROR(x); \
+        if (c->timing) stage_time(#x, t_); \
+    } while (0)
 double now_ms(void);
 void stage_time(const char *what, double start_ms);
 /* One specialisation of a device function (a Python function called from a
  * kernel), compiled into the kernel's module. */
 struct Func {
-    PyObject *code;       /* which Python function */
-    const char *argkey;   /* its argument types, spelled */
-    Ctx *sub;             /* its compilation: frontend state, return type */
-    bool typing;          /* being typed now: a call from inside is recursion */
+    PyObject *code; /* which Python function */
+    const char *argkey; /* its argument types, spelled */
+    Ctx *sub; /* its compilation: frontend state, return type */
+    bool typing; /* being typed now: a call from inside is recursion */
     /* parameters whose value this specialisation was compiled for: bit i
      * set, literals[i] the constant; in literal_needed where the body
      * cannot do without it (a shape, a dtype name) */
     uint64_t literal_args, literal_needed;
     Instr **literals;
-    Loc literal_loc;      /* the first use that needed one, for messages */
-    LLVMValueRef fn;      /* lower.c */
-    int may_raise;        /* lower.c: 0 not known yet, 1 no, 2 yes */
+    Loc literal_loc; /* the first use that needed one, for messages */
+    LLVMValueRef fn; /* lower.c */
+    int may_raise; /* lower.c: 0 not known yet, 1 no, 2 yes */
 };
 /* Type (and find or create) the specialisation of `func` for these argument
  * types; *out is NULL with no error when arg types are not known yet. */
@@ -668,15 +793,18 @@ int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const ch
 struct GjOutput {
     GjTargetKind target;
     char *ptx, *llvm, *types, *symbol, *restype;
-    int nargs; GjArgInfo *args;
-    int nparams; GjParam *params;
+    int nargs;
+    GjArgInfo *args;
+    int nparams;
+    GjParam *params;
     size_t shared_bytes;
     int uses_barrier;
-    int debug;          /* takes an error buffer as its last parameter (runtime.md) */
-    int nfiles; char **files;
-    PyObject *raises;   /* (class, args, builtin) per raise site */
+    int debug; /* takes an error buffer as its last parameter (runtime.md) */
+    int nfiles;
+    char **files;
+    PyObject *raises; /* (class, args, builtin) per raise site */
     void *host_block_fn, *host_thread_fn;
-    void *jit;          /* LLVMOrcLLJITRef owning the host code */
+    void *jit; /* LLVMOrcLLJITRef owning the host code */
 };
 
 /* The whole state of one compilation. */
@@ -684,8 +812,8 @@ struct Ctx {
     Arena arena;
     GjOptions opt;
     const Target *target;
-    bool timing;               /* GPUJIT_DEBUG=time: STAGE prints each pass's time */
-    bool verify;               /* GPUJIT_DEBUG=verify or a debug build: verify_ir runs */
+    bool timing; /* GPUJIT_DEBUG=time: STAGE prints each pass's time */
+    bool verify; /* GPUJIT_DEBUG=verify or a debug build: verify_ir runs */
     /* the function */
     PyObject *code, *globals, *closure;
     const char *filename, *funcname;
@@ -695,55 +823,57 @@ struct Ctx {
     Type **argtypes;
     Type *restype;
     /* bytecode.c */
-    Insn *insns; int ninsns;
-    int *insn_at;        /* byte offset/2 -> insn index, or -1 */
+    Insn *insns;
+    int ninsns;
+    int *insn_at; /* byte offset/2 -> insn index, or -1 */
     int nbytes;
     /* cfg.c */
-    Block **blocks; int nblocks;
+    Block **blocks;
+    int nblocks;
     /* build.c */
-    PtrVec vars;         /* Var* */
+    PtrVec vars; /* Var* */
     int nvalues;
     /* typeinfer.c */
-    bool typed;          /* infer_types finished: every value has a type */
+    bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
-    bool uses_activemask;      /* root: some function of the kernel calls activemask() */
+    bool uses_activemask; /* root: some function of the kernel calls activemask() */
     size_t shared_bytes;
-    uint64_t written;    /* the arguments whose arrays the code may store into */
-    size_t const_bytes;  /* intrinsics.c, root: constant memory of const.array_like arrays */
+    uint64_t written; /* the arguments whose arrays the code may store into */
+    size_t const_bytes; /* intrinsics.c, root: constant memory of const.array_like arrays */
     /* lower.c */
     LLVMContextRef llctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
-    LLVMValueRef fn;           /* the function holding the body */
-    LLVMValueRef *params;      /* its flattened parameters */
-    LLVMBasicBlockRef entry;   /* allocas go here */
+    LLVMValueRef fn; /* the function holding the body */
+    LLVMValueRef *params; /* its flattened parameters */
+    LLVMBasicBlockRef entry; /* allocas go here */
     LLVMTargetMachineRef tm;
-    const char *tm_key;        /* emit.c: the pool's key for tm */
+    const char *tm_key; /* emit.c: the pool's key for tm */
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, voidt;
     const char *symbol;
-    const char *triple;        /* emit.c: the target machine's triple */
-    LLVMValueRef host_blk;     /* target_host.c: the GjBlockCtx* parameter */
+    const char *triple; /* emit.c: the target machine's triple */
+    LLVMValueRef host_blk; /* target_host.c: the GjBlockCtx* parameter */
     LLVMValueRef host_tid[3];
-    bool needs_libdevice;      /* target_nvptx.c: __nv_* functions were declared */
+    bool needs_libdevice; /* target_nvptx.c: __nv_* functions were declared */
     LLVMOrcThreadSafeContextRef tsc; /* host target: ORC owns the context */
-    void *dib;                 /* lower.c, lineinfo: the LLVMDIBuilderRef (root's) */
-    LLVMMetadataRef disp;      /* lower.c, lineinfo: this function's DISubprogram */
-    LLVMValueRef errbuf;       /* lower.c, debug: where an out-of-bounds index is reported */
-    Loc cur_loc;               /* lower.c: the location of the instruction being lowered */
-    Block *cur_block;          /* lower.c: the block being lowered, and the instruction's index in it */
+    void *dib; /* lower.c, lineinfo: the LLVMDIBuilderRef (root's) */
+    LLVMMetadataRef disp; /* lower.c, lineinfo: this function's DISubprogram */
+    LLVMValueRef errbuf; /* lower.c, debug: where an out-of-bounds index is reported */
+    Loc cur_loc; /* lower.c: the location of the instruction being lowered */
+    Block *cur_block; /* lower.c: the block being lowered, and the instruction's index in it */
     int cur_index;
-    int *loop_end;             /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
-    LLVMValueRef *loop_trip;   /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
-    LLVMValueRef lane_pos;     /* lower.c, lane positions: the i64 array activemask() passes */
+    int *loop_end; /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
+    LLVMValueRef *loop_trip; /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
+    LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
-    PtrVec files;              /* root: file names, indexed by debug error records */
-    PyObject *raises;          /* root: a list of (class, args, builtin), indexed by IR_RAISE */
-    LLVMValueRef raised;       /* lower.c: i8 set when a device function this calls raised */
+    PtrVec files; /* root: file names, indexed by debug error records */
+    PyObject *raises; /* root: a list of (class, args, builtin), indexed by IR_RAISE */
+    LLVMValueRef raised; /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */
-    Ctx *root;                 /* the kernel's context; itself for the kernel */
+    Ctx *root; /* the kernel's context; itself for the kernel */
     PtrVec funcs;
-    Func *self;                /* the Func this context compiles (device functions) */
-    Instr **argvals;           /* device functions: the constant the caller passed for each argument, or NULL */
+    Func *self; /* the Func this context compiles (device functions) */
+    Instr **argvals; /* device functions: the constant the caller passed for each argument, or NULL */
     /* results */
     GjOutput *out;
 };

@@ -27,7 +27,13 @@ static Type *buffer_elem(Py_buffer *v) {
 
 /* A device array held by a global: its description, read through the
  * gpujit DeviceArray's attributes or __cuda_array_interface__. */
-typedef struct Captured { Type *elem; int ndim; int64_t shape[32], strides[32]; uint64_t ptr; bool c_contig; } Captured;
+typedef struct Captured {
+    Type *elem;
+    int ndim;
+    int64_t shape[32], strides[32];
+    uint64_t ptr;
+    bool c_contig;
+} Captured;
 
 static int seq_i64(PyObject *seq, int64_t *out, int max) {
     PyObject *t = PySequence_Tuple(seq);
@@ -61,15 +67,22 @@ static int captured_array(Ctx *c, PyObject *o, Captured *a, const char **why) {
     PyObject *shape = NULL, *strides = NULL, *ts = NULL;
     int rc = -1;
     if (cai && PyDict_Check(cai)) {
-        if (!cuda) { *why = "is a CUDA array; this kernel is compiled for the cpu target"; goto done; }
+        if (!cuda) {
+            *why = "is a CUDA array; this kernel is compiled for the cpu target";
+            goto done;
+        }
         PyObject *data = PyDict_GetItemString(cai, "data");
         shape = PyDict_GetItemString(cai, "shape");
         strides = PyDict_GetItemString(cai, "strides");
         ts = PyDict_GetItemString(cai, "typestr");
-        Py_XINCREF(shape); Py_XINCREF(ts);
+        Py_XINCREF(shape);
+        Py_XINCREF(ts);
         if (strides == Py_None) strides = NULL;
         Py_XINCREF(strides);
-        if (!data || !PyTuple_Check(data) || !shape || !ts) { *why = "has a malformed __cuda_array_interface__"; goto done; }
+        if (!data || !PyTuple_Check(data) || !shape || !ts) {
+            *why = "has a malformed __cuda_array_interface__";
+            goto done;
+        }
         a->ptr = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(data, 0));
     } else {
         PyObject *tgt = PyObject_GetAttrString(o, "target"), *p = PyObject_GetAttrString(o, "_ptr");
@@ -96,12 +109,23 @@ static int captured_array(Ctx *c, PyObject *o, Captured *a, const char **why) {
         if (!ok) goto done;
     }
     a->elem = ts && PyUnicode_Check(ts) ? elem_of_typestr(PyUnicode_AsUTF8(ts)) : NULL;
-    if (!a->elem) { *why = "has a dtype kernels do not support"; goto done; }
+    if (!a->elem) {
+        *why = "has a dtype kernels do not support";
+        goto done;
+    }
     a->ndim = seq_i64(shape, a->shape, 32);
-    if (a->ndim < 1 || a->ndim > 32) { PyErr_Clear(); *why = "must have 1 to 32 dimensions"; goto done; }
+    if (a->ndim < 1 || a->ndim > 32) {
+        PyErr_Clear();
+        *why = "must have 1 to 32 dimensions";
+        goto done;
+    }
     int64_t s = type_bits(a->elem) / 8;
     a->c_contig = true;
-    if (strides && seq_i64(strides, a->strides, 32) != a->ndim) { PyErr_Clear(); *why = "has malformed strides"; goto done; }
+    if (strides && seq_i64(strides, a->strides, 32) != a->ndim) {
+        PyErr_Clear();
+        *why = "has malformed strides";
+        goto done;
+    }
     for (int k = a->ndim - 1; k >= 0; k--) {
         if (!strides) a->strides[k] = s;
         a->c_contig &= a->shape[k] <= 1 || a->strides[k] == s;
@@ -132,7 +156,8 @@ Type *type_global_array(Ctx *c, Instr *in) {
     Type *e = buffer_elem(&v);
     int ndim = v.ndim;
     PyBuffer_Release(&v);
-    if (!e) TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
+    if (!e)
+        TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
     if (ndim < 1 || ndim > 32) TERR("a global NumPy array must have 1 to 32 dimensions");
     return type_array(c, e, ndim, 'C', AS_CONST);
 }

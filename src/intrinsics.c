@@ -13,17 +13,38 @@
 /* ---- the table ---- */
 
 /* gpu.atomic.*: the op (an Intrinsic's id), the element types it takes. */
-typedef enum { AT_ADD, AT_SUB, AT_AND, AT_OR, AT_XOR, AT_EXCH, AT_MAX, AT_MIN, AT_NANMAX, AT_NANMIN,
-               AT_INC, AT_DEC, AT_CAS, AT_COMPARE_AND_SWAP } AtomicOp;
+typedef enum {
+    AT_ADD,
+    AT_SUB,
+    AT_AND,
+    AT_OR,
+    AT_XOR,
+    AT_EXCH,
+    AT_MAX,
+    AT_MIN,
+    AT_NANMAX,
+    AT_NANMIN,
+    AT_INC,
+    AT_DEC,
+    AT_CAS,
+    AT_COMPARE_AND_SWAP
+} AtomicOp;
 enum { AT_INTS = 1, AT_UINTS = 2, AT_FLOATS = 4 }; /* 32 and 64 bits only */
 static const int atomic_types[] = {
-    [AT_ADD] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_SUB] = AT_INTS | AT_UINTS | AT_FLOATS,
-    [AT_AND] = AT_INTS | AT_UINTS, [AT_OR] = AT_INTS | AT_UINTS, [AT_XOR] = AT_INTS | AT_UINTS,
-    [AT_EXCH] = AT_INTS | AT_UINTS | AT_FLOATS, /* numba: ints only; CUDA has float atomicExch */
-    [AT_MAX] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_MIN] = AT_INTS | AT_UINTS | AT_FLOATS,
-    [AT_NANMAX] = AT_INTS | AT_UINTS | AT_FLOATS, [AT_NANMIN] = AT_INTS | AT_UINTS | AT_FLOATS,
-    [AT_INC] = AT_UINTS, [AT_DEC] = AT_UINTS,
-    [AT_CAS] = AT_INTS | AT_UINTS, [AT_COMPARE_AND_SWAP] = AT_INTS | AT_UINTS,
+        [AT_ADD] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_SUB] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_AND] = AT_INTS | AT_UINTS,
+        [AT_OR] = AT_INTS | AT_UINTS,
+        [AT_XOR] = AT_INTS | AT_UINTS,
+        [AT_EXCH] = AT_INTS | AT_UINTS | AT_FLOATS, /* numba: ints only; CUDA has float atomicExch */
+        [AT_MAX] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_MIN] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_NANMAX] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_NANMIN] = AT_INTS | AT_UINTS | AT_FLOATS,
+        [AT_INC] = AT_UINTS,
+        [AT_DEC] = AT_UINTS,
+        [AT_CAS] = AT_INTS | AT_UINTS,
+        [AT_COMPARE_AND_SWAP] = AT_INTS | AT_UINTS,
 };
 
 typedef enum { BITS_POPC, BITS_CLZ, BITS_FFS, BITS_BREV } BitsOp;
@@ -31,119 +52,218 @@ typedef enum { CLASS_ISNAN, CLASS_ISINF, CLASS_ISFINITE } MathClass;
 typedef enum { SCALE_RADIANS, SCALE_DEGREES } MathScale;
 
 static const Intrinsic intrinsics[] = {
-    {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0}, {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
-    {"gpujit.threadIdx.z", IK_SPECIAL, SP_TID, 2}, {"gpujit.blockDim.x", IK_SPECIAL, SP_NTID, 0},
-    {"gpujit.blockDim.y", IK_SPECIAL, SP_NTID, 1}, {"gpujit.blockDim.z", IK_SPECIAL, SP_NTID, 2},
-    {"gpujit.blockIdx.x", IK_SPECIAL, SP_CTAID, 0}, {"gpujit.blockIdx.y", IK_SPECIAL, SP_CTAID, 1},
-    {"gpujit.blockIdx.z", IK_SPECIAL, SP_CTAID, 2}, {"gpujit.gridDim.x", IK_SPECIAL, SP_NCTAID, 0},
-    {"gpujit.gridDim.y", IK_SPECIAL, SP_NCTAID, 1}, {"gpujit.gridDim.z", IK_SPECIAL, SP_NCTAID, 2},
-    {"gpujit.laneid", IK_SPECIAL, SP_LANEID, 0}, {"gpujit.warpsize", IK_SPECIAL, SP_WARPSIZE, 0},
-    {"gpujit.grid", IK_GRID}, {"gpujit.gridsize", IK_GRIDSIZE},
-    {"gpujit.syncthreads", IK_SYNCTHREADS},
-    {"gpujit.shared.array", IK_SHARED_ARRAY}, {"gpujit.local.array", IK_LOCAL_ARRAY},
-    {"gpujit.atomic.add", IK_ATOMIC, AT_ADD}, {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
-    {"gpujit.atomic.and_", IK_ATOMIC, AT_AND}, {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
-    {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR}, {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
-    {"gpujit.atomic.max", IK_ATOMIC, AT_MAX}, {"gpujit.atomic.min", IK_ATOMIC, AT_MIN},
-    {"gpujit.atomic.nanmax", IK_ATOMIC, AT_NANMAX}, {"gpujit.atomic.nanmin", IK_ATOMIC, AT_NANMIN},
-    {"gpujit.atomic.inc", IK_ATOMIC, AT_INC}, {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
-    {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
-    {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
-    {"gpujit.syncthreads_count", IK_SYNC_REDUCE, SYNC_COUNT},
-    {"gpujit.syncthreads_and", IK_SYNC_REDUCE, SYNC_AND}, {"gpujit.syncthreads_or", IK_SYNC_REDUCE, SYNC_OR},
-    {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK}, {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
-    {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
-    {"gpujit.syncwarp", IK_WARP, WARP_SYNC}, {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
-    {"gpujit.shfl_sync", IK_WARP, WARP_SHFL_IDX}, {"gpujit.shfl_up_sync", IK_WARP, WARP_SHFL_UP},
-    {"gpujit.shfl_down_sync", IK_WARP, WARP_SHFL_DOWN}, {"gpujit.shfl_xor_sync", IK_WARP, WARP_SHFL_BFLY},
-    {"gpujit.all_sync", IK_WARP, WARP_ALL}, {"gpujit.any_sync", IK_WARP, WARP_ANY},
-    {"gpujit.eq_sync", IK_WARP, WARP_EQ}, {"gpujit.ballot_sync", IK_WARP, WARP_BALLOT},
-    {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY}, {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
-    {"gpujit.lanemask_lt", IK_LANEMASK_LT},
-    {"gpujit.const.array_like", IK_CONST_ARRAY},
-    {"builtins.print", IK_PRINT},
-    {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
-    {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
-    {"gpujit.brev", IK_BITS, BITS_BREV},
-    {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
-    {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
-    {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
-    {"builtins.bool", IK_CAST, TY_BOOL},
-    {"numpy.bool", IK_CAST, TY_BOOL}, {"numpy.bool_", IK_CAST, TY_BOOL},
-    {"numpy.int8", IK_CAST, TY_INT8}, {"numpy.int16", IK_CAST, TY_INT16},
-    {"numpy.int32", IK_CAST, TY_INT32}, {"numpy.int64", IK_CAST, TY_INT64},
-    {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
-    {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
-    {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
-    {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
-    {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
+        {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0},
+        {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
+        {"gpujit.threadIdx.z", IK_SPECIAL, SP_TID, 2},
+        {"gpujit.blockDim.x", IK_SPECIAL, SP_NTID, 0},
+        {"gpujit.blockDim.y", IK_SPECIAL, SP_NTID, 1},
+        {"gpujit.blockDim.z", IK_SPECIAL, SP_NTID, 2},
+        {"gpujit.blockIdx.x", IK_SPECIAL, SP_CTAID, 0},
+        {"gpujit.blockIdx.y", IK_SPECIAL, SP_CTAID, 1},
+        {"gpujit.blockIdx.z", IK_SPECIAL, SP_CTAID, 2},
+        {"gpujit.gridDim.x", IK_SPECIAL, SP_NCTAID, 0},
+        {"gpujit.gridDim.y", IK_SPECIAL, SP_NCTAID, 1},
+        {"gpujit.gridDim.z", IK_SPECIAL, SP_NCTAID, 2},
+        {"gpujit.laneid", IK_SPECIAL, SP_LANEID, 0},
+        {"gpujit.warpsize", IK_SPECIAL, SP_WARPSIZE, 0},
+        {"gpujit.grid", IK_GRID},
+        {"gpujit.gridsize", IK_GRIDSIZE},
+        {"gpujit.syncthreads", IK_SYNCTHREADS},
+        {"gpujit.shared.array", IK_SHARED_ARRAY},
+        {"gpujit.local.array", IK_LOCAL_ARRAY},
+        {"gpujit.atomic.add", IK_ATOMIC, AT_ADD},
+        {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
+        {"gpujit.atomic.and_", IK_ATOMIC, AT_AND},
+        {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
+        {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR},
+        {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
+        {"gpujit.atomic.max", IK_ATOMIC, AT_MAX},
+        {"gpujit.atomic.min", IK_ATOMIC, AT_MIN},
+        {"gpujit.atomic.nanmax", IK_ATOMIC, AT_NANMAX},
+        {"gpujit.atomic.nanmin", IK_ATOMIC, AT_NANMIN},
+        {"gpujit.atomic.inc", IK_ATOMIC, AT_INC},
+        {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
+        {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
+        {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
+        {"gpujit.syncthreads_count", IK_SYNC_REDUCE, SYNC_COUNT},
+        {"gpujit.syncthreads_and", IK_SYNC_REDUCE, SYNC_AND},
+        {"gpujit.syncthreads_or", IK_SYNC_REDUCE, SYNC_OR},
+        {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK},
+        {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
+        {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
+        {"gpujit.syncwarp", IK_WARP, WARP_SYNC},
+        {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
+        {"gpujit.shfl_sync", IK_WARP, WARP_SHFL_IDX},
+        {"gpujit.shfl_up_sync", IK_WARP, WARP_SHFL_UP},
+        {"gpujit.shfl_down_sync", IK_WARP, WARP_SHFL_DOWN},
+        {"gpujit.shfl_xor_sync", IK_WARP, WARP_SHFL_BFLY},
+        {"gpujit.all_sync", IK_WARP, WARP_ALL},
+        {"gpujit.any_sync", IK_WARP, WARP_ANY},
+        {"gpujit.eq_sync", IK_WARP, WARP_EQ},
+        {"gpujit.ballot_sync", IK_WARP, WARP_BALLOT},
+        {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY},
+        {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
+        {"gpujit.lanemask_lt", IK_LANEMASK_LT},
+        {"gpujit.const.array_like", IK_CONST_ARRAY},
+        {"builtins.print", IK_PRINT},
+        {"gpujit.fma", IK_FMA},
+        {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
+        {"gpujit.popc", IK_BITS, BITS_POPC},
+        {"gpujit.clz", IK_BITS, BITS_CLZ},
+        {"gpujit.ffs", IK_BITS, BITS_FFS},
+        {"gpujit.brev", IK_BITS, BITS_BREV},
+        {"builtins.range", IK_RANGE},
+        {"builtins.len", IK_LEN},
+        {"builtins.abs", IK_ABS},
+        {"builtins.min", IK_MIN},
+        {"builtins.max", IK_MAX},
+        {"builtins.int", IK_CAST, TY_INT64},
+        {"builtins.float", IK_CAST, TY_FLOAT64},
+        {"builtins.bool", IK_CAST, TY_BOOL},
+        {"numpy.bool", IK_CAST, TY_BOOL},
+        {"numpy.bool_", IK_CAST, TY_BOOL},
+        {"numpy.int8", IK_CAST, TY_INT8},
+        {"numpy.int16", IK_CAST, TY_INT16},
+        {"numpy.int32", IK_CAST, TY_INT32},
+        {"numpy.int64", IK_CAST, TY_INT64},
+        {"numpy.uint8", IK_CAST, TY_UINT8},
+        {"numpy.uint16", IK_CAST, TY_UINT16},
+        {"numpy.uint32", IK_CAST, TY_UINT32},
+        {"numpy.uint64", IK_CAST, TY_UINT64},
+        {"numpy.float32", IK_CAST, TY_FLOAT32},
+        {"numpy.float64", IK_CAST, TY_FLOAT64},
+        {"numpy.complex64", IK_CAST, TY_COMPLEX64},
+        {"numpy.complex128", IK_CAST, TY_COMPLEX128},
+        {"builtins.complex", IK_COMPLEX},
+        {"complex.conjugate", IK_CONJUGATE},
     /* cmath: complex.c builds each from real math */
-    {"cmath.sqrt", IK_CMATH, CM_SQRT}, {"cmath.exp", IK_CMATH, CM_EXP}, {"cmath.log", IK_CMATH, CM_LOG},
-    {"cmath.log10", IK_CMATH, CM_LOG10}, {"cmath.sin", IK_CMATH, CM_SIN}, {"cmath.cos", IK_CMATH, CM_COS},
-    {"cmath.tan", IK_CMATH, CM_TAN}, {"cmath.sinh", IK_CMATH, CM_SINH}, {"cmath.cosh", IK_CMATH, CM_COSH},
-    {"cmath.tanh", IK_CMATH, CM_TANH}, {"cmath.asin", IK_CMATH, CM_ASIN}, {"cmath.acos", IK_CMATH, CM_ACOS},
-    {"cmath.atan", IK_CMATH, CM_ATAN}, {"cmath.asinh", IK_CMATH, CM_ASINH},
-    {"cmath.acosh", IK_CMATH, CM_ACOSH}, {"cmath.atanh", IK_CMATH, CM_ATANH},
-    {"cmath.phase", IK_CMATH, CM_PHASE}, {"cmath.polar", IK_CMATH, CM_POLAR}, {"cmath.rect", IK_CMATH, CM_RECT},
-    {"cmath.isnan", IK_CMATH, CM_ISNAN}, {"cmath.isinf", IK_CMATH, CM_ISINF},
-    {"cmath.isfinite", IK_CMATH, CM_ISFINITE},
+        {"cmath.sqrt", IK_CMATH, CM_SQRT},
+        {"cmath.exp", IK_CMATH, CM_EXP},
+        {"cmath.log", IK_CMATH, CM_LOG},
+        {"cmath.log10", IK_CMATH, CM_LOG10},
+        {"cmath.sin", IK_CMATH, CM_SIN},
+        {"cmath.cos", IK_CMATH, CM_COS},
+        {"cmath.tan", IK_CMATH, CM_TAN},
+        {"cmath.sinh", IK_CMATH, CM_SINH},
+        {"cmath.cosh", IK_CMATH, CM_COSH},
+        {"cmath.tanh", IK_CMATH, CM_TANH},
+        {"cmath.asin", IK_CMATH, CM_ASIN},
+        {"cmath.acos", IK_CMATH, CM_ACOS},
+        {"cmath.atan", IK_CMATH, CM_ATAN},
+        {"cmath.asinh", IK_CMATH, CM_ASINH},
+        {"cmath.acosh", IK_CMATH, CM_ACOSH},
+        {"cmath.atanh", IK_CMATH, CM_ATANH},
+        {"cmath.phase", IK_CMATH, CM_PHASE},
+        {"cmath.polar", IK_CMATH, CM_POLAR},
+        {"cmath.rect", IK_CMATH, CM_RECT},
+        {"cmath.isnan", IK_CMATH, CM_ISNAN},
+        {"cmath.isinf", IK_CMATH, CM_ISINF},
+        {"cmath.isfinite", IK_CMATH, CM_ISFINITE},
     /* math: `name` is the C function (float32 calls its "f" variant) */
-    {"math.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"math.fabs", IK_MATH1, 0, 0, "fabs"},
-    {"math.sin", IK_MATH1, 0, 0, "sin"}, {"math.cos", IK_MATH1, 0, 0, "cos"},
-    {"math.tan", IK_MATH1, 0, 0, "tan"}, {"math.asin", IK_MATH1, 0, 0, "asin"},
-    {"math.acos", IK_MATH1, 0, 0, "acos"}, {"math.atan", IK_MATH1, 0, 0, "atan"},
-    {"math.sinh", IK_MATH1, 0, 0, "sinh"}, {"math.cosh", IK_MATH1, 0, 0, "cosh"},
-    {"math.tanh", IK_MATH1, 0, 0, "tanh"}, {"math.asinh", IK_MATH1, 0, 0, "asinh"},
-    {"math.acosh", IK_MATH1, 0, 0, "acosh"}, {"math.atanh", IK_MATH1, 0, 0, "atanh"},
-    {"math.exp", IK_MATH1, 0, 0, "exp"}, {"math.exp2", IK_MATH1, 0, 0, "exp2"},
-    {"math.expm1", IK_MATH1, 0, 0, "expm1"}, {"math.log", IK_MATH1, 0, 0, "log"},
-    {"math.log2", IK_MATH1, 0, 0, "log2"}, {"math.log10", IK_MATH1, 0, 0, "log10"},
-    {"math.log1p", IK_MATH1, 0, 0, "log1p"}, {"math.erf", IK_MATH1, 0, 0, "erf"},
-    {"math.erfc", IK_MATH1, 0, 0, "erfc"}, {"math.gamma", IK_MATH1, 0, 0, "tgamma"},
-    {"math.lgamma", IK_MATH1, 0, 0, "lgamma"}, {"math.cbrt", IK_MATH1, 0, 0, "cbrt"},
-    {"math.pow", IK_MATH2, 0, 0, "pow"}, {"math.atan2", IK_MATH2, 0, 0, "atan2"},
-    {"math.hypot", IK_MATH2, 0, 0, "hypot"}, {"math.fmod", IK_MATH2, 0, 0, "fmod"},
-    {"math.copysign", IK_MATH2, 0, 0, "copysign"},
-    {"math.floor", IK_MATH_TOINT, 0, 0, "floor"}, {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
-    {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
-    {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
-    {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
-    {"math.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
-    {"math.remainder", IK_MATH2, 0, 0, "remainder"}, {"math.nextafter", IK_MATH2, 0, 0, "nextafter"},
-    {"math.frexp", IK_FREXP}, {"math.ldexp", IK_LDEXP}, {"math.modf", IK_MODF},
+        {"math.sqrt", IK_MATH1, 0, 0, "sqrt"},
+        {"math.fabs", IK_MATH1, 0, 0, "fabs"},
+        {"math.sin", IK_MATH1, 0, 0, "sin"},
+        {"math.cos", IK_MATH1, 0, 0, "cos"},
+        {"math.tan", IK_MATH1, 0, 0, "tan"},
+        {"math.asin", IK_MATH1, 0, 0, "asin"},
+        {"math.acos", IK_MATH1, 0, 0, "acos"},
+        {"math.atan", IK_MATH1, 0, 0, "atan"},
+        {"math.sinh", IK_MATH1, 0, 0, "sinh"},
+        {"math.cosh", IK_MATH1, 0, 0, "cosh"},
+        {"math.tanh", IK_MATH1, 0, 0, "tanh"},
+        {"math.asinh", IK_MATH1, 0, 0, "asinh"},
+        {"math.acosh", IK_MATH1, 0, 0, "acosh"},
+        {"math.atanh", IK_MATH1, 0, 0, "atanh"},
+        {"math.exp", IK_MATH1, 0, 0, "exp"},
+        {"math.exp2", IK_MATH1, 0, 0, "exp2"},
+        {"math.expm1", IK_MATH1, 0, 0, "expm1"},
+        {"math.log", IK_MATH1, 0, 0, "log"},
+        {"math.log2", IK_MATH1, 0, 0, "log2"},
+        {"math.log10", IK_MATH1, 0, 0, "log10"},
+        {"math.log1p", IK_MATH1, 0, 0, "log1p"},
+        {"math.erf", IK_MATH1, 0, 0, "erf"},
+        {"math.erfc", IK_MATH1, 0, 0, "erfc"},
+        {"math.gamma", IK_MATH1, 0, 0, "tgamma"},
+        {"math.lgamma", IK_MATH1, 0, 0, "lgamma"},
+        {"math.cbrt", IK_MATH1, 0, 0, "cbrt"},
+        {"math.pow", IK_MATH2, 0, 0, "pow"},
+        {"math.atan2", IK_MATH2, 0, 0, "atan2"},
+        {"math.hypot", IK_MATH2, 0, 0, "hypot"},
+        {"math.fmod", IK_MATH2, 0, 0, "fmod"},
+        {"math.copysign", IK_MATH2, 0, 0, "copysign"},
+        {"math.floor", IK_MATH_TOINT, 0, 0, "floor"},
+        {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
+        {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
+        {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN},
+        {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
+        {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+        {"math.radians", IK_MATH_SCALE, SCALE_RADIANS},
+        {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
+        {"math.remainder", IK_MATH2, 0, 0, "remainder"},
+        {"math.nextafter", IK_MATH2, 0, 0, "nextafter"},
+        {"math.frexp", IK_FREXP},
+        {"math.ldexp", IK_LDEXP},
+        {"math.modf", IK_MODF},
     /* builtins beyond the casts (operator.*, pow(a, b) and divmod are operators: build.c) */
-    {"builtins.round", IK_ROUND}, {"builtins.pow", IK_POWMOD},
-    {"builtins.enumerate", IK_SEQ}, {"builtins.zip", IK_SEQ},
-    {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
-    {"builtins.isinstance", IK_ISINSTANCE},
-    {"int.bit_count", IK_BIT_COUNT}, {"builtins.int.bit_count", IK_BIT_COUNT},
-    {"_operator.abs", IK_ABS},
+        {"builtins.round", IK_ROUND},
+        {"builtins.pow", IK_POWMOD},
+        {"builtins.enumerate", IK_SEQ},
+        {"builtins.zip", IK_SEQ},
+        {"builtins.sum", IK_SUM},
+        {"builtins.any", IK_ANYALL, 0},
+        {"builtins.all", IK_ANYALL, 1},
+        {"builtins.isinstance", IK_ISINSTANCE},
+        {"int.bit_count", IK_BIT_COUNT},
+        {"builtins.int.bit_count", IK_BIT_COUNT},
+        {"_operator.abs", IK_ABS},
     /* NumPy's scalar functions on scalars, with NumPy's names (gpujit.intrinsics registers the ufuncs) */
-    {"numpy.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"numpy.fabs", IK_MATH1, 0, 0, "fabs"},
-    {"numpy.sin", IK_MATH1, 0, 0, "sin"}, {"numpy.cos", IK_MATH1, 0, 0, "cos"},
-    {"numpy.tan", IK_MATH1, 0, 0, "tan"}, {"numpy.arcsin", IK_MATH1, 0, 0, "asin"},
-    {"numpy.arccos", IK_MATH1, 0, 0, "acos"}, {"numpy.arctan", IK_MATH1, 0, 0, "atan"},
-    {"numpy.sinh", IK_MATH1, 0, 0, "sinh"}, {"numpy.cosh", IK_MATH1, 0, 0, "cosh"},
-    {"numpy.tanh", IK_MATH1, 0, 0, "tanh"}, {"numpy.arcsinh", IK_MATH1, 0, 0, "asinh"},
-    {"numpy.arccosh", IK_MATH1, 0, 0, "acosh"}, {"numpy.arctanh", IK_MATH1, 0, 0, "atanh"},
-    {"numpy.exp", IK_MATH1, 0, 0, "exp"}, {"numpy.exp2", IK_MATH1, 0, 0, "exp2"},
-    {"numpy.expm1", IK_MATH1, 0, 0, "expm1"}, {"numpy.log", IK_MATH1, 0, 0, "log"},
-    {"numpy.log2", IK_MATH1, 0, 0, "log2"}, {"numpy.log10", IK_MATH1, 0, 0, "log10"},
-    {"numpy.log1p", IK_MATH1, 0, 0, "log1p"}, {"numpy.cbrt", IK_MATH1, 0, 0, "cbrt"},
-    {"numpy.absolute", IK_ABS},
-    {"numpy.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"numpy.isinf", IK_MATH_CLASS, CLASS_ISINF},
-    {"numpy.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
-    {"numpy.floor", IK_NP_ROUND, 0, 0, "llvm.floor"}, {"numpy.ceil", IK_NP_ROUND, 0, 0, "llvm.ceil"},
-    {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"}, {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
-    {"numpy.minimum", IK_NP_MINMAX, 0}, {"numpy.maximum", IK_NP_MINMAX, 1},
-    {"numpy.fmin", IK_NP_MINMAX, 2}, {"numpy.fmax", IK_NP_MINMAX, 3},
-    {"numpy.logical_and", IK_NP_LOGICAL, 0}, {"numpy.logical_or", IK_NP_LOGICAL, 1},
-    {"numpy.logical_xor", IK_NP_LOGICAL, 2}, {"numpy.sign", IK_NP_SIGN},
-    {"numpy.fmod", IK_MATH2, 0, 0, "fmod"}, {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
-    {"numpy.hypot", IK_MATH2, 0, 0, "hypot"}, {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
-    {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
-    {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
-    {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES}, {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
+        {"numpy.sqrt", IK_MATH1, 0, 0, "sqrt"},
+        {"numpy.fabs", IK_MATH1, 0, 0, "fabs"},
+        {"numpy.sin", IK_MATH1, 0, 0, "sin"},
+        {"numpy.cos", IK_MATH1, 0, 0, "cos"},
+        {"numpy.tan", IK_MATH1, 0, 0, "tan"},
+        {"numpy.arcsin", IK_MATH1, 0, 0, "asin"},
+        {"numpy.arccos", IK_MATH1, 0, 0, "acos"},
+        {"numpy.arctan", IK_MATH1, 0, 0, "atan"},
+        {"numpy.sinh", IK_MATH1, 0, 0, "sinh"},
+        {"numpy.cosh", IK_MATH1, 0, 0, "cosh"},
+        {"numpy.tanh", IK_MATH1, 0, 0, "tanh"},
+        {"numpy.arcsinh", IK_MATH1, 0, 0, "asinh"},
+        {"numpy.arccosh", IK_MATH1, 0, 0, "acosh"},
+        {"numpy.arctanh", IK_MATH1, 0, 0, "atanh"},
+        {"numpy.exp", IK_MATH1, 0, 0, "exp"},
+        {"numpy.exp2", IK_MATH1, 0, 0, "exp2"},
+        {"numpy.expm1", IK_MATH1, 0, 0, "expm1"},
+        {"numpy.log", IK_MATH1, 0, 0, "log"},
+        {"numpy.log2", IK_MATH1, 0, 0, "log2"},
+        {"numpy.log10", IK_MATH1, 0, 0, "log10"},
+        {"numpy.log1p", IK_MATH1, 0, 0, "log1p"},
+        {"numpy.cbrt", IK_MATH1, 0, 0, "cbrt"},
+        {"numpy.absolute", IK_ABS},
+        {"numpy.isnan", IK_MATH_CLASS, CLASS_ISNAN},
+        {"numpy.isinf", IK_MATH_CLASS, CLASS_ISINF},
+        {"numpy.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+        {"numpy.floor", IK_NP_ROUND, 0, 0, "llvm.floor"},
+        {"numpy.ceil", IK_NP_ROUND, 0, 0, "llvm.ceil"},
+        {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"},
+        {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
+        {"numpy.minimum", IK_NP_MINMAX, 0},
+        {"numpy.maximum", IK_NP_MINMAX, 1},
+        {"numpy.fmin", IK_NP_MINMAX, 2},
+        {"numpy.fmax", IK_NP_MINMAX, 3},
+        {"numpy.logical_and", IK_NP_LOGICAL, 0},
+        {"numpy.logical_or", IK_NP_LOGICAL, 1},
+        {"numpy.logical_xor", IK_NP_LOGICAL, 2},
+        {"numpy.sign", IK_NP_SIGN},
+        {"numpy.fmod", IK_MATH2, 0, 0, "fmod"},
+        {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
+        {"numpy.hypot", IK_MATH2, 0, 0, "hypot"},
+        {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
+        {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
+        {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS},
+        {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
+        {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES},
+        {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
 };
 
 const Intrinsic *intrinsic_lookup(const char *path) {
@@ -187,8 +307,8 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
     }
     for (int i = 0; i < required; i++)
         if (!out[i])
-            return error_at(c, ERR_TYPING, in->loc, "%s() missing argument '%s'",
-                            path_pretty(in->args[0]->type->path), params[i]);
+            return error_at(c, ERR_TYPING, in->loc, "%s() missing argument '%s'", path_pretty(in->args[0]->type->path),
+                            params[i]);
     return 0;
 }
 
@@ -246,7 +366,8 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         for (int i = 0; i < ndim; i++) {
             bool ok;
             int64_t d = const_int(shape->args[i], &ok);
-            if (!ok || d <= 0) TERR("%s.array: each dimension must be a positive constant", shared ? "shared" : "local");
+            if (!ok || d <= 0)
+                TERR("%s.array: each dimension must be a positive constant", shared ? "shared" : "local");
             if (n > ((int64_t)1 << 40) / d) TERR("%s.array: the array is too large", shared ? "shared" : "local");
             n *= d;
         }
@@ -256,10 +377,12 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         n = const_int(shape, &ok);
         if (!ok && shape->op == IR_LOAD_VAR && c->self && ctx_var(c, shape->var)->is_arg)
             TERR("%s.array: the shape must be a compile-time constant, and the caller of %s() passes a "
-                 "run-time value for '%s'", shared ? "shared" : "local", c->funcname, ctx_var(c, shape->var)->name);
+                 "run-time value for '%s'",
+                 shared ? "shared" : "local", c->funcname, ctx_var(c, shape->var)->name);
         if (!ok)
             TERR("%s.array: the shape must be a compile-time constant (an int literal, a global, or a "
-                 "tuple of them)", shared ? "shared" : "local");
+                 "tuple of them)",
+                 shared ? "shared" : "local");
         if (n <= 0) TERR("array size must be positive");
         ndim = 1;
     }
@@ -273,8 +396,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         c->shared_bytes = (c->shared_bytes + bytes + align - 1) & ~(align - 1);
         /* ptxas rejects more static .shared than this; say so here, at the line that asks */
         if (c->shared_bytes > 48 * 1024)
-            TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block",
-                 c->shared_bytes);
+            TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block", c->shared_bytes);
     }
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }
@@ -283,11 +405,13 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
 static bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx) {
     int nidx = idx->kind == TY_TUPLE ? idx->n : 1;
     if (nidx != arr->ndim)
-        return error_at(c, ERR_TYPING, in->loc, "%s: %d indices for a %d-dimensional array", what, nidx, arr->ndim), false;
+        return error_at(c, ERR_TYPING, in->loc, "%s: %d indices for a %d-dimensional array", what, nidx, arr->ndim),
+               false;
     for (int i = 0; i < nidx; i++)
         if (!is_index(idx->kind == TY_TUPLE ? idx->items[i] : idx))
             return error_at(c, ERR_TYPING, in->loc, "%s: indices must be integers, not %s", what,
-                            type_name(c, idx->kind == TY_TUPLE ? idx->items[i] : idx)), false;
+                            type_name(c, idx->kind == TY_TUPLE ? idx->items[i] : idx)),
+                   false;
     return true;
 }
 
@@ -298,8 +422,10 @@ static Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int n
     int want = k->id == AT_CAS ? 4 : 3, first_value = k->id == AT_COMPARE_AND_SWAP ? 1 : 2;
     if (nargs != want)
         TERR("%s(%s) takes %d arguments", name,
-             k->id == AT_CAS ? "array, index, old, value" : k->id == AT_COMPARE_AND_SWAP ? "array, old, value"
-                                                          : "array, index, value", want);
+             k->id == AT_CAS                        ? "array, index, old, value"
+                     : k->id == AT_COMPARE_AND_SWAP ? "array, old, value"
+                                                    : "array, index, value",
+             want);
     Type *a = at[0];
     if (a->kind != TY_ARRAY) TERR("%s: the first argument must be an array, not %s", name, type_name(c, a));
     if (a->space == AS_CONST) TERR("%s: constant arrays are read-only", name);
@@ -324,16 +450,22 @@ static Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int n
 static bool warp_value(Type *t) { return (is_int(t) || is_float(t)) && type_bits(t) >= 32; }
 
 static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
-    static const int nparams[] = {[WARP_SHFL_IDX] = 3, [WARP_SHFL_UP] = 3, [WARP_SHFL_DOWN] = 3,
-                                  [WARP_SHFL_BFLY] = 3, [WARP_ALL] = 2, [WARP_ANY] = 2, [WARP_EQ] = 2,
-                                  [WARP_BALLOT] = 2, [WARP_MATCH_ANY] = 2, [WARP_MATCH_ALL] = 2,
-                                  [WARP_SYNC] = 1, [WARP_ACTIVEMASK] = 0};
-    static const char *const spelling[] = {
-        [WARP_SHFL_IDX] = "mask, value, src_lane", [WARP_SHFL_UP] = "mask, value, delta",
-        [WARP_SHFL_DOWN] = "mask, value, delta", [WARP_SHFL_BFLY] = "mask, value, lane_mask",
-        [WARP_ALL] = "mask, predicate", [WARP_ANY] = "mask, predicate", [WARP_EQ] = "mask, predicate",
-        [WARP_BALLOT] = "mask, predicate", [WARP_MATCH_ANY] = "mask, value", [WARP_MATCH_ALL] = "mask, value",
-        [WARP_SYNC] = "mask=0xFFFFFFFF", [WARP_ACTIVEMASK] = ""};
+    static const int nparams[] = {
+            [WARP_SHFL_IDX] = 3,  [WARP_SHFL_UP] = 3,   [WARP_SHFL_DOWN] = 3, [WARP_SHFL_BFLY] = 3,
+            [WARP_ALL] = 2,       [WARP_ANY] = 2,       [WARP_EQ] = 2,        [WARP_BALLOT] = 2,
+            [WARP_MATCH_ANY] = 2, [WARP_MATCH_ALL] = 2, [WARP_SYNC] = 1,      [WARP_ACTIVEMASK] = 0};
+    static const char *const spelling[] = {[WARP_SHFL_IDX] = "mask, value, src_lane",
+                                           [WARP_SHFL_UP] = "mask, value, delta",
+                                           [WARP_SHFL_DOWN] = "mask, value, delta",
+                                           [WARP_SHFL_BFLY] = "mask, value, lane_mask",
+                                           [WARP_ALL] = "mask, predicate",
+                                           [WARP_ANY] = "mask, predicate",
+                                           [WARP_EQ] = "mask, predicate",
+                                           [WARP_BALLOT] = "mask, predicate",
+                                           [WARP_MATCH_ANY] = "mask, value",
+                                           [WARP_MATCH_ALL] = "mask, value",
+                                           [WARP_SYNC] = "mask=0xFFFFFFFF",
+                                           [WARP_ACTIVEMASK] = ""};
     WarpOp op = (WarpOp)k->id;
     const char *name = path_pretty(k->path);
     /* on the CPU, lanes meet in the runtime: each thread runs on a fiber */
@@ -346,15 +478,22 @@ static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nar
     if ((op == WARP_MATCH_ANY || op == WARP_MATCH_ALL) && c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
         UNSUP("%s needs compute capability 7.0 or newer (compiling for %d.%d)", name, c->opt.cc_major, c->opt.cc_minor);
     switch (op) {
-    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY:
+    case WARP_SHFL_IDX:
+    case WARP_SHFL_UP:
+    case WARP_SHFL_DOWN:
+    case WARP_SHFL_BFLY:
         if (!warp_value(at[1]))
             TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
         if (!is_index(at[2])) TERR("%s: the lane must be an integer, not %s", name, type_name(c, at[2]));
         return at[1];
-    case WARP_ALL: case WARP_ANY: case WARP_EQ: case WARP_BALLOT:
+    case WARP_ALL:
+    case WARP_ANY:
+    case WARP_EQ:
+    case WARP_BALLOT:
         if (!is_scalar(at[1])) TERR("%s: the predicate must be a number or bool, not %s", name, type_name(c, at[1]));
         return op == WARP_BALLOT ? &ty_uint32 : &ty_bool;
-    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+    case WARP_MATCH_ANY:
+    case WARP_MATCH_ALL: {
         if (!warp_value(at[1]))
             TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
         if (op == WARP_MATCH_ANY) return &ty_uint32;
@@ -375,8 +514,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     if (ft->kind != TY_OBJ) TERR("cannot call a value of type %s", type_name(c, ft));
     const Intrinsic *k = intrinsic_lookup(ft->path);
     if (!k || k->kind == IK_SPECIAL) {
-        if (ft->path && strncmp(ft->path, "math.", 5) == 0)
-            UNSUP("%s() is not supported yet in kernels", ft->path);
+        if (ft->path && strncmp(ft->path, "math.", 5) == 0) UNSUP("%s() is not supported yet in kernels", ft->path);
         UNSUP("calling %s is not supported in kernels", path_pretty(ft->path));
     }
     in->intr = k;
@@ -387,7 +525,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     if (in->nkw && k->kind != IK_SHARED_ARRAY && k->kind != IK_LOCAL_ARRAY && k->kind != IK_SEQ)
         TERR("%s() does not take keyword arguments", path_pretty(k->path));
     switch (k->kind) {
-    case IK_GRID: case IK_GRIDSIZE: {
+    case IK_GRID:
+    case IK_GRIDSIZE: {
         bool ok = nargs == 1;
         int64_t n = ok ? const_int(literal_operand(c, in, in->args[1]), &ok) : 0;
         if (!ok || n < 1 || n > 3) TERR("%s() takes one constant argument, 1, 2 or 3", path_pretty(k->path));
@@ -419,7 +558,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
             Instr *v = at[i]->kind == TY_STR ? literal_operand(c, in, in->args[1 + i]) : in->args[1 + i];
             if (!printable(at[i], v))
                 UNSUP("print() of %s (numbers, bools, string constants, tuples of them and "
-                      "gpu.threadIdx-like objects can be printed)", type_name(c, at[i]));
+                      "gpu.threadIdx-like objects can be printed)",
+                      type_name(c, at[i]));
         }
         return &ty_none;
     case IK_FMA: {
@@ -447,8 +587,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
         if (at[0]->kind != TY_ARRAY && at[0]->kind != TY_TUPLE && at[0]->kind != TY_RANGE) {
-            if (in->ival) TERR("iteration over %s (for loops go over ranges, arrays, tuples, enumerate() and zip())",
-                               type_name(c, at[0]));
+            if (in->ival)
+                TERR("iteration over %s (for loops go over ranges, arrays, tuples, enumerate() and zip())",
+                     type_name(c, at[0]));
             TERR("len() of %s", type_name(c, at[0]));
         }
         return &ty_int64;
@@ -456,7 +597,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs != 1 || !is_number(at[0])) TERR("abs() takes one number");
         if (is_complex(at[0])) return complex_part(at[0]);
         return at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
-    case IK_MIN: case IK_MAX: {
+    case IK_MIN:
+    case IK_MAX: {
         if (nargs == 1 && at[0]->kind == TY_TUPLE) { /* min(tuple): over its items */
             if (!at[0]->n) TERR("%s() of an empty tuple", path_pretty(k->path));
             nargs = at[0]->n;
@@ -466,20 +608,24 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         }
         Type *r = at[0];
         for (int i = 0; i < nargs; i++) {
-            if (!is_scalar(at[i])) TERR("%s() arguments must be numbers, not %s", path_pretty(k->path), type_name(c, at[i]));
+            if (!is_scalar(at[i]))
+                TERR("%s() arguments must be numbers, not %s", path_pretty(k->path), type_name(c, at[i]));
             if (i) r = type_eq(r, at[i]) ? r : promote_arith(r, at[i]);
         }
         return r;
     }
-    case IK_SUM: case IK_ANYALL: {
+    case IK_SUM:
+    case IK_ANYALL: {
         const char *name = path_pretty(k->path);
         if (nargs != 1 || at[0]->kind != TY_TUPLE) TERR("%s() in a kernel takes one tuple", name);
         Type *r = &ty_int64; /* sum(()) == 0 */
         for (int i = 0; i < at[0]->n; i++) {
             Type *t = at[0]->items[i];
             if (!is_number(t)) TERR("%s() of a tuple holding %s", name, type_name(c, t));
-            if (!i) r = is_complex(t) || is_float(t) ? t : promote_arith(t, t); /* ints add in 64 bits */
-            else r = promote_arith(r, t);
+            if (!i)
+                r = is_complex(t) || is_float(t) ? t : promote_arith(t, t); /* ints add in 64 bits */
+            else
+                r = promote_arith(r, t);
         }
         return k->kind == IK_SUM ? r : &ty_bool;
     }
@@ -505,14 +651,22 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
             Type *ct = cls->kind == TY_TUPLE ? cls->items[i] : cls;
             const Intrinsic *ck = ct->kind == TY_OBJ ? intrinsic_lookup(ct->path) : NULL;
             bool match;
-            if (ct->kind == TY_OBJ && !strcmp(ct->path, "builtins.tuple")) match = x->kind == TY_TUPLE;
-            else if (ct->kind == TY_OBJ && !strcmp(ct->path, "numpy.ndarray")) match = x->kind == TY_ARRAY;
-            else if (ck && ck->kind == IK_COMPLEX) match = is_complex(x);
-            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.int")) match = is_index(x); /* bool is an int */
-            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.float")) match = is_float(x);
-            else if (ck && ck->kind == IK_CAST) match = type_eq(x, type_scalar(ck->id));
-            else TERR("isinstance() with %s is not supported (int, float, complex, bool, tuple, NumPy scalar "
-                      "types and np.ndarray are)", type_name(c, ct));
+            if (ct->kind == TY_OBJ && !strcmp(ct->path, "builtins.tuple"))
+                match = x->kind == TY_TUPLE;
+            else if (ct->kind == TY_OBJ && !strcmp(ct->path, "numpy.ndarray"))
+                match = x->kind == TY_ARRAY;
+            else if (ck && ck->kind == IK_COMPLEX)
+                match = is_complex(x);
+            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.int"))
+                match = is_index(x); /* bool is an int */
+            else if (ck && ck->kind == IK_CAST && !strcmp(ck->path, "builtins.float"))
+                match = is_float(x);
+            else if (ck && ck->kind == IK_CAST)
+                match = type_eq(x, type_scalar(ck->id));
+            else
+                TERR("isinstance() with %s is not supported (int, float, complex, bool, tuple, NumPy scalar "
+                     "types and np.ndarray are)",
+                     type_name(c, ct));
             if (match) in->ival = 1;
         }
         return &ty_bool;
@@ -522,7 +676,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (!x || (in->args[0]->op == IR_ATTR && nargs) || !is_index(x)) TERR("bit_count() takes one integer");
         return &ty_int64;
     }
-    case IK_FREXP: case IK_MODF: {
+    case IK_FREXP:
+    case IK_MODF: {
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
         Type *f = at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
         Type *items[2] = {f, k->kind == IK_FREXP ? &ty_int32 : f}; /* C's int exponent */
@@ -560,7 +715,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("conjugate() takes no arguments");
         return in->args[0]->args[0]->type;
     case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
-    case IK_MATH1: case IK_MATH_TOINT:
+    case IK_MATH1:
+    case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
@@ -569,8 +725,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         Type *r = promote_arith(at[0], at[1]);
         return r->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     }
-    default:
-        UNSUP("%s() is not supported", path_pretty(k->path));
+    default: UNSUP("%s() is not supported", path_pretty(k->path));
     }
 }
 
@@ -613,7 +768,8 @@ LLVMBasicBlockRef new_block(Ctx *c, const char *name) {
  *                   side leaves the element alone;
  *   nanmax, nanmin: a NaN val is ignored, a NaN element is replaced. */
 static LLVMValueRef float_minmax(Ctx *c, AtomicOp op, LLVMValueRef p, LLVMValueRef v) {
-    LLVMTypeRef ft = LLVMTypeOf(v), it = LLVMIntTypeInContext(c->llctx, LLVMGetTypeKind(ft) == LLVMFloatTypeKind ? 32 : 64);
+    LLVMTypeRef ft = LLVMTypeOf(v),
+                it = LLVMIntTypeInContext(c->llctx, LLVMGetTypeKind(ft) == LLVMFloatTypeKind ? 32 : 64);
     bool mx = op == AT_MAX || op == AT_NANMAX, nan = op == AT_NANMAX || op == AT_NANMIN;
     LLVMValueRef vbits = LLVMBuildBitCast(c->b, v, it, "");
     LLVMValueRef old0 = LLVMBuildLoad2(c->b, it, p, "");
@@ -633,8 +789,8 @@ static LLVMValueRef float_minmax(Ctx *c, AtomicOp op, LLVMValueRef p, LLVMValueR
         want = LLVMBuildFCmp(c->b, mx ? LLVMRealOLT : LLVMRealOGT, f, v, "");
     LLVMBuildCondBr(c->b, want, try_, done);
     LLVMPositionBuilderAtEnd(c->b, try_);
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(c->b, p, old, vbits, LLVMAtomicOrderingMonotonic,
-                                               LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef pair =
+            LLVMBuildAtomicCmpXchg(c->b, p, old, vbits, LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     LLVMValueRef seen = LLVMBuildExtractValue(c->b, pair, 0, "");
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, pair, 1, ""), done, loop);
     LLVMValueRef in[2] = {old0, seen};
@@ -659,12 +815,18 @@ static LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
     bool fl = is_float(et), sg = is_signed(et);
     LLVMAtomicRMWBinOp rmw;
     switch (op) {
-    case AT_CAS: case AT_COMPARE_AND_SWAP:
-        return LLVMBuildExtractValue(c->b, LLVMBuildAtomicCmpXchg(c->b, p, v, val_as(c, a[vi + 1], et), mo, mo, 0), 0, "");
-    case AT_MAX: case AT_MIN: case AT_NANMAX: case AT_NANMIN: {
+    case AT_CAS:
+    case AT_COMPARE_AND_SWAP:
+        return LLVMBuildExtractValue(c->b, LLVMBuildAtomicCmpXchg(c->b, p, v, val_as(c, a[vi + 1], et), mo, mo, 0), 0,
+                                     "");
+    case AT_MAX:
+    case AT_MIN:
+    case AT_NANMAX:
+    case AT_NANMIN: {
         if (fl) return float_minmax(c, op, p, v);
         bool mx = op == AT_MAX || op == AT_NANMAX;
-        rmw = mx ? (sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax) : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
+        rmw = mx ? (sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax)
+                 : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
         break;
     }
     case AT_ADD: rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
@@ -691,16 +853,23 @@ static LLVMValueRef as_bits(Ctx *c, LLVMValueRef v, Type *t) {
 static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt) {
     LLVMValueRef mask = nargs ? val_as(c, a[0], &ty_uint32) : LLVMConstInt(c->i32, 0xFFFFFFFFu, 0);
     switch (op) {
-    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY: {
+    case WARP_SHFL_IDX:
+    case WARP_SHFL_UP:
+    case WARP_SHFL_DOWN:
+    case WARP_SHFL_BFLY: {
         LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), rt), val_as(c, a[2], &ty_int32));
         return is_float(rt) ? LLVMBuildBitCast(c->b, r, llvm_type(c, rt), "") : r;
     }
-    case WARP_ALL: case WARP_ANY: case WARP_EQ: case WARP_BALLOT: {
+    case WARP_ALL:
+    case WARP_ANY:
+    case WARP_EQ:
+    case WARP_BALLOT: {
         LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[1]), a[1]->type), c->i32, "");
         LLVMValueRef r = c->target->warp(c, op, mask, p, NULL);
         return op == WARP_BALLOT ? r : LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), "");
     }
-    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+    case WARP_MATCH_ANY:
+    case WARP_MATCH_ALL: {
         LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), a[1]->type), NULL);
         if (op == WARP_MATCH_ANY) return r;
         /* (mask, pred): the mask is 0 unless every lane holds the same value */
@@ -722,22 +891,27 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     int nargs = in->nargs - 1;
     Type *rt = in->type;
     switch (k->kind) {
-    case IK_GRID: case IK_GRIDSIZE: {
+    case IK_GRID:
+    case IK_GRIDSIZE: {
         int n = (int)a[0]->ival;
         if (n == 1) return grid_value(c, k->kind == IK_GRIDSIZE, 0);
         LLVMValueRef t = LLVMGetUndef(llvm_type(c, rt));
-        for (int d = 0; d < n; d++) t = LLVMBuildInsertValue(c->b, t, grid_value(c, k->kind == IK_GRIDSIZE, d), (unsigned)d, "");
+        for (int d = 0; d < n; d++)
+            t = LLVMBuildInsertValue(c->b, t, grid_value(c, k->kind == IK_GRIDSIZE, d), (unsigned)d, "");
         return t;
     }
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
-    case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: {
+    case IK_SHARED_ARRAY:
+    case IK_LOCAL_ARRAY: {
         static const char *const params[] = {"shape", "dtype"};
         Instr *bound[2];
         if (bind(c, in, params, 2, 2, bound) < 0) return NULL; /* shape= may come after dtype= */
         Instr *shape = bound[0];
         int64_t n = 1;
-        if (shape->ckind == CK_TUPLE) for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
-        else n = shape->ival;
+        if (shape->ckind == CK_TUPLE)
+            for (int i = 0; i < shape->nargs; i++) n *= shape->args[i]->ival;
+        else
+            n = shape->ival;
         if (k->kind == IK_SHARED_ARRAY && shape_is_dynamic(shape)) {
             LLVMValueRef nbytes, data = c->target->dynamic_shared(c, &nbytes);
             LLVMValueRef len = LLVMBuildUDiv(c->b, nbytes, ci64(c, type_bits(rt->elem) / 8), "");
@@ -786,7 +960,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
             LLVMValueRef pos = LLVMBuildAdd(c->b, tz, LLVMConstInt(t, 1, 0), "");
             LLVMValueRef zero = LLVMBuildICmp(c->b, LLVMIntEQ, x, LLVMConstInt(t, 0, 0), "");
             pos = LLVMBuildSelect(c->b, zero, LLVMConstInt(t, 0, 0), pos, "");
-            return LLVMBuildZExtOrBitCast(c->b, type_bits(xt) > 32 ? LLVMBuildTrunc(c->b, pos, c->i32, "") : pos, c->i32, "");
+            return LLVMBuildZExtOrBitCast(c->b, type_bits(xt) > 32 ? LLVMBuildTrunc(c->b, pos, c->i32, "") : pos,
+                                          c->i32, "");
         }
         default: return call_intrinsic(c, "llvm.bitreverse", &t, 1, &x, 1); /* BITS_BREV */
         }
@@ -833,7 +1008,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         LLVMTypeRef t = llvm_type(c, rt);
         return call_intrinsic(c, "llvm.abs", &t, 1, args, 2);
     }
-    case IK_MIN: case IK_MAX: {
+    case IK_MIN:
+    case IK_MAX: {
         bool mx = k->kind == IK_MAX;
         LLVMValueRef v[256];
         Type *vt[256];
@@ -843,14 +1019,22 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
             LLVMValueRef x = convert(c, v[i], vt[i], rt);
             LLVMValueRef better;
             /* Python's min/max keep the first of equals and compare with <, > */
-            if (is_float(rt)) better = LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, r, "");
-            else if (rt->kind == TY_BOOL) better = mx ? LLVMBuildAnd(c->b, x, LLVMBuildNot(c->b, r, ""), "") : LLVMBuildAnd(c->b, r, LLVMBuildNot(c->b, x, ""), "");
-            else better = LLVMBuildICmp(c->b, mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT), x, r, "");
+            if (is_float(rt))
+                better = LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, r, "");
+            else if (rt->kind == TY_BOOL)
+                better = mx ? LLVMBuildAnd(c->b, x, LLVMBuildNot(c->b, r, ""), "")
+                            : LLVMBuildAnd(c->b, r, LLVMBuildNot(c->b, x, ""), "");
+            else
+                better = LLVMBuildICmp(c->b,
+                                       mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT)
+                                          : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT),
+                                       x, r, "");
             r = LLVMBuildSelect(c->b, better, x, r, "");
         }
         return r;
     }
-    case IK_SUM: case IK_ANYALL: {
+    case IK_SUM:
+    case IK_ANYALL: {
         LLVMValueRef v[256];
         Type *vt[256];
         int n = spread_args(c, a, nargs, v, vt);
@@ -866,9 +1050,12 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         LLVMValueRef r = convert(c, v[0], vt[0], rt);
         for (int i = 1; i < n; i++) {
             LLVMValueRef x = convert(c, v[i], vt[i], rt);
-            if (is_complex(rt)) r = complex_binop(c, BIN_ADD, r, x, rt, NULL);
-            else if (is_float(rt)) r = fp(c, LLVMBuildFAdd(c->b, r, x, ""));
-            else r = LLVMBuildAdd(c->b, r, x, "");
+            if (is_complex(rt))
+                r = complex_binop(c, BIN_ADD, r, x, rt, NULL);
+            else if (is_float(rt))
+                r = fp(c, LLVMBuildFAdd(c->b, r, x, ""));
+            else
+                r = LLVMBuildAdd(c->b, r, x, "");
         }
         return r;
     }
@@ -884,7 +1071,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         if (is_float(xt)) return convert(c, round_float_ndigits(c, val_as(c, a[0], &ty_float64), n), &ty_float64, rt);
         return convert(c, round_int_ndigits(c, val_as(c, a[0], &ty_int64), n), &ty_int64, rt);
     }
-    case IK_POWMOD: return pow_mod(c, val_as(c, a[0], &ty_int64), val_as(c, a[1], &ty_int64), val_as(c, a[2], &ty_int64));
+    case IK_POWMOD:
+        return pow_mod(c, val_as(c, a[0], &ty_int64), val_as(c, a[1], &ty_int64), val_as(c, a[2], &ty_int64));
     case IK_SEQ: return NULL; /* build.c loops over its arguments */
     case IK_ISINSTANCE: return LLVMConstInt(c->i1, (unsigned long long)in->ival, 0);
     case IK_BIT_COUNT: {
@@ -922,13 +1110,16 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         LLVMTypeRef t = llvm_type(c, rt);
         if (is_float(rt)) {
             LLVMValueRef zero = LLVMConstReal(t, 0.0);
-            LLVMValueRef s1 = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, x, zero, ""), LLVMConstReal(t, 1.0),
-                              LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, x, zero, ""), LLVMConstReal(t, -1.0),
-                                              zero, ""), "");
+            LLVMValueRef s1 =
+                    LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, x, zero, ""), LLVMConstReal(t, 1.0),
+                                    LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOLT, x, zero, ""),
+                                                    LLVMConstReal(t, -1.0), zero, ""),
+                                    "");
             return LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), x, s1, "");
         }
         LLVMValueRef zero = LLVMConstInt(t, 0, 0);
-        LLVMValueRef pos = LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, is_signed(rt) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), t, "");
+        LLVMValueRef pos =
+                LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, is_signed(rt) ? LLVMIntSGT : LLVMIntUGT, x, zero, ""), t, "");
         if (!is_signed(rt)) return pos;
         return LLVMBuildSub(c->b, pos, LLVMBuildZExt(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, x, zero, ""), t, ""), "");
     }
@@ -936,11 +1127,13 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         LLVMValueRef x = val_as(c, a[0], rt), y = val_as(c, a[1], rt);
         bool mx = k->id & 1;
         if (!is_float(rt)) {
-            LLVMIntPredicate p = mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT);
+            LLVMIntPredicate p =
+                    mx ? (is_signed(rt) ? LLVMIntSGT : LLVMIntUGT) : (is_signed(rt) ? LLVMIntSLT : LLVMIntULT);
             return LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, p, x, y, ""), x, y, "");
         }
         LLVMValueRef r = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, mx ? LLVMRealOGT : LLVMRealOLT, x, y, ""), x, y, "");
-        LLVMValueRef xnan = LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), ynan = LLVMBuildFCmp(c->b, LLVMRealUNO, y, y, "");
+        LLVMValueRef xnan = LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""),
+                     ynan = LLVMBuildFCmp(c->b, LLVMRealUNO, y, y, "");
         if (k->id < 2) return LLVMBuildSelect(c->b, xnan, x, r, "");          /* minimum/maximum: a NaN wins */
         return LLVMBuildSelect(c->b, xnan, y, LLVMBuildSelect(c->b, ynan, x, r, ""), ""); /* fmin/fmax: a NaN loses */
     }
@@ -977,11 +1170,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         LLVMValueRef args[2] = {x, y};
         return math_call(c, k->name, rt, args, 2);
     }
-    default:
-        internal_error(c, in->loc, "lower: intrinsic %s", k->path);
-        return NULL;
+    default: internal_error(c, in->loc, "lower: intrinsic %s", k->path); return NULL;
     }
 }
 
 /* ---- instructions ---- */
-

@@ -10,6 +10,7 @@
  * tuple's items). flags: IRF_VALUE for an operation whose result is a value
  * other code uses (typeinfer gives it a type), IRF_TERM for a block's
  * terminator. The operands and fields each reads are noted beside it. */
+/* clang-format off */
 IR_OP(CONST,      "const",      -1, IRF_VALUE) /* ckind: ival / fval / bval / name, or a constant tuple (args) */
 IR_OP(ARG,        "arg",         0, IRF_VALUE) /* ival = argument index */
 IR_OP(LOAD_VAR,   "load",        0, IRF_VALUE) /* var */
@@ -34,3 +35,4 @@ IR_OP(CONDBR,     "condbr",      1, IRF_TERM)  /* args[0] (bool) ? target : targ
 IR_OP(RET,        "ret",         0, IRF_TERM)  /* kernels return None */
 IR_OP(RET_VALUE,  "ret_value",   1, IRF_TERM)  /* device functions: args[0] */
 IR_OP(RAISE,      "raise",       0, IRF_TERM)  /* ival = raise site (the root's c->raises); the thread stops */
+/* clang-format on */

@@ -27,7 +27,8 @@ int find_loops(Ctx *c) {
         Block *b = c->blocks[i];
         if (!b->built || !b->instrs.n) continue;
         Instr *t = b->instrs.v[b->instrs.n - 1];
-        Block *to[2] = {t->op == IR_BR || t->op == IR_CONDBR ? t->target : NULL, t->op == IR_CONDBR ? t->target2 : NULL};
+        Block *to[2] = {t->op == IR_BR || t->op == IR_CONDBR ? t->target : NULL,
+                        t->op == IR_CONDBR ? t->target2 : NULL};
         for (int k = 0; k < 2; k++)
             if (to[k] && to[k]->id <= b->id && c->loop_end[to[k]->id] < b->id) c->loop_end[to[k]->id] = b->id;
     }

@@ -9,10 +9,18 @@
 /* Bytes of a scalar dtype; 0 for a code a kernel does not take. */
 static int dtype_size(int dt) {
     switch (dt) {
-    case GJ_BOOL: case GJ_INT8: case GJ_UINT8: return 1;
-    case GJ_INT16: case GJ_UINT16: return 2;
-    case GJ_INT32: case GJ_UINT32: case GJ_FLOAT32: return 4;
-    case GJ_INT64: case GJ_UINT64: case GJ_FLOAT64: case GJ_COMPLEX64: return 8;
+    case GJ_BOOL:
+    case GJ_INT8:
+    case GJ_UINT8: return 1;
+    case GJ_INT16:
+    case GJ_UINT16: return 2;
+    case GJ_INT32:
+    case GJ_UINT32:
+    case GJ_FLOAT32: return 4;
+    case GJ_INT64:
+    case GJ_UINT64:
+    case GJ_FLOAT64:
+    case GJ_COMPLEX64: return 8;
     case GJ_COMPLEX128: return 16;
     default: return 0;
     }
@@ -66,8 +74,9 @@ int gj_layout(const GjArgInfo *args, int nargs, int debug, GjParam *out, int cap
 
 const char *gj_param_role_name(int role) {
     static const char *const names[GJ_NPARAM_ROLES] = {
-        [GJ_PARAM_VALUE] = "value", [GJ_PARAM_REAL] = "real", [GJ_PARAM_IMAG] = "imag", [GJ_PARAM_DATA] = "data",
-        [GJ_PARAM_SHAPE] = "shape", [GJ_PARAM_STRIDE] = "stride", [GJ_PARAM_ERRBUF] = "errbuf"};
+            [GJ_PARAM_VALUE] = "value",  [GJ_PARAM_REAL] = "real",   [GJ_PARAM_IMAG] = "imag",
+            [GJ_PARAM_DATA] = "data",    [GJ_PARAM_SHAPE] = "shape", [GJ_PARAM_STRIDE] = "stride",
+            [GJ_PARAM_ERRBUF] = "errbuf"};
     return role >= 0 && role < GJ_NPARAM_ROLES ? names[role] : "?";
 }
 

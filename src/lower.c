@@ -26,13 +26,18 @@ unsigned llvm_as(Ctx *c, AddrSpace s) {
 LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     switch (t->kind) {
     case TY_BOOL: return c->i1;
-    case TY_INT8: case TY_UINT8: return c->i8;
-    case TY_INT16: case TY_UINT16: return c->i16;
-    case TY_INT32: case TY_UINT32: return c->i32;
-    case TY_INT64: case TY_UINT64: return c->i64;
+    case TY_INT8:
+    case TY_UINT8: return c->i8;
+    case TY_INT16:
+    case TY_UINT16: return c->i16;
+    case TY_INT32:
+    case TY_UINT32: return c->i32;
+    case TY_INT64:
+    case TY_UINT64: return c->i64;
     case TY_FLOAT32: return c->f32;
     case TY_FLOAT64: return c->f64;
-    case TY_COMPLEX64: case TY_COMPLEX128: {
+    case TY_COMPLEX64:
+    case TY_COMPLEX128: {
         LLVMTypeRef part = t->kind == TY_COMPLEX64 ? c->f32 : c->f64, f[2] = {part, part};
         return LLVMStructTypeInContext(c->llctx, f, 2, 0); /* NumPy's layout: re, im */
     }
@@ -41,7 +46,8 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
         LLVMTypeRef *items = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(t->n ? t->n : 1));
         if (!items) return NULL;
         for (int i = 0; i < t->n; i++)
-            if (!(items[i] = llvm_type(c, t->items[i]))) items[i] = c->i8; /* an object (isinstance's classes): no value */
+            if (!(items[i] = llvm_type(c, t->items[i])))
+                items[i] = c->i8; /* an object (isinstance's classes): no value */
         return LLVMStructTypeInContext(c->llctx, items, (unsigned)t->n, 0);
     }
     case TY_RANGE: {
@@ -82,8 +88,7 @@ LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(llvm_type(c, from), 0, 0), "");
 }
 
-LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args,
-                                   int nargs) {
+LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nover, LLVMValueRef *args, int nargs) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(c->mod, id, over, (size_t)nover);
     LLVMTypeRef fty = LLVMIntrinsicGetType(c->llctx, id, over, (size_t)nover);
@@ -95,8 +100,9 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         /* a variable unified wider than a value stored in it: t = (i32, i32), later (i64, i64) */
         LLVMValueRef t = LLVMGetUndef(llvm_type(c, to));
         for (int i = 0; i < to->n; i++)
-            t = LLVMBuildInsertValue(c->b, t, convert(c, LLVMBuildExtractValue(c->b, v, (unsigned)i, ""), from->items[i],
-                                                      to->items[i]), (unsigned)i, "");
+            t = LLVMBuildInsertValue(
+                    c->b, t, convert(c, LLVMBuildExtractValue(c->b, v, (unsigned)i, ""), from->items[i], to->items[i]),
+                    (unsigned)i, "");
         return t;
     }
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
@@ -113,8 +119,7 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
     }
     LLVMTypeRef tt = llvm_type(c, to);
     if (to->kind == TY_BOOL) return to_bool(c, v, from);
-    if (from->kind == TY_BOOL)
-        return is_float(to) ? LLVMBuildUIToFP(c->b, v, tt, "") : LLVMBuildZExt(c->b, v, tt, "");
+    if (from->kind == TY_BOOL) return is_float(to) ? LLVMBuildUIToFP(c->b, v, tt, "") : LLVMBuildZExt(c->b, v, tt, "");
     if (is_int(from) && is_int(to)) {
         int fb = type_bits(from), tb = type_bits(to);
         if (fb == tb) return v;
@@ -234,7 +239,8 @@ static LLVMValueRef float_divmod(Ctx *c, LLVMValueRef a, LLVMValueRef b, Type *t
     div = LLVMBuildSelect(c->b, fix, fp(c, LLVMBuildFSub(c->b, div, LLVMConstReal(ty, 1.0), "")), div, "");
     if (want_mod) return LLVMBuildSelect(c->b, modnz, mod, fcall2(c, "llvm.copysign", zero, b), "");
     LLVMValueRef fl = fcall1(c, "llvm.floor", div);
-    LLVMValueRef gt = LLVMBuildFCmp(c->b, LLVMRealOGT, fp(c, LLVMBuildFSub(c->b, div, fl, "")), LLVMConstReal(ty, 0.5), "");
+    LLVMValueRef gt =
+            LLVMBuildFCmp(c->b, LLVMRealOGT, fp(c, LLVMBuildFSub(c->b, div, fl, "")), LLVMConstReal(ty, 0.5), "");
     fl = LLVMBuildSelect(c->b, gt, fp(c, LLVMBuildFAdd(c->b, fl, LLVMConstReal(ty, 1.0), "")), fl, "");
     LLVMValueRef divnz = LLVMBuildFCmp(c->b, LLVMRealUNE, div, zero, "");
     LLVMValueRef sz = fcall2(c, "llvm.copysign", zero, fp(c, LLVMBuildFDiv(c->b, a, b, "")));
@@ -273,8 +279,10 @@ static LLVMValueRef int_pow(Ctx *c, LLVMValueRef base, LLVMValueRef e, Type *t) 
         LLVMValueRef is1 = LLVMBuildICmp(c->b, LLVMIntEQ, base, one, "");
         LLVMValueRef ism1 = LLVMBuildICmp(c->b, LLVMIntEQ, base, LLVMConstAllOnes(ty), "");
         LLVMValueRef oddexp = LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, e, one, ""), zero, "");
-        LLVMValueRef negres = LLVMBuildSelect(c->b, is1, one,
-                              LLVMBuildSelect(c->b, ism1, LLVMBuildSelect(c->b, oddexp, LLVMConstAllOnes(ty), one, ""), zero, ""), "");
+        LLVMValueRef negres = LLVMBuildSelect(
+                c->b, is1, one,
+                LLVMBuildSelect(c->b, ism1, LLVMBuildSelect(c->b, oddexp, LLVMConstAllOnes(ty), one, ""), zero, ""),
+                "");
         res = LLVMBuildSelect(c->b, neg, negres, res, "");
     }
     return res;
@@ -315,8 +323,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
     bool ieee = in->name && !strncmp(in->name, "numpy.", 6); /* np.divide(x, 0.0) is inf, not an error */
-    if (c->opt.debug && !ieee && !is_complex(t) && (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) &&
-        check_divisor(c, in, b, t) < 0)
+    if (c->opt.debug && !ieee && !is_complex(t) &&
+        (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) && check_divisor(c, in, b, t) < 0)
         return NULL;
     switch (in->ival) {
     /* int64 + and -: an overflow has no int64 answer (CPython's would be wider), so, as
@@ -340,7 +348,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     case BIN_AND: return LLVMBuildAnd(c->b, a, b, "");
     case BIN_OR: return LLVMBuildOr(c->b, a, b, "");
     case BIN_XOR: return LLVMBuildXor(c->b, a, b, "");
-    case BIN_LSHIFT: case BIN_RSHIFT: {
+    case BIN_LSHIFT:
+    case BIN_RSHIFT: {
         /* Python shifts never wrap the count: >= width gives 0 (or -1) */
         LLVMTypeRef ty = llvm_type(c, t);
         LLVMValueRef w = LLVMConstInt(ty, (unsigned long long)type_bits(t), 0);
@@ -362,7 +371,8 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
     LLVMValueRef a = val_as(c, in->args[0], t), b = val_as(c, in->args[1], t);
     if (is_complex(t)) return complex_cmp(c, (CmpOp)in->ival, a, b);
     if (is_float(t)) {
-        static const LLVMRealPredicate p[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ, LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
+        static const LLVMRealPredicate p[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ,
+                                              LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
         return LLVMBuildFCmp(c->b, p[in->ival], a, b, "");
     }
     static const LLVMIntPredicate ps[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntEQ, LLVMIntNE, LLVMIntSGT, LLVMIntSGE};
@@ -382,9 +392,12 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     if (!bytes) return NULL;
     for (int k = 0; k < tup->nargs; k++) {
         Instr *v = tup->args[k];
-        if (et->kind == TY_FLOAT64) memcpy(bytes + size * (size_t)k, &v->fval, 8);
-        else if (et->kind == TY_BOOL) bytes[k] = v->ival != 0;
-        else memcpy(bytes + size * (size_t)k, &v->ival, 8);
+        if (et->kind == TY_FLOAT64)
+            memcpy(bytes + size * (size_t)k, &v->fval, 8);
+        else if (et->kind == TY_BOOL)
+            bytes[k] = v->ival != 0;
+        else
+            memcpy(bytes + size * (size_t)k, &v->ival, 8);
     }
     /* in global memory, read-only: the GPU's constant bank holds only 64 KiB */
     LLVMValueRef init = LLVMConstStringInContext(c->llctx, bytes, (unsigned)(size * (size_t)tup->nargs), 1);
@@ -493,8 +506,10 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
     LLVMValueRef first = LLVMGetFirstInstruction(c->entry);
-    if (first) LLVMPositionBuilderBefore(c->b, first);
-    else LLVMPositionBuilderAtEnd(c->b, c->entry);
+    if (first)
+        LLVMPositionBuilderBefore(c->b, first);
+    else
+        LLVMPositionBuilderAtEnd(c->b, c->entry);
     LLVMValueRef a = LLVMBuildAlloca(c->b, t, name);
     LLVMPositionBuilderAtEnd(c->b, cur);
     return a;
@@ -513,11 +528,12 @@ LLVMValueRef range_len(Ctx *c, LLVMValueRef rg) {
     LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, zero, "");
     LLVMValueRef down = LLVMBuildICmp(c->b, LLVMIntSLT, step, zero, "");
     /* unsigned distances: stop - start never overflows as an unsigned number */
-    LLVMValueRef span = LLVMBuildSelect(c->b, up, LLVMBuildSub(c->b, stop, start, ""),
-                                        LLVMBuildSub(c->b, start, stop, ""), "");
+    LLVMValueRef span =
+            LLVMBuildSelect(c->b, up, LLVMBuildSub(c->b, stop, start, ""), LLVMBuildSub(c->b, start, stop, ""), "");
     LLVMValueRef mag = LLVMBuildSelect(c->b, up, step, LLVMBuildNeg(c->b, step, ""), "");
-    LLVMValueRef nonempty = LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, start, stop, ""),
-                                            LLVMBuildAnd(c->b, down, LLVMBuildICmp(c->b, LLVMIntSGT, start, stop, ""), ""), "");
+    LLVMValueRef nonempty =
+            LLVMBuildSelect(c->b, up, LLVMBuildICmp(c->b, LLVMIntSLT, start, stop, ""),
+                            LLVMBuildAnd(c->b, down, LLVMBuildICmp(c->b, LLVMIntSGT, start, stop, ""), ""), "");
     LLVMValueRef safe = LLVMBuildSelect(c->b, nonempty, mag, one, "");
     LLVMValueRef n = LLVMBuildAdd(c->b, LLVMBuildUDiv(c->b, LLVMBuildSub(c->b, span, one, ""), safe, ""), one, "");
     return LLVMBuildSelect(c->b, nonempty, n, zero, "n");
@@ -532,8 +548,10 @@ static LLVMTypeRef iter_type(Ctx *c) {
 static int lower_instr(Ctx *c, Instr *in) {
     LLVMValueRef r = NULL;
     switch (in->op) {
-    case IR_CONST: case IR_OBJ:
-        if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
+    case IR_CONST:
+    case IR_OBJ:
+        if (in->op == IR_OBJ && in->intr && in->intr->kind == IK_SPECIAL)
+            r = c->target->special(c, in->intr->id, in->intr->dim);
         if (in->op == IR_OBJ && in->type->kind == TY_ARRAY && !(r = lower_global_array(c, in))) return -1;
         break;
     case IR_ARG: r = c->params ? c->params[in->ival] : NULL; break;
@@ -560,7 +578,8 @@ static int lower_instr(Ctx *c, Instr *in) {
                 LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, !strcmp(in->name, "shape") ? 1 : 2, "");
                 LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
                 for (int k = 0; k < at->ndim; k++)
-                    t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k, "");
+                    t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k,
+                                             "");
                 r = t;
             } else if (!strcmp(in->name, "ndim")) {
                 r = ci64(c, at->ndim);
@@ -569,7 +588,8 @@ static int lower_instr(Ctx *c, Instr *in) {
             } else { /* size, nbytes */
                 LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, 1, "");
                 r = ci64(c, 1);
-                for (int k = 0; k < at->ndim; k++) r = LLVMBuildMul(c->b, r, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), "");
+                for (int k = 0; k < at->ndim; k++)
+                    r = LLVMBuildMul(c->b, r, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), "");
                 if (!strcmp(in->name, "nbytes")) r = LLVMBuildMul(c->b, r, ci64(c, type_bits(at->elem) / 8), "");
             }
         }
@@ -579,8 +599,12 @@ static int lower_instr(Ctx *c, Instr *in) {
         if (in->type->kind == TY_TUPLE) {
             Type *ta = in->args[0]->type, *tb = in->args[1]->type;
             LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
-            for (int k = 0; k < ta->n; k++) t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)k, ""), (unsigned)k, "");
-            for (int k = 0; k < tb->n; k++) t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[1]), (unsigned)k, ""), (unsigned)(ta->n + k), "");
+            for (int k = 0; k < ta->n; k++)
+                t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)k, ""),
+                                         (unsigned)k, "");
+            for (int k = 0; k < tb->n; k++)
+                t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[1]), (unsigned)k, ""),
+                                         (unsigned)(ta->n + k), "");
             r = t;
         } else {
             r = lower_binop(c, in);
@@ -592,18 +616,24 @@ static int lower_instr(Ctx *c, Instr *in) {
             r = LLVMBuildNot(c->b, to_bool(c, val(c, a), a->type), "");
         } else {
             LLVMValueRef x = val_as(c, a, in->conv);
-            if (in->ival == UN_POS) r = x;
+            if (in->ival == UN_POS)
+                r = x;
             else if (in->ival == UN_NEG && is_complex(in->conv))
                 r = complex_make(c, in->conv, LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 0, ""), ""),
                                  LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), ""));
-            else if (in->ival == UN_NEG) r = is_float(in->conv) ? LLVMBuildFNeg(c->b, x, "") : LLVMBuildNeg(c->b, x, "");
-            else r = LLVMBuildNot(c->b, x, "");
+            else if (in->ival == UN_NEG)
+                r = is_float(in->conv) ? LLVMBuildFNeg(c->b, x, "") : LLVMBuildNeg(c->b, x, "");
+            else
+                r = LLVMBuildNot(c->b, x, "");
         }
         break;
     }
     case IR_CMP: r = lower_cmp(c, in); break;
     case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
-    case IR_CALL: r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in); if (!r && PyErr_Occurred()) return -1; break;
+    case IR_CALL:
+        r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in);
+        if (!r && PyErr_Occurred()) return -1;
+        break;
     case IR_GETITEM: {
         Type *ot = in->args[0]->type;
         if (ot->kind == TY_ARRAY && in->type->kind == TY_ARRAY) {
@@ -632,11 +662,13 @@ static int lower_instr(Ctx *c, Instr *in) {
             LLVMValueRef i = val_as(c, in->args[1], &ty_int64);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
             i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, ot->n), ""), i, "");
-            if (c->opt.debug && check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, ot->n), ""),
-                                               PyExc_IndexError, "tuple index out of range") < 0)
+            if (c->opt.debug &&
+                check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, ot->n), ""), PyExc_IndexError,
+                               "tuple index out of range") < 0)
                 return -1;
             LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), i};
-            LLVMValueRef p = LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");
+            LLVMValueRef p =
+                    LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");
             r = LLVMBuildLoad2(c->b, llvm_type(c, in->type), p, "");
         }
         break;
@@ -655,7 +687,8 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_TUPLE: {
         LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
         for (int k = 0; k < in->nargs; k++)
-            if (llvm_type(c, in->args[k]->type)) t = LLVMBuildInsertValue(c->b, t, val(c, in->args[k]), (unsigned)k, "");
+            if (llvm_type(c, in->args[k]->type))
+                t = LLVMBuildInsertValue(c->b, t, val(c, in->args[k]), (unsigned)k, "");
         r = t;
         break;
     }
@@ -697,7 +730,10 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_ITER_VALID: r = in->args[0]->llv2; break;
-    case IR_BR: count_trips(c, in); LLVMBuildBr(c->b, in->target->bb); break;
+    case IR_BR:
+        count_trips(c, in);
+        LLVMBuildBr(c->b, in->target->bb);
+        break;
     case IR_CONDBR:
         count_trips(c, in);
         LLVMBuildCondBr(c->b, val(c, in->args[0]), in->target->bb, in->target2->bb);
@@ -705,8 +741,10 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_RET: LLVMBuildRetVoid(c->b); break;
     case IR_RAISE: raise_now(c, (int)in->ival); break;
     case IR_RET_VALUE:
-        if (c->restype->kind == TY_NONE) LLVMBuildRetVoid(c->b);
-        else LLVMBuildRet(c->b, val_as(c, in->args[0], c->restype));
+        if (c->restype->kind == TY_NONE)
+            LLVMBuildRetVoid(c->b);
+        else
+            LLVMBuildRet(c->b, val_as(c, in->args[0], c->restype));
         break;
     }
     in->llv = r;
@@ -726,9 +764,9 @@ static void debug_subprogram(Ctx *c) {
     size_t dirlen = slash ? (size_t)(slash - c->filename) : 0;
     LLVMMetadataRef file = LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename, dirlen);
     LLVMMetadataRef fty = LLVMDIBuilderCreateSubroutineType(dib, file, NULL, 0, LLVMDIFlagZero);
-    c->disp = LLVMDIBuilderCreateFunction(dib, file, c->funcname, strlen(c->funcname), c->symbol,
-                                          strlen(c->symbol), file, (unsigned)c->firstlineno, fty, c != root, 1,
-                                          (unsigned)c->firstlineno, LLVMDIFlagZero, 1);
+    c->disp = LLVMDIBuilderCreateFunction(dib, file, c->funcname, strlen(c->funcname), c->symbol, strlen(c->symbol),
+                                          file, (unsigned)c->firstlineno, fty, c != root, 1, (unsigned)c->firstlineno,
+                                          LLVMDIFlagZero, 1);
     LLVMSetSubprogram(c->fn, c->disp);
 }
 
@@ -738,8 +776,8 @@ static void debug_begin(Ctx *c) {
     c->dib = dib;
     const char *slash = strrchr(c->filename, '/');
     const char *base = slash ? slash + 1 : c->filename;
-    LLVMMetadataRef file = LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename,
-                                                   slash ? (size_t)(slash - c->filename) : 0);
+    LLVMMetadataRef file =
+            LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename, slash ? (size_t)(slash - c->filename) : 0);
     LLVMDIBuilderCreateCompileUnit(dib, LLVMDWARFSourceLanguagePython, file, "gpujit", 6, 1, "", 0, 0, "", 0,
                                    (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
     LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
@@ -875,9 +913,10 @@ static int lower_body(Ctx *c, LLVMValueRef *args) {
         for (int k = 0; k < b->instrs.n; k++) {
             Instr *in = b->instrs.v[k];
             if (c->disp && in->loc.line > 0)
-                LLVMSetCurrentDebugLocation2(c->b, LLVMDIBuilderCreateDebugLocation(
-                                                       c->llctx, (unsigned)in->loc.line, (unsigned)in->loc.col + 1,
-                                                       c->disp, NULL));
+                LLVMSetCurrentDebugLocation2(c->b,
+                                             LLVMDIBuilderCreateDebugLocation(c->llctx, (unsigned)in->loc.line,
+                                                                              (unsigned)in->loc.col + 1, c->disp,
+                                                                              NULL));
             c->cur_loc = in->loc;
             c->cur_block = b;
             c->cur_index = k;
@@ -924,7 +963,8 @@ static LLVMValueRef device_fn(Ctx *caller, Func *f) {
     LLVMPositionBuilderAtEnd(s->b, s->entry);
     LLVMValueRef *args = arena_alloc(&s->arena, sizeof(LLVMValueRef) * (size_t)(s->nargs + 1));
     if (!args) return NULL;
-    for (int i = 0, p = nh; i < s->nargs; i++) args[i] = has_value(s->argtypes[i]) ? LLVMGetParam(s->fn, (unsigned)p++) : NULL;
+    for (int i = 0, p = nh; i < s->nargs; i++)
+        args[i] = has_value(s->argtypes[i]) ? LLVMGetParam(s->fn, (unsigned)p++) : NULL;
     if (lower_body(s, args) < 0) return NULL;
     root->needs_libdevice |= s->needs_libdevice;
     return f->fn;

@@ -8,7 +8,10 @@
  * into the format, numbers are widened as C varargs are (floats print as %f,
  * as numba.cuda's print does), bools print True/False. PrintOut collects the
  * format and its arguments. */
-typedef struct PrintOut { StrBuf fmt; PtrVec args; } PrintOut;
+typedef struct PrintOut {
+    StrBuf fmt;
+    PtrVec args;
+} PrintOut;
 
 /* The dim3 objects gpu.threadIdx, blockIdx, blockDim, gridDim: their x, y, z
  * intrinsics, or NULL. */
@@ -62,9 +65,12 @@ static void print_value(Ctx *c, PrintOut *o, Type *t, const Instr *k, LLVMValueR
         }
         sb_printf(&o->fmt, n == 1 ? ",)" : ")");
     } else if (k && k->op == IR_CONST && (k->ckind == CK_INT || k->ckind == CK_BOOL || k->ckind == CK_FLOAT)) {
-        if (t->kind == TY_BOOL) sb_printf(&o->fmt, k->ival ? "True" : "False");
-        else if (is_float(t)) sb_printf(&o->fmt, "%f", k->fval);
-        else sb_printf(&o->fmt, is_signed(t) ? "%lld" : "%llu", (long long)k->ival);
+        if (t->kind == TY_BOOL)
+            sb_printf(&o->fmt, k->ival ? "True" : "False");
+        else if (is_float(t))
+            sb_printf(&o->fmt, "%f", k->fval);
+        else
+            sb_printf(&o->fmt, is_signed(t) ? "%lld" : "%llu", (long long)k->ival);
     } else if (t->kind == TY_BOOL) {
         LLVMValueRef yes = LLVMBuildGlobalStringPtr(c->b, "True", "true");
         LLVMValueRef no = LLVMBuildGlobalStringPtr(c->b, "False", "false");
@@ -89,7 +95,10 @@ static void print_chunked(Ctx *c, const char *fmt, LLVMValueRef *args, int nargs
     int used = 0, n = 0;
     for (const char *p = fmt; *p; p++) {
         if (*p != '%') continue;
-        if (p[1] == '%') { p++; continue; }
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
         if (n == PRINT_CHUNK) {
             const char *piece = arena_printf(&c->arena, "%.*s", (int)(p - start), start);
             c->target->print(c, LLVMBuildGlobalStringPtr(c->b, piece, "fmt"), args + used, n);

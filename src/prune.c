@@ -10,7 +10,8 @@
 /* Python's truth of a constant; -1 where it is not a plain value. */
 static int truth_of(const Instr *k) {
     switch (k->ckind) {
-    case CK_INT: case CK_BOOL: return k->ival != 0;
+    case CK_INT:
+    case CK_BOOL: return k->ival != 0;
     case CK_NONE: return 0;
     case CK_FLOAT: return k->fval != 0.0;
     case CK_COMPLEX: return k->fval != 0.0 || k->fimag != 0.0;
@@ -64,7 +65,8 @@ int prune_literal_branches(Ctx *c) {
         Instr *k = arg_literal(c, cond, LIT_PEEK);
         int taken = k ? truth_of(k) : -1;
         if (taken < 0) continue;
-        if (!arg_literal(c, cond, LIT_KEY)) return PyErr_Occurred() ? -1 : internal_error(c, t->loc, "prune: no literal");
+        if (!arg_literal(c, cond, LIT_KEY))
+            return PyErr_Occurred() ? -1 : internal_error(c, t->loc, "prune: no literal");
         t->op = IR_BR;
         t->nargs = 0;
         if (!taken) t->target = t->target2;

@@ -93,8 +93,7 @@ static bool op_is(const char *p, const char *name) {
 
 /* d = a - x, written as a + ~x + 1 (see the header); d may be a or x */
 static void sub64(StrBuf *b, const char *d, const char *a, const char *x) {
-    sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", x, d, a, d,
-              d);
+    sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", x, d, a, d, d);
 }
 
 /* 1 when the line was rewritten into b. */
@@ -176,7 +175,7 @@ int fix_ptx(Ctx *c) {
     free(c->out->ptx);
     c->out->ptx = fixed;
     if (debug_enabled("ptx"))
-        fprintf(stderr, "== PTX of %s after ptxas workarounds (%d instructions rewritten)\n%s", c->funcname,
-                changed, c->out->ptx);
+        fprintf(stderr, "== PTX of %s after ptxas workarounds (%d instructions rewritten)\n%s", c->funcname, changed,
+                c->out->ptx);
     return 0;
 }

@@ -9,8 +9,7 @@
 #include "runtime.h"
 
 typedef struct {
-    PyObject_HEAD
-    GjOutput *out;
+    PyObject_HEAD GjOutput *out;
     PyObject *signature;
     PyObject *name;
     PyObject *weakrefs; /* runtime/module.c unloads a kernel's modules when it dies */
@@ -44,8 +43,9 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     case 9: {
         PyObject *l = PyList_New(o->nargs);
         for (int i = 0; l && i < o->nargs; i++)
-            PyList_SET_ITEM(l, i, Py_BuildValue("(iiiC)", o->args[i].kind, o->args[i].dtype, o->args[i].ndim,
-                                                o->args[i].layout ? o->args[i].layout : ' '));
+            PyList_SET_ITEM(l, i,
+                            Py_BuildValue("(iiiC)", o->args[i].kind, o->args[i].dtype, o->args[i].ndim,
+                                          o->args[i].layout ? o->args[i].layout : ' '));
         return l;
     }
     case 10: return Py_NewRef(self->name);
@@ -55,8 +55,10 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
             const GjParam *p = &o->params[i];
             PyObject *t = Py_BuildValue("(siiiii)", gj_param_role_name(p->role), p->arg, p->axis, p->dtype, p->size,
                                         p->align);
-            if (!t) Py_CLEAR(l);
-            else PyList_SET_ITEM(l, i, t);
+            if (!t)
+                Py_CLEAR(l);
+            else
+                PyList_SET_ITEM(l, i, t);
         }
         return l;
     }
@@ -65,31 +67,30 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
 }
 
 static PyGetSetDef ck_getset[] = {
-    {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
-    {"llvm", (getter)ck_get, NULL, "optimised LLVM IR", (void *)1},
-    {"types", (getter)ck_get, NULL, "typed locals per line", (void *)2},
-    {"symbol", (getter)ck_get, NULL, "entry symbol", (void *)3},
-    {"restype", (getter)ck_get, NULL, "return type", (void *)4},
-    {"target", (getter)ck_get, NULL, "'cuda' or 'cpu'", (void *)5},
-    {"shared_bytes", (getter)ck_get, NULL, "static shared memory in bytes", (void *)6},
-    {"uses_barrier", (getter)ck_get, NULL, "calls syncthreads()", (void *)7},
-    {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
-    {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
-    {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
-    {"params", (getter)ck_get, NULL,
-     "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
-    {NULL},
+        {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
+        {"llvm", (getter)ck_get, NULL, "optimised LLVM IR", (void *)1},
+        {"types", (getter)ck_get, NULL, "typed locals per line", (void *)2},
+        {"symbol", (getter)ck_get, NULL, "entry symbol", (void *)3},
+        {"restype", (getter)ck_get, NULL, "return type", (void *)4},
+        {"target", (getter)ck_get, NULL, "'cuda' or 'cpu'", (void *)5},
+        {"shared_bytes", (getter)ck_get, NULL, "static shared memory in bytes", (void *)6},
+        {"uses_barrier", (getter)ck_get, NULL, "calls syncthreads()", (void *)7},
+        {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
+        {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
+        {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
+        {"params", (getter)ck_get, NULL,
+         "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
+        {NULL},
 };
 
 static PyTypeObject CompiledKernel_Type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gpujit._core.CompiledKernel",
-    .tp_basicsize = sizeof(CompiledKernel),
-    .tp_dealloc = (destructor)ck_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "One specialisation of a kernel, compiled for one target.",
-    .tp_getset = ck_getset,
-    .tp_weaklistoffset = offsetof(CompiledKernel, weakrefs),
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.CompiledKernel",
+        .tp_basicsize = sizeof(CompiledKernel),
+        .tp_dealloc = (destructor)ck_dealloc,
+        .tp_flags = Py_TPFLAGS_DEFAULT,
+        .tp_doc = "One specialisation of a kernel, compiled for one target.",
+        .tp_getset = ck_getset,
+        .tp_weaklistoffset = offsetof(CompiledKernel, weakrefs),
 };
 
 GjOutput *gj_compiled_output(PyObject *obj) {
@@ -120,14 +121,14 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
 }
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"code", "globals", "closure", "sig", "target", "cc", "fastmath", "lineinfo",
-                             "debug", "device", "name", "keep_llvm", "boundscheck", NULL};
+    static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
+                             "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck", NULL};
     PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL;
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzpp", kwlist, &PyCode_Type, &code, &globals,
-                                     &closure, &sig, &target, &cc, &fastmath, &lineinfo, &debug,
-                                     &device, &name, &keep_llvm, &boundscheck))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzpp", kwlist, &PyCode_Type, &code, &globals, &closure, &sig,
+                                     &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
+                                     &boundscheck))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -146,8 +147,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.name = name;
     opt.keep_llvm = keep_llvm;
     GjOutput *out;
-    if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt,
-                   &out) < 0)
+    if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt, &out) < 0)
         return NULL;
     CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
     if (!ck) {
@@ -230,17 +230,17 @@ static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
-     "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
-     "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
-    {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
-    {"parse_signature", py_parse_signature, METH_O,
-     "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
-     "where the signature has none"},
-    {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
-    {"_verify_selftest", py_verify_selftest, METH_VARARGS,
-     "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
-    {NULL},
+        {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
+         "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
+         "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
+        {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+        {"parse_signature", py_parse_signature, METH_O,
+         "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
+         "where the signature has none"},
+        {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
+        {"_verify_selftest", py_verify_selftest, METH_VARARGS,
+         "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
+        {NULL},
 };
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "gpujit._core", "gpujit's compiler and runtime", -1,
@@ -249,7 +249,8 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "gpujit._core", "gpuj
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
-    if (PyType_Ready(&CompiledKernel_Type) < 0 || PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
+    if (PyType_Ready(&CompiledKernel_Type) < 0 ||
+        PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
         diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 ||
         PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0) {
         Py_DECREF(m);

@@ -195,8 +195,10 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
-    if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) func = PyObject_GetAttrString(o, "py_func");
-    else if (func) Py_INCREF(func);
+    if (!func && PyObject_HasAttrString(o, "__gpujit_device__"))
+        func = PyObject_GetAttrString(o, "py_func");
+    else if (func)
+        Py_INCREF(func);
     if (func && PyFunction_Check(func)) {
         Instr *v = build_emit(bd, IR_OBJ, 0);
         if (!v) return Py_DECREF(func), NULL;
@@ -222,8 +224,8 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     if (!path && !PyErr_Occurred() && strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0)
         path = PATH_GLOBAL_ARRAY; /* its contents become constant memory (typeinfer.c) */
-    if (!path && !PyErr_Occurred() && (PyObject_HasAttrString(o, "__cuda_array_interface__") ||
-                                       PyObject_HasAttrString(o, "device_ctypes_pointer")))
+    if (!path && !PyErr_Occurred() &&
+        (PyObject_HasAttrString(o, "__cuda_array_interface__") || PyObject_HasAttrString(o, "device_ctypes_pointer")))
         path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
     PyErr_Clear();
     if (!path) {
@@ -254,8 +256,8 @@ Instr *load_global(Builder *bd, const char *name) {
     }
     if (!o) {
         /* No globals (the C API): the usual module names and builtins. */
-        static const char *mods[][2] = {{"math", "math"}, {"gpu", "gpujit"}, {"cuda", "gpujit"},
-                                        {"gpujit", "gpujit"}, {"np", "numpy"}, {"numpy", "numpy"}};
+        static const char *mods[][2] = {{"math", "math"},     {"gpu", "gpujit"}, {"cuda", "gpujit"},
+                                        {"gpujit", "gpujit"}, {"np", "numpy"},   {"numpy", "numpy"}};
         for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++)
             if (!c->globals && strcmp(name, mods[i][0]) == 0) {
                 PyObject *m = PyImport_ImportModule(mods[i][1]);
@@ -291,7 +293,8 @@ Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
-    bool array = obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));
+    bool array =
+            obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));
     if (obj->op == IR_OBJ && !array) {
         /* gpujit's namespaces (threadIdx, shared, atomic...): resolved by path */
         Instr *v = build_emit(bd, IR_OBJ, 0);
@@ -309,8 +312,9 @@ Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
 /* An IR constant as the Python object it came from (new reference). */
 PyObject *py_from_const(const Instr *k) {
     switch (k->ckind) {
-    case CK_INT: return k->is_uint64 ? PyLong_FromUnsignedLongLong((unsigned long long)k->ival)
-                                     : PyLong_FromLongLong((long long)k->ival);
+    case CK_INT:
+        return k->is_uint64 ? PyLong_FromUnsignedLongLong((unsigned long long)k->ival)
+                            : PyLong_FromLongLong((long long)k->ival);
     case CK_FLOAT: return PyFloat_FromDouble(k->fval);
     case CK_BOOL: return PyBool_FromLong((long)k->ival);
     case CK_NONE: Py_RETURN_NONE;

@@ -10,10 +10,14 @@
 #include "gj.h"
 
 enum {
-    OFF_NTID = offsetof(GjBlockCtx, ntid), OFF_CTAID = offsetof(GjBlockCtx, ctaid),
-    OFF_NCTAID = offsetof(GjBlockCtx, nctaid), OFF_SHARED = offsetof(GjBlockCtx, shared),
-    OFF_SYNC = offsetof(GjBlockCtx, syncthreads), OFF_SHARED_BYTES = offsetof(GjBlockCtx, shared_bytes),
-    OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce), OFF_WARP = offsetof(GjBlockCtx, warp),
+    OFF_NTID = offsetof(GjBlockCtx, ntid),
+    OFF_CTAID = offsetof(GjBlockCtx, ctaid),
+    OFF_NCTAID = offsetof(GjBlockCtx, nctaid),
+    OFF_SHARED = offsetof(GjBlockCtx, shared),
+    OFF_SYNC = offsetof(GjBlockCtx, syncthreads),
+    OFF_SHARED_BYTES = offsetof(GjBlockCtx, shared_bytes),
+    OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce),
+    OFF_WARP = offsetof(GjBlockCtx, warp),
     OFF_TRAP = offsetof(GjBlockCtx, trap),
 };
 /* The loads below are i32 and i64. */
@@ -74,7 +78,11 @@ static LLVMValueRef special(Ctx *c, Special s, int dim) {
     case SP_LANEID: {
         /* lanes are numbered along the linear thread index, as on a GPU */
         LLVMValueRef nx = load_i32(c, OFF_NTID), ny = load_i32(c, OFF_NTID + 4);
-        LLVMValueRef lin = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, c->host_tid[2], ny, ""), c->host_tid[1], ""), nx, ""), c->host_tid[0], "");
+        LLVMValueRef lin = LLVMBuildAdd(
+                c->b,
+                LLVMBuildMul(c->b, LLVMBuildAdd(c->b, LLVMBuildMul(c->b, c->host_tid[2], ny, ""), c->host_tid[1], ""),
+                             nx, ""),
+                c->host_tid[0], "");
         return LLVMBuildAnd(c->b, lin, LLVMConstInt(c->i32, 31, 0), "");
     }
     }
@@ -170,7 +178,8 @@ static int finish(Ctx *c) {
     if (!args) return -1;
     /* _thread(params, blk, tx, ty, tz) */
     LLVMTypeRef tp[5] = {c->ptr, c->ptr, c->i32, c->i32, c->i32};
-    LLVMValueRef th = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_thread", c->symbol), LLVMFunctionType(c->voidt, tp, 5, 0));
+    LLVMValueRef th = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_thread", c->symbol),
+                                      LLVMFunctionType(c->voidt, tp, 5, 0));
     probe_stack(c, th);
     LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->llctx, th, "entry"));
     load_params(c, LLVMGetParam(th, 0), args);
@@ -178,7 +187,8 @@ static int finish(Ctx *c) {
     LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
-    LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol), LLVMFunctionType(c->voidt, tp, 2, 0));
+    LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol),
+                                      LLVMFunctionType(c->voidt, tp, 2, 0));
     /* The block context lives on the runtime's stack: no array the kernel
      * stores into can reach it, so its fields may stay in registers. */
     unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
@@ -309,29 +319,29 @@ static void machine(Ctx *c, MachineSpec *m) {
 }
 
 const Target target_host = {
-    .name = "host",
-    .api_name = "cpu",
-    .init = init,
-    .begin = begin,
-    .end = end,
-    .machine = machine,
-    .emit = emit_host,
-    .array_space = AS_GENERIC,
-    .shared_space = 0,
-    .begin_kernel = begin_kernel,
-    .special = special,
-    .barrier = barrier,
-    .shared_array = shared_array,
-    .math_fn = math_fn,
-    .barrier_reduce = barrier_reduce,
-    .fence = fence,
-    .warp = warp,
-    .dynamic_shared = dynamic_shared,
-    .const_array = const_array,
-    .print = print,
-    .finish = finish,
-    .hidden_params = hidden_params,
-    .begin_device_fn = begin_device_fn,
-    .trap = trap,
-    .lane_positions = true,
+        .name = "host",
+        .api_name = "cpu",
+        .init = init,
+        .begin = begin,
+        .end = end,
+        .machine = machine,
+        .emit = emit_host,
+        .array_space = AS_GENERIC,
+        .shared_space = 0,
+        .begin_kernel = begin_kernel,
+        .special = special,
+        .barrier = barrier,
+        .shared_array = shared_array,
+        .math_fn = math_fn,
+        .barrier_reduce = barrier_reduce,
+        .fence = fence,
+        .warp = warp,
+        .dynamic_shared = dynamic_shared,
+        .const_array = const_array,
+        .print = print,
+        .finish = finish,
+        .hidden_params = hidden_params,
+        .begin_device_fn = begin_device_fn,
+        .trap = trap,
+        .lane_positions = true,
 };

@@ -24,8 +24,8 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
                                                {"unsafe-fp-math", "true"}};
         for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
             LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
-                                       LLVMCreateStringAttribute(c->llctx, attrs[i][0], (unsigned)strlen(attrs[i][0]),
-                                                                 attrs[i][1], (unsigned)strlen(attrs[i][1])));
+                                    LLVMCreateStringAttribute(c->llctx, attrs[i][0], (unsigned)strlen(attrs[i][0]),
+                                                              attrs[i][1], (unsigned)strlen(attrs[i][1])));
     }
     return 0;
 }
@@ -38,7 +38,8 @@ static LLVMValueRef sreg(Ctx *c, const char *name) {
 }
 
 static LLVMValueRef special(Ctx *c, Special s, int dim) {
-    static const char *const base[] = {[SP_TID] = "tid", [SP_NTID] = "ntid", [SP_CTAID] = "ctaid", [SP_NCTAID] = "nctaid"};
+    static const char *const base[] = {
+            [SP_TID] = "tid", [SP_NTID] = "ntid", [SP_CTAID] = "ctaid", [SP_NCTAID] = "nctaid"};
     char name[64];
     if (s == SP_LANEID) return sreg(c, "llvm.nvvm.read.ptx.sreg.laneid");
     if (s == SP_WARPSIZE) return LLVMConstInt(c->i32, 32, 0);
@@ -112,16 +113,25 @@ static LLVMValueRef shfl32(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v,
 
 static LLVMValueRef warp(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef arg) {
     switch (op) {
-    case WARP_SHFL_IDX: case WARP_SHFL_UP: case WARP_SHFL_DOWN: case WARP_SHFL_BFLY: {
+    case WARP_SHFL_IDX:
+    case WARP_SHFL_UP:
+    case WARP_SHFL_DOWN:
+    case WARP_SHFL_BFLY: {
         if (LLVMTypeOf(v) == c->i32) return shfl32(c, op, mask, v, arg);
         /* 64 bits: two 32-bit shuffles of the halves */
         LLVMValueRef lo = shfl32(c, op, mask, LLVMBuildTrunc(c->b, v, c->i32, ""), arg);
-        LLVMValueRef hi = shfl32(c, op, mask, LLVMBuildTrunc(c->b, LLVMBuildLShr(c->b, v, LLVMConstInt(c->i64, 32, 0), ""), c->i32, ""), arg);
+        LLVMValueRef hi =
+                shfl32(c, op, mask,
+                       LLVMBuildTrunc(c->b, LLVMBuildLShr(c->b, v, LLVMConstInt(c->i64, 32, 0), ""), c->i32, ""), arg);
         return LLVMBuildOr(c->b, LLVMBuildZExt(c->b, lo, c->i64, ""),
-                           LLVMBuildShl(c->b, LLVMBuildZExt(c->b, hi, c->i64, ""), LLVMConstInt(c->i64, 32, 0), ""), "");
+                           LLVMBuildShl(c->b, LLVMBuildZExt(c->b, hi, c->i64, ""), LLVMConstInt(c->i64, 32, 0), ""),
+                           "");
     }
-    case WARP_ALL: case WARP_ANY: case WARP_EQ: {
-        static const char *const name[] = {"llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync", "llvm.nvvm.vote.uni.sync"};
+    case WARP_ALL:
+    case WARP_ANY:
+    case WARP_EQ: {
+        static const char *const name[] = {"llvm.nvvm.vote.all.sync", "llvm.nvvm.vote.any.sync",
+                                           "llvm.nvvm.vote.uni.sync"};
         LLVMValueRef args[2] = {mask, LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i32, 0, 0), "")};
         return LLVMBuildZExt(c->b, nvvm_call(c, name[op - WARP_ALL], c->i1, args, 2), c->i32, "");
     }
@@ -129,7 +139,8 @@ static LLVMValueRef warp(Ctx *c, WarpOp op, LLVMValueRef mask, LLVMValueRef v, L
         LLVMValueRef args[2] = {mask, LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i32, 0, 0), "")};
         return nvvm_call(c, "llvm.nvvm.vote.ballot.sync", c->i32, args, 2);
     }
-    case WARP_MATCH_ANY: case WARP_MATCH_ALL: {
+    case WARP_MATCH_ANY:
+    case WARP_MATCH_ALL: {
         bool w64 = LLVMTypeOf(v) == c->i64;
         LLVMValueRef args[2] = {mask, v};
         if (op == WARP_MATCH_ANY)
@@ -193,7 +204,8 @@ static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
         for (int i = 0; i < nargs; i++) ft[i] = LLVMTypeOf(args[i]);
         LLVMTypeRef st = LLVMStructTypeInContext(c->llctx, ft, (unsigned)nargs, 0);
         buf = entry_alloca(c, st, "printf_args");
-        for (int i = 0; i < nargs; i++) LLVMBuildStore(c->b, args[i], LLVMBuildStructGEP2(c->b, st, buf, (unsigned)i, ""));
+        for (int i = 0; i < nargs; i++)
+            LLVMBuildStore(c->b, args[i], LLVMBuildStructGEP2(c->b, st, buf, (unsigned)i, ""));
     }
     LLVMValueRef cargs[2] = {fmt, buf};
     LLVMBuildCall2(c->b, fty, fn, cargs, 2, "");
@@ -232,8 +244,8 @@ static const char *find_libdevice(void) {
     static char path[4096];
     const char *env = getenv("GPUJIT_LIBDEVICE");
     if (env && access(env, R_OK) == 0) return env;
-    const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/cuda",
-                           "/usr/local/cuda-13.0", "/usr/local/cuda-12"};
+    const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),    "/usr/local/cuda",
+                           "/usr/lib/cuda",     "/usr/local/cuda-13.0", "/usr/local/cuda-12"};
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
         if (!roots[i]) continue;
         snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
@@ -289,28 +301,28 @@ static int emit(Ctx *c) {
 }
 
 const Target target_nvptx = {
-    .name = "nvptx",
-    .api_name = "cuda",
-    .init = init,
-    .begin = begin,
-    .end = end,
-    .machine = machine,
-    .link = link_libdevice,
-    .emit = emit,
-    .array_space = AS_GLOBAL,
-    .shared_space = 3,
-    .begin_kernel = begin_kernel,
-    .special = special,
-    .barrier = barrier,
-    .shared_array = shared_array,
-    .math_fn = math_fn,
-    .barrier_reduce = barrier_reduce,
-    .fence = fence,
-    .warp = warp,
-    .dynamic_shared = dynamic_shared,
-    .const_array = const_array,
-    .print = print,
-    .finish = finish,
-    .hidden_params = hidden_params,
-    .begin_device_fn = begin_device_fn,
+        .name = "nvptx",
+        .api_name = "cuda",
+        .init = init,
+        .begin = begin,
+        .end = end,
+        .machine = machine,
+        .link = link_libdevice,
+        .emit = emit,
+        .array_space = AS_GLOBAL,
+        .shared_space = 3,
+        .begin_kernel = begin_kernel,
+        .special = special,
+        .barrier = barrier,
+        .shared_array = shared_array,
+        .math_fn = math_fn,
+        .barrier_reduce = barrier_reduce,
+        .fence = fence,
+        .warp = warp,
+        .dynamic_shared = dynamic_shared,
+        .const_array = const_array,
+        .print = print,
+        .finish = finish,
+        .hidden_params = hidden_params,
+        .begin_device_fn = begin_device_fn,
 };

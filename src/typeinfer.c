@@ -10,7 +10,10 @@
  * ("gpujit.grid"); modules by name ("math"); builtins and NumPy types by
  * module and qualified name ("builtins.range", "numpy.float32"). */
 
-typedef struct { Ctx *c; bool changed; } TI;
+typedef struct {
+    Ctx *c;
+    bool changed;
+} TI;
 
 /* A tuple type, within the limits on its size: a recursion that nests a
  * tuple deeper at each call would otherwise grow it without end. */
@@ -70,33 +73,42 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     }
     if (is_complex(a) || is_complex(b)) {
         switch (in->ival) {
-        case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_DIV: case BIN_POW: return in->conv = promote_arith(a, b);
+        case BIN_ADD:
+        case BIN_SUB:
+        case BIN_MUL:
+        case BIN_DIV:
+        case BIN_POW: return in->conv = promote_arith(a, b);
         default: TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
         }
     }
     switch (in->ival) {
-    case BIN_ADD: case BIN_SUB: case BIN_MUL: case BIN_FLOORDIV: case BIN_MOD: case BIN_POW:
-        in->conv = promote_arith(a, b);
-        return in->conv;
-    case BIN_DIV:
-        in->conv = (is_float(a) || is_float(b)) ? promote_arith(a, b) : &ty_float64;
-        return in->conv;
-    case BIN_AND: case BIN_OR: case BIN_XOR:
+    case BIN_ADD:
+    case BIN_SUB:
+    case BIN_MUL:
+    case BIN_FLOORDIV:
+    case BIN_MOD:
+    case BIN_POW: in->conv = promote_arith(a, b); return in->conv;
+    case BIN_DIV: in->conv = (is_float(a) || is_float(b)) ? promote_arith(a, b) : &ty_float64; return in->conv;
+    case BIN_AND:
+    case BIN_OR:
+    case BIN_XOR:
         if (a->kind == TY_BOOL && b->kind == TY_BOOL) return in->conv = &ty_bool;
         /* fallthrough */
-    case BIN_LSHIFT: case BIN_RSHIFT:
-        if (is_float(a) || is_float(b)) TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
+    case BIN_LSHIFT:
+    case BIN_RSHIFT:
+        if (is_float(a) || is_float(b))
+            TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
         in->conv = promote_arith(a, b);
         if (is_float(in->conv)) in->conv = &ty_int64; /* int64 with uint64 */
         return in->conv;
-    default:
-        UNSUP("operator %s", op);
+    default: UNSUP("operator %s", op);
     }
 }
 
 static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strcmp(t->path, PATH_GLOBAL_ARRAY); }
-#define GLOBAL_NDARRAY_MSG "a global NumPy array cannot be used in a kernel directly: pass it as an argument, " \
-                           "or make it constant memory with gpu.const.array_like(array)"
+#define GLOBAL_NDARRAY_MSG \
+    "a global NumPy array cannot be used in a kernel directly: pass it as an argument, " \
+    "or make it constant memory with gpu.const.array_like(array)"
 
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
     if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
@@ -172,11 +184,15 @@ static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
         k->op = IR_CONST;
         k->loc = in->loc;
         k->id = c->nvalues++;
-        if (PyBool_Check(d)) k->ckind = CK_BOOL, k->ival = d == Py_True, k->type = &ty_bool;
-        else if (PyLong_Check(d)) k->ckind = CK_INT, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
-        else if (PyFloat_Check(d)) k->ckind = CK_FLOAT, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
-        else return error_at(c, ERR_UNSUPPORTED, in->loc, "default value of type '%s' for argument %d of %s()",
-                             Py_TYPE(d)->tp_name, i + 1, in->args[0]->type->path);
+        if (PyBool_Check(d))
+            k->ckind = CK_BOOL, k->ival = d == Py_True, k->type = &ty_bool;
+        else if (PyLong_Check(d))
+            k->ckind = CK_INT, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
+        else if (PyFloat_Check(d))
+            k->ckind = CK_FLOAT, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
+        else
+            return error_at(c, ERR_UNSUPPORTED, in->loc, "default value of type '%s' for argument %d of %s()",
+                            Py_TYPE(d)->tp_name, i + 1, in->args[0]->type->path);
         if (PyErr_Occurred()) return error_at(c, ERR_TYPING, in->loc, "default value does not fit in 64 bits");
         args[1 + i] = k;
     }
@@ -200,7 +216,8 @@ static Type *type_user_call(Ctx *c, Instr *in) {
         if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR) continue;
         if (!has_value(at[i]) || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER)
             TERR("argument %d of %s() is %s; device functions take numbers, arrays, tuples of them, "
-                 "functions and dtypes", i + 1, in->args[0]->type->path, type_name(c, at[i]));
+                 "functions and dtypes",
+                 i + 1, in->args[0]->type->path, type_name(c, at[i]));
     }
     Func *f = NULL;
     if (compile_device_function(c, in, in->args[0]->type->obj, at, n, &f) < 0) return NULL;
@@ -322,7 +339,8 @@ static Type *type_of(TI *ti, Instr *in) {
         if (a->kind == TY_NONE && v->name[0] != '$') TERR("cannot assign None to '%s'", v->name);
         Type *u = unify(c, v->type, a);
         if (!u) {
-            if (v->is_arg) TERR("cannot assign %s to argument '%s' of type %s", type_name(c, a), v->name, type_name(c, v->type));
+            if (v->is_arg)
+                TERR("cannot assign %s to argument '%s' of type %s", type_name(c, a), v->name, type_name(c, v->type));
             /* '$stack' variables carry values across blocks: the arms of `x if c else y`, `a or b` */
             if (v->name[0] == '$')
                 TERR("the branches of this expression have incompatible types: %s and %s", type_name(c, a),
@@ -347,7 +365,8 @@ static Type *type_of(TI *ti, Instr *in) {
             in->intr = k;
             return &ty_int32;
         }
-        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) && !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+        if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) &&
+            !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
@@ -364,8 +383,7 @@ static Type *type_of(TI *ti, Instr *in) {
                 return &ty_int64;
             /* views: .T reverses the axes; .real and .imag of a complex array
              * see one part of each element (the stride stays the complex's) */
-            if (!strcmp(in->name, "T"))
-                return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
+            if (!strcmp(in->name, "T")) return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
             if (!strcmp(in->name, "real") && !is_complex(a->elem)) return a;
             if (!strcmp(in->name, "real") || !strcmp(in->name, "imag")) {
                 if (!is_complex(a->elem))
@@ -379,7 +397,8 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
             TERR("%s has no attribute '%s'", type_name(c, a), in->name);
         }
-        if (is_index(a) && !strcmp(in->name, "bit_count")) return type_obj(c, "int.bit_count"); /* a method: called next */
+        if (is_index(a) && !strcmp(in->name, "bit_count"))
+            return type_obj(c, "int.bit_count"); /* a method: called next */
         if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) {
             const char *path = arena_printf(&c->arena, "%s.%s", a->path, in->name);
@@ -406,8 +425,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return in->conv = is_float(a) ? a : promote_arith(a, a);
     case IR_CMP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
-        if (!is_number(a) || !is_number(b))
-            TERR("cannot compare %s with %s", type_name(c, a), type_name(c, b));
+        if (!is_number(a) || !is_number(b)) TERR("cannot compare %s with %s", type_name(c, a), type_name(c, b));
         if ((is_complex(a) || is_complex(b)) && in->ival != CMP_EQ && in->ival != CMP_NE)
             TERR("complex numbers are not ordered: only == and != compare %s with %s", type_name(c, a),
                  type_name(c, b));
@@ -475,7 +493,9 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_rangeiter;
     case IR_ITER_NEXT: return type_known(a) ? &ty_int64 : &ty_unknown;
     case IR_ITER_VALID: return &ty_bool;
-    case IR_BR: case IR_RET: case IR_RAISE: return &ty_none;
+    case IR_BR:
+    case IR_RET:
+    case IR_RAISE: return &ty_none;
     case IR_CONDBR: return &ty_none;
     case IR_RET_VALUE: {
         /* a device function's return type unifies what every return gives */
@@ -508,7 +528,10 @@ static bool track_origin(Ctx *c, Instr *in) {
         v->origin = u;
         return true;
     }
-    case IR_TUPLE: case IR_TUPLE_GET: case IR_GETITEM: case IR_ATTR: /* views: .T, .real */
+    case IR_TUPLE:
+    case IR_TUPLE_GET:
+    case IR_GETITEM:
+    case IR_ATTR: /* views: .T, .real */
         for (int i = 0; i < in->nargs; i++) o |= in->args[i]->origin;
         break;
     case IR_SETITEM: w = in->args[0]->origin; break;
@@ -571,8 +594,10 @@ int infer_types(Ctx *c) {
                 return error_at(c, ERR_TYPING, in->loc, "variable '%s' is used before it is assigned", v->name);
             }
             if (in->op == IR_CALL && in->callee)
-                return error_at(c, ERR_TYPING, in->loc, "cannot infer the return type of %s() (a recursion "
-                                "without a base case?)", in->callee->sub->funcname);
+                return error_at(c, ERR_TYPING, in->loc,
+                                "cannot infer the return type of %s() (a recursion "
+                                "without a base case?)",
+                                in->callee->sub->funcname);
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }
     }

@@ -7,28 +7,43 @@
 
 #include "gj.h"
 
-Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int16 = {TY_INT16},
-     ty_int32 = {TY_INT32}, ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16},
-     ty_uint32 = {TY_UINT32}, ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32},
-     ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE}, ty_range = {TY_RANGE},
-     ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
+Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int16 = {TY_INT16}, ty_int32 = {TY_INT32},
+     ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16}, ty_uint32 = {TY_UINT32},
+     ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
+     ty_range = {TY_RANGE}, ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
      ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
      ty_ellipsis = {TY_ELLIPSIS};
 
 static Type *const scalars[] = {
-    [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
-    [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
-    [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
-    [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
-    [TY_COMPLEX128] = &ty_complex128,
+        [TY_BOOL] = &ty_bool,
+        [TY_INT8] = &ty_int8,
+        [TY_INT16] = &ty_int16,
+        [TY_INT32] = &ty_int32,
+        [TY_INT64] = &ty_int64,
+        [TY_UINT8] = &ty_uint8,
+        [TY_UINT16] = &ty_uint16,
+        [TY_UINT32] = &ty_uint32,
+        [TY_UINT64] = &ty_uint64,
+        [TY_FLOAT32] = &ty_float32,
+        [TY_FLOAT64] = &ty_float64,
+        [TY_COMPLEX64] = &ty_complex64,
+        [TY_COMPLEX128] = &ty_complex128,
 };
 
 static const char *const scalar_names[] = {
-    [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
-    [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
-    [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
-    [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
-    [TY_COMPLEX128] = "complex128",
+        [TY_BOOL] = "bool",
+        [TY_INT8] = "int8",
+        [TY_INT16] = "int16",
+        [TY_INT32] = "int32",
+        [TY_INT64] = "int64",
+        [TY_UINT8] = "uint8",
+        [TY_UINT16] = "uint16",
+        [TY_UINT32] = "uint32",
+        [TY_UINT64] = "uint64",
+        [TY_FLOAT32] = "float32",
+        [TY_FLOAT64] = "float64",
+        [TY_COMPLEX64] = "complex64",
+        [TY_COMPLEX128] = "complex128",
 };
 
 Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
@@ -85,8 +100,7 @@ bool type_eq(const Type *a, const Type *b) {
     if (!a || !b || a->kind != b->kind) return false;
     switch (a->kind) {
     case TY_ARRAY:
-        return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space &&
-               type_eq(a->elem, b->elem);
+        return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space && type_eq(a->elem, b->elem);
     case TY_TUPLE:
         if (a->n != b->n) return false;
         for (int i = 0; i < a->n; i++)
@@ -123,9 +137,14 @@ Type *complex_of(const Type *t) {
 
 int type_bits(const Type *t) {
     switch (t->kind) {
-    case TY_BOOL: case TY_INT8: case TY_UINT8: return 8;
-    case TY_INT16: case TY_UINT16: return 16;
-    case TY_INT32: case TY_UINT32: case TY_FLOAT32: return 32;
+    case TY_BOOL:
+    case TY_INT8:
+    case TY_UINT8: return 8;
+    case TY_INT16:
+    case TY_UINT16: return 16;
+    case TY_INT32:
+    case TY_UINT32:
+    case TY_FLOAT32: return 32;
     case TY_COMPLEX128: return 128;
     default: return 64;
     }
@@ -170,25 +189,62 @@ const char *type_name(Ctx *c, const Type *t) {
 /* numba's names (numba.core.types, for a 64-bit Linux host: intp, int_, long_
  * and longlong are int64; float_ is float32) and a few NumPy spellings. */
 Type *type_from_name(const char *name) {
-    static const struct { const char *name; Type *t; } names[] = {
-        {"bool", &ty_bool},         {"boolean", &ty_bool},       {"bool_", &ty_bool},
-        {"b1", &ty_bool},           {"int8", &ty_int8},          {"i1", &ty_int8},
-        {"char", &ty_int8},         {"int16", &ty_int16},        {"i2", &ty_int16},
-        {"short", &ty_int16},       {"int32", &ty_int32},        {"i4", &ty_int32},
-        {"intc", &ty_int32},        {"int64", &ty_int64},        {"i8", &ty_int64},
-        {"intp", &ty_int64},        {"int_", &ty_int64},         {"long_", &ty_int64},
-        {"longlong", &ty_int64},    {"uint8", &ty_uint8},        {"u1", &ty_uint8},
-        {"byte", &ty_uint8},        {"uchar", &ty_uint8},        {"uint16", &ty_uint16},
-        {"u2", &ty_uint16},         {"ushort", &ty_uint16},      {"uint32", &ty_uint32},
-        {"u4", &ty_uint32},         {"uintc", &ty_uint32},       {"uint64", &ty_uint64},
-        {"u8", &ty_uint64},         {"uintp", &ty_uint64},       {"uint", &ty_uint64},
-        {"ulong", &ty_uint64},      {"ulonglong", &ty_uint64},   {"float32", &ty_float32},
-        {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
-        {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
-        {"double", &ty_float64},    {"none", &ty_none},          {"void", &ty_none},
-        {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
-        {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
-        {"complex_", &ty_complex128},
+    static const struct {
+        const char *name;
+        Type *t;
+    } names[] = {
+            {"bool", &ty_bool},
+            {"boolean", &ty_bool},
+            {"bool_", &ty_bool},
+            {"b1", &ty_bool},
+            {"int8", &ty_int8},
+            {"i1", &ty_int8},
+            {"char", &ty_int8},
+            {"int16", &ty_int16},
+            {"i2", &ty_int16},
+            {"short", &ty_int16},
+            {"int32", &ty_int32},
+            {"i4", &ty_int32},
+            {"intc", &ty_int32},
+            {"int64", &ty_int64},
+            {"i8", &ty_int64},
+            {"intp", &ty_int64},
+            {"int_", &ty_int64},
+            {"long_", &ty_int64},
+            {"longlong", &ty_int64},
+            {"uint8", &ty_uint8},
+            {"u1", &ty_uint8},
+            {"byte", &ty_uint8},
+            {"uchar", &ty_uint8},
+            {"uint16", &ty_uint16},
+            {"u2", &ty_uint16},
+            {"ushort", &ty_uint16},
+            {"uint32", &ty_uint32},
+            {"u4", &ty_uint32},
+            {"uintc", &ty_uint32},
+            {"uint64", &ty_uint64},
+            {"u8", &ty_uint64},
+            {"uintp", &ty_uint64},
+            {"uint", &ty_uint64},
+            {"ulong", &ty_uint64},
+            {"ulonglong", &ty_uint64},
+            {"float32", &ty_float32},
+            {"f4", &ty_float32},
+            {"float_", &ty_float32},
+            {"float", &ty_float32},
+            {"single", &ty_float32},
+            {"float64", &ty_float64},
+            {"f8", &ty_float64},
+            {"double", &ty_float64},
+            {"none", &ty_none},
+            {"void", &ty_none},
+            {"complex64", &ty_complex64},
+            {"c8", &ty_complex64},
+            {"csingle", &ty_complex64},
+            {"complex128", &ty_complex128},
+            {"c16", &ty_complex128},
+            {"cdouble", &ty_complex128},
+            {"complex_", &ty_complex128},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i].name, name) == 0) return names[i].t;
@@ -228,8 +284,7 @@ Type *unify(Ctx *c, Type *a, Type *b) {
     if (is_scalar(a) && is_scalar(b)) {
         if (a->kind == TY_BOOL) return b;
         if (b->kind == TY_BOOL) return a;
-        if (is_int(a) && is_int(b) && is_signed(a) == is_signed(b))
-            return type_bits(a) >= type_bits(b) ? a : b;
+        if (is_int(a) && is_int(b) && is_signed(a) == is_signed(b)) return type_bits(a) >= type_bits(b) ? a : b;
         return promote_arith(a, b);
     }
     if (is_number(a) && is_number(b)) return promote_arith(a, b); /* a complex */
@@ -267,9 +322,15 @@ Type *unify(Ctx *c, Type *a, Type *b) {
 
 enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = LIMIT_NDIM, SIG_MAX_DEPTH = 16 };
 
-typedef struct { Ctx *c; const char *s; const char *p; } Parser;
+typedef struct {
+    Ctx *c;
+    const char *s;
+    const char *p;
+} Parser;
 
-static void skip_ws(Parser *ps) { while (isspace((unsigned char)*ps->p)) ps->p++; }
+static void skip_ws(Parser *ps) {
+    while (isspace((unsigned char)*ps->p)) ps->p++;
+}
 
 static bool accept(Parser *ps, char ch) {
     skip_ws(ps);
@@ -389,8 +450,7 @@ static Type *parse_dims(Parser *ps, Type *elem) {
         SIG_FAIL("expected ',' or ']'");
     }
     if (ncontig == 1 && contig == 0 && ndim > 1) return f_order_error(ps);
-    if (ncontig > 1 || (ncontig == 1 && contig != ndim - 1))
-        SIG_FAIL("only the last dimension may be '::1' (C order)");
+    if (ncontig > 1 || (ncontig == 1 && contig != ndim - 1)) SIG_FAIL("only the last dimension may be '::1' (C order)");
     return type_array(ps->c, elem, ndim, ncontig ? 'C' : 'A', AS_GLOBAL);
 }
 
@@ -469,8 +529,9 @@ int parse_signature(Ctx *c, const char *sig) {
     for (int i = 0; i < n; i++)
         if (args[i]->kind != TY_ARRAY && !is_number(args[i]))
             return PyErr_Format(PyExc_TypeError,
-                                "bad signature '%s': argument %d is %s; a kernel takes arrays and numbers",
-                                sig, i + 1, type_name(c, args[i])), -1;
+                                "bad signature '%s': argument %d is %s; a kernel takes arrays and numbers", sig, i + 1,
+                                type_name(c, args[i])),
+                   -1;
     c->restype = ret ? ret : &ty_none;
     c->nargs = n;
     c->argtypes = args;

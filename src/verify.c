@@ -59,14 +59,13 @@ static int check_instr(Check *k, Block *b, Instr *in) {
     if ((unsigned)in->op >= IR_NUM_OPS) return fail(k, b, in, "unknown operation %d", (int)in->op);
     const IrOpInfo *op = &ir_op_info[in->op];
     if (in->loc.line <= 0) return fail(k, b, in, "no source location");
-    if (op->nargs >= 0 && in->nargs != op->nargs)
-        return fail(k, b, in, "%d operands, not %d", in->nargs, op->nargs);
+    if (op->nargs >= 0 && in->nargs != op->nargs) return fail(k, b, in, "%d operands, not %d", in->nargs, op->nargs);
     if (in->nargs && !in->args) return fail(k, b, in, "no operand array");
     for (int a = 0; a < in->nargs; a++) {
         Instr *v = in->args[a];
         if (!v) return fail(k, b, in, "operand %d is missing", a);
-        bool defined = v->op == IR_CONST ? own_const(k, v, 0)
-                                         : v->id >= 0 && v->id < k->c->nvalues && k->owner[v->id] == v;
+        bool defined =
+                v->op == IR_CONST ? own_const(k, v, 0) : v->id >= 0 && v->id < k->c->nvalues && k->owner[v->id] == v;
         if (!defined) return fail(k, b, in, "operand %d is not defined in this function", a);
         if (v->loc.line <= 0) return fail(k, b, in, "operand %d (%%%d) has no source location", a, v->id);
         if ((unsigned)v->op >= IR_NUM_OPS || !(ir_op_info[v->op].flags & IRF_VALUE))
@@ -77,8 +76,7 @@ static int check_instr(Check *k, Block *b, Instr *in) {
         if (!own_block(k->c, in->target) || (in->op == IR_CONDBR && !own_block(k->c, in->target2)))
             return fail(k, b, in, "branches to a block that is not a reachable block of this function");
     }
-    if (k->typed && (op->flags & IRF_VALUE) && !type_known(in->type))
-        return fail(k, b, in, "a value with no type");
+    if (k->typed && (op->flags & IRF_VALUE) && !type_known(in->type)) return fail(k, b, in, "a value with no type");
     return 0;
 }
 

@@ -133,7 +133,8 @@ LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt) {
         LLVMTypeRef f[2] = {c->i8, LLVMArrayType2(c->i64, (uint64_t)at->ndim)};
         LLVMValueRef sh = LLVMGetUndef(f[1]);
         for (int k = 0; k < at->ndim; k++) sh = LLVMBuildInsertValue(c->b, sh, dims[k], (unsigned)k, "");
-        LLVMValueRef fake = LLVMBuildInsertValue(c->b, LLVMGetUndef(LLVMStructTypeInContext(c->llctx, f, 2, 0)), sh, 1, "");
+        LLVMValueRef fake =
+                LLVMBuildInsertValue(c->b, LLVMGetUndef(LLVMStructTypeInContext(c->llctx, f, 2, 0)), sh, 1, "");
         LLVMValueRef ok = check_bounds(c, fake, ix, given, at->ndim);
         if (ok) /* NULL: the target stopped the launch at a bad index */
             for (int j = 0; j < m; j++) nsh[j] = LLVMBuildSelect(c->b, ok, nsh[j], ci64(c, 0), "");
@@ -159,8 +160,8 @@ LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name) {
         for (unsigned f = 1; f <= 2; f++) {
             LLVMValueRef src = LLVMBuildExtractValue(c->b, a, f, ""), dst = src;
             for (int k = 0; k < at->ndim; k++)
-                dst = LLVMBuildInsertValue(c->b, dst, LLVMBuildExtractValue(c->b, src, (unsigned)(at->ndim - 1 - k), ""),
-                                           (unsigned)k, "");
+                dst = LLVMBuildInsertValue(
+                        c->b, dst, LLVMBuildExtractValue(c->b, src, (unsigned)(at->ndim - 1 - k), ""), (unsigned)k, "");
             r = LLVMBuildInsertValue(c->b, r, dst, f, "");
         }
         return r;
@@ -205,9 +206,11 @@ void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src) {
     LLVMValueRef doff = ci64(c, 0), soff = ci64(c, 0);
     for (int k = 0; k < vt->ndim; k++) {
         LLVMValueRef i = LLVMBuildLoad2(c->b, c->i64, ivar[k], "");
-        doff = LLVMBuildAdd(c->b, doff, LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, strides, (unsigned)k, ""), ""), "");
+        doff = LLVMBuildAdd(c->b, doff,
+                            LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, strides, (unsigned)k, ""), ""), "");
         if (from_array)
-            soff = LLVMBuildAdd(c->b, soff, LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, sstrides, (unsigned)k, ""), ""), "");
+            soff = LLVMBuildAdd(c->b, soff,
+                                LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, sstrides, (unsigned)k, ""), ""), "");
     }
     LLVMValueRef v = scalar;
     if (from_array) {

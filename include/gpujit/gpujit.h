@@ -44,10 +44,18 @@ typedef enum GjArgKind { GJ_ARG_SCALAR = 0, GJ_ARG_ARRAY = 1 } GjArgKind;
 /* Scalar dtypes; values are stable (they appear in type keys). */
 typedef enum GjDtype {
     GJ_BOOL = 1,
-    GJ_INT8, GJ_INT16, GJ_INT32, GJ_INT64,
-    GJ_UINT8, GJ_UINT16, GJ_UINT32, GJ_UINT64,
-    GJ_FLOAT32, GJ_FLOAT64,
-    GJ_COMPLEX64, GJ_COMPLEX128,  /* NumPy's layout: re, im */
+    GJ_INT8,
+    GJ_INT16,
+    GJ_INT32,
+    GJ_INT64,
+    GJ_UINT8,
+    GJ_UINT16,
+    GJ_UINT32,
+    GJ_UINT64,
+    GJ_FLOAT32,
+    GJ_FLOAT64,
+    GJ_COMPLEX64,
+    GJ_COMPLEX128,  /* NumPy's layout: re, im */
     GJ_NDTYPES
 } GjDtype;
 
@@ -97,8 +105,8 @@ typedef struct GjOutput GjOutput; /* opaque: free with gj_output_free() */
  * globals: a dict or NULL; closure: a tuple of cells or NULL.
  * Returns 0 on success with *out set; -1 with a Python exception set
  * (gpujit.TypingError / UnsupportedError / CompileError, or an internal error). */
-int gj_compile(PyObject *code, PyObject *globals, PyObject *closure,
-               const char *sig, const GjOptions *opt, GjOutput **out);
+int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char *sig, const GjOptions *opt,
+               GjOutput **out);
 
 GjTargetKind gj_output_target(const GjOutput *o);
 const char *gj_output_ptx(const GjOutput *o);        /* NVPTX target: PTX text */
