@@ -66,12 +66,14 @@ static const char MSG_BIGBLOCK[] = "CPU launch: a block this large cannot run as
 /* Filled in by pool_start with the stack sizes in force. */
 static char msg_overflow_fiber[192], msg_overflow_block[256];
 
+/* clang-format off */
 CpuPool cpu_pool = {
-        .launch_mu = PTHREAD_MUTEX_INITIALIZER,
-        .mu = PTHREAD_MUTEX_INITIALIZER,
-        .work_cv = PTHREAD_COND_INITIALIZER,
-        .done_cv = PTHREAD_COND_INITIALIZER,
+    .launch_mu = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .work_cv = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
 };
+/* clang-format on */
 
 static void run_blocks(Worker *w, Job *j);
 
@@ -454,17 +456,13 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
         return -1;
     }
 
+    /* clang-format off */
     Job j = {
-            .block_fn = block_fn,
-            .thread_fn = thread_fn,
-            .uses_barrier = uses_barrier,
-            .grid = grid,
-            .block = block,
-            .shared_bytes = shared_bytes,
-            .params = params,
-            .nblocks = nblocks,
-            .nthreads = (uint32_t)(uses_barrier ? nthreads : 0),
+        .block_fn = block_fn, .thread_fn = thread_fn, .uses_barrier = uses_barrier,
+        .grid = grid, .block = block, .shared_bytes = shared_bytes, .params = params,
+        .nblocks = nblocks, .nthreads = (uint32_t)(uses_barrier ? nthreads : 0),
     };
+    /* clang-format on */
     atomic_init(&j.next, 0);
     atomic_init(&j.err, NULL);
 

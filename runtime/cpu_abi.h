@@ -54,12 +54,9 @@ enum { GJ_SYNC_COUNT, GJ_SYNC_AND, GJ_SYNC_OR };
 /* Warp-level operations, in the order both sides number them: the runtime's
  * GJ_WARP_<name> and the compiler's WARP_<name> (src/gj.h) come from this
  * one list. Shuffles come first (the compiler relies on <= SHFL_BFLY). */
-/* clang-format off */
-#define GJ_WARP_OPS(X)                                                   \
-    X(SHFL_IDX) X(SHFL_UP) X(SHFL_DOWN) X(SHFL_BFLY)                     \
-    X(ALL) X(ANY) X(EQ) X(BALLOT) X(MATCH_ANY) X(MATCH_ALL)              \
-    X(SYNC) X(ACTIVEMASK)
-/* clang-format on */
+#define GJ_WARP_OPS(X) \
+    X(SHFL_IDX) \
+    X(SHFL_UP) X(SHFL_DOWN) X(SHFL_BFLY) X(ALL) X(ANY) X(EQ) X(BALLOT) X(MATCH_ANY) X(MATCH_ALL) X(SYNC) X(ACTIVEMASK)
 
 #define GJ_WARP_ENUMERATOR(name) GJ_WARP_##name,
 enum { GJ_WARP_OPS(GJ_WARP_ENUMERATOR) GJ_WARP_NOPS };

@@ -14,21 +14,15 @@
 static const struct {
     const char *name;
     int size;
+/* clang-format off */
 } dtypes[GJ_NDTYPES] = {
-        [GJ_BOOL] = {"bool", 1},
-        [GJ_INT8] = {"int8", 1},
-        [GJ_INT16] = {"int16", 2},
-        [GJ_INT32] = {"int32", 4},
-        [GJ_INT64] = {"int64", 8},
-        [GJ_UINT8] = {"uint8", 1},
-        [GJ_UINT16] = {"uint16", 2},
-        [GJ_UINT32] = {"uint32", 4},
-        [GJ_UINT64] = {"uint64", 8},
-        [GJ_FLOAT32] = {"float32", 4},
-        [GJ_FLOAT64] = {"float64", 8},
-        [GJ_COMPLEX64] = {"complex64", 8},
-        [GJ_COMPLEX128] = {"complex128", 16},
+    [GJ_BOOL] = {"bool", 1},       [GJ_INT8] = {"int8", 1},     [GJ_INT16] = {"int16", 2},
+    [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
+    [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
+    [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
+/* clang-format on */
 
 int gj_dtype_size(int dtype) { return dtype > 0 && dtype < GJ_NDTYPES ? dtypes[dtype].size : 0; }
 
@@ -270,22 +264,24 @@ static int da_set_stream(GjDeviceArray *a, PyObject *v, void *c) {
     return 0;
 }
 
+/* clang-format off */
 static PyGetSetDef da_getset[] = {
-        {"shape", (getter)da_shape, NULL, "tuple of dimensions", NULL},
-        {"strides", (getter)da_strides, NULL, "tuple of strides in bytes", NULL},
-        {"ndim", (getter)da_ndim, NULL, NULL, NULL},
-        {"size", (getter)da_size, NULL, "number of elements", NULL},
-        {"itemsize", (getter)da_itemsize, NULL, NULL, NULL},
-        {"nbytes", (getter)da_nbytes, NULL, "size * itemsize", NULL},
-        {"readonly", (getter)da_readonly, NULL, NULL, NULL},
-        {"stream", (getter)da_get_stream, (setter)da_set_stream, "the stream given at creation", NULL},
-        {"_dtype_code", (getter)da_code, NULL, "GjDtype code", NULL},
-        {"_ptr", (getter)da_ptr, NULL, "address of element [0, ..., 0]", NULL},
-        {"_device", (getter)da_device, NULL, NULL, NULL},
-        {"_target", (getter)da_target, NULL, "'cuda' or 'cpu'", NULL},
-        {"_owner", (getter)da_owner, NULL, "the object keeping the memory alive", NULL},
-        {NULL},
+    {"shape", (getter)da_shape, NULL, "tuple of dimensions", NULL},
+    {"strides", (getter)da_strides, NULL, "tuple of strides in bytes", NULL},
+    {"ndim", (getter)da_ndim, NULL, NULL, NULL},
+    {"size", (getter)da_size, NULL, "number of elements", NULL},
+    {"itemsize", (getter)da_itemsize, NULL, NULL, NULL},
+    {"nbytes", (getter)da_nbytes, NULL, "size * itemsize", NULL},
+    {"readonly", (getter)da_readonly, NULL, NULL, NULL},
+    {"stream", (getter)da_get_stream, (setter)da_set_stream, "the stream given at creation", NULL},
+    {"_dtype_code", (getter)da_code, NULL, "GjDtype code", NULL},
+    {"_ptr", (getter)da_ptr, NULL, "address of element [0, ..., 0]", NULL},
+    {"_device", (getter)da_device, NULL, NULL, NULL},
+    {"_target", (getter)da_target, NULL, "'cuda' or 'cpu'", NULL},
+    {"_owner", (getter)da_owner, NULL, "the object keeping the memory alive", NULL},
+    {NULL},
 };
+/* clang-format on */
 
 /* ---- raw copies (the Python layer composes them into copy_to_host etc.) ---- */
 
@@ -415,21 +411,15 @@ static void dl_capsule_destructor(PyObject *cap) {
     }
 }
 
+/* clang-format off */
 static const DLDataType dl_types[GJ_NDTYPES] = {
-        [GJ_BOOL] = {kDLBool, 8, 1},
-        [GJ_INT8] = {kDLInt, 8, 1},
-        [GJ_INT16] = {kDLInt, 16, 1},
-        [GJ_INT32] = {kDLInt, 32, 1},
-        [GJ_INT64] = {kDLInt, 64, 1},
-        [GJ_UINT8] = {kDLUInt, 8, 1},
-        [GJ_UINT16] = {kDLUInt, 16, 1},
-        [GJ_UINT32] = {kDLUInt, 32, 1},
-        [GJ_UINT64] = {kDLUInt, 64, 1},
-        [GJ_FLOAT32] = {kDLFloat, 32, 1},
-        [GJ_FLOAT64] = {kDLFloat, 64, 1},
-        [GJ_COMPLEX64] = {kDLComplex, 64, 1},
-        [GJ_COMPLEX128] = {kDLComplex, 128, 1},
+    [GJ_BOOL] = {kDLBool, 8, 1},     [GJ_INT8] = {kDLInt, 8, 1},     [GJ_INT16] = {kDLInt, 16, 1},
+    [GJ_INT32] = {kDLInt, 32, 1},    [GJ_INT64] = {kDLInt, 64, 1},   [GJ_UINT8] = {kDLUInt, 8, 1},
+    [GJ_UINT16] = {kDLUInt, 16, 1},  [GJ_UINT32] = {kDLUInt, 32, 1}, [GJ_UINT64] = {kDLUInt, 64, 1},
+    [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
+    [GJ_COMPLEX64] = {kDLComplex, 64, 1}, [GJ_COMPLEX128] = {kDLComplex, 128, 1},
 };
+/* clang-format on */
 
 /* _dlpack_capsule(versioned=False) -> PyCapsule "dltensor" (or
  * "dltensor_versioned", DLPack 1.0) viewing this array without a copy.
@@ -479,35 +469,41 @@ static PyObject *da_dlpack_capsule(GjDeviceArray *a, PyObject *args) {
     return cap;
 }
 
+/* clang-format off */
 static PyMethodDef da_methods[] = {
-        {"is_c_contiguous", (PyCFunction)da_is_c_contig, METH_NOARGS, NULL},
-        {"_htod", (PyCFunction)da_htod, METH_VARARGS,
-         "_htod(offset, buffer, stream=0): copy the buffer's bytes to data+offset"},
-        {"_dtoh", (PyCFunction)da_dtoh, METH_VARARGS,
-         "_dtoh(offset, buffer, stream=0): fill the writable buffer from data+offset"},
-        {"_dtod", (PyCFunction)da_dtod, METH_VARARGS, "_dtod(offset, src, src_offset, nbytes, stream=0)"},
-        {"_extent", (PyCFunction)da_extent, METH_NOARGS,
-         "_extent() -> (lo, hi) bytes spanned, relative to the data pointer"},
-        {"_dlpack_capsule", (PyCFunction)da_dlpack_capsule, METH_VARARGS,
-         "_dlpack_capsule(versioned=False) -> a DLPack capsule viewing the array"},
-        {NULL},
+    {"is_c_contiguous", (PyCFunction)da_is_c_contig, METH_NOARGS, NULL},
+    {"_htod", (PyCFunction)da_htod, METH_VARARGS,
+     "_htod(offset, buffer, stream=0): copy the buffer's bytes to data+offset"},
+    {"_dtoh", (PyCFunction)da_dtoh, METH_VARARGS,
+     "_dtoh(offset, buffer, stream=0): fill the writable buffer from data+offset"},
+    {"_dtod", (PyCFunction)da_dtod, METH_VARARGS,
+     "_dtod(offset, src, src_offset, nbytes, stream=0)"},
+    {"_extent", (PyCFunction)da_extent, METH_NOARGS,
+     "_extent() -> (lo, hi) bytes spanned, relative to the data pointer"},
+    {"_dlpack_capsule", (PyCFunction)da_dlpack_capsule, METH_VARARGS,
+     "_dlpack_capsule(versioned=False) -> a DLPack capsule viewing the array"},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 PyTypeObject GjDeviceArray_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.DeviceArrayBase",
-        .tp_basicsize = sizeof(GjDeviceArray),
-        .tp_dealloc = (destructor)da_dealloc,
-        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-        .tp_doc = "C base of gpujit.DeviceArray: pointer, shape, byte strides, dtype, target.",
-        .tp_traverse = (traverseproc)da_traverse,
-        .tp_clear = (inquiry)da_clear,
-        .tp_weaklistoffset = offsetof(GjDeviceArray, weaklist),
-        .tp_methods = da_methods,
-        .tp_getset = da_getset,
-        .tp_dictoffset = offsetof(GjDeviceArray, dict),
-        .tp_init = (initproc)da_init,
-        .tp_new = PyType_GenericNew,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.DeviceArrayBase",
+    .tp_basicsize = sizeof(GjDeviceArray),
+    .tp_dealloc = (destructor)da_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "C base of gpujit.DeviceArray: pointer, shape, byte strides, dtype, target.",
+    .tp_traverse = (traverseproc)da_traverse,
+    .tp_clear = (inquiry)da_clear,
+    .tp_weaklistoffset = offsetof(GjDeviceArray, weaklist),
+    .tp_methods = da_methods,
+    .tp_getset = da_getset,
+    .tp_dictoffset = offsetof(GjDeviceArray, dict),
+    .tp_init = (initproc)da_init,
+    .tp_new = PyType_GenericNew,
 };
+/* clang-format on */
 
 int gj_devicearray_add(PyObject *m) {
     if (PyType_Ready(&GjDeviceArray_Type) < 0 ||

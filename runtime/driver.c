@@ -243,36 +243,30 @@ int gj_cuda_enter(int dev) {
 const GjDeviceLimits *gj_cuda_limits(int dev) {
     if (gj_cuda_load() < 0 || check_device(dev) < 0) return NULL;
     if (__atomic_load_n(&limits_valid[dev], __ATOMIC_ACQUIRE)) return &limits[dev];
+    /* clang-format off */
     static const int attrs[] = {
-            CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
-            CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
-            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
-            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-            CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
-            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
-            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-            CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
     };
+    /* clang-format on */
     int v[sizeof attrs / sizeof attrs[0]];
     CUdevice d;
     CUresult r = gj_cu.DeviceGet(&d, dev);
     for (size_t i = 0; r == CUDA_SUCCESS && i < sizeof attrs / sizeof attrs[0]; i++)
         r = gj_cu.DeviceGetAttribute(&v[i], attrs[i], d);
     if (gj_cuda_check(r, "cuDeviceGetAttribute") < 0) return NULL;
+    /* clang-format off */
     GjDeviceLimits l = {
-            .max_threads = v[0],
-            .max_block = {v[1], v[2], v[3]},
-            .max_grid = {v[4], v[5], v[6]},
-            .max_shared = v[7],
-            .max_shared_optin = v[8],
-            .cc_major = v[9],
-            .cc_minor = v[10],
-            .sm_count = v[11],
+        .max_threads = v[0], .max_block = {v[1], v[2], v[3]}, .max_grid = {v[4], v[5], v[6]},
+        .max_shared = v[7], .max_shared_optin = v[8], .cc_major = v[9], .cc_minor = v[10],
+        .sm_count = v[11],
     };
+    /* clang-format on */
     pthread_mutex_lock(&lock);
     limits[dev] = l;
     __atomic_store_n(&limits_valid[dev], 1, __ATOMIC_RELEASE);
@@ -424,23 +418,28 @@ static PyObject *py_reset(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* clang-format off */
 static PyMethodDef driver_methods[] = {
-        {"is_available", py_is_available, METH_NOARGS,
-         "is_available() -> bool: a CUDA driver and at least one device exist"},
-        {"driver_version", py_driver_version, METH_NOARGS, "driver_version() -> int: cuDriverGetVersion (e.g. 13000)"},
-        {"device_count", py_device_count, METH_NOARGS, "device_count() -> int (0 without a driver)"},
-        {"device_info", py_device_info, METH_O, "device_info(id) -> dict of the device's properties"},
-        {"select_device", py_select_device, METH_O, "select_device(id): make device `id` current for this process"},
-        {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
-        {"set_target", py_set_target, METH_O,
-         "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},
-        {"get_target", py_get_target, METH_NOARGS, "get_target() -> 'cuda' or 'cpu'"},
-        {"synchronize", py_synchronize, METH_NOARGS, "synchronize(): wait for all work on the current device"},
-        {"mem_get_info", py_mem_get_info, METH_NOARGS, "mem_get_info() -> (free, total) bytes"},
-        {"reset", py_reset, METH_NOARGS,
-         "reset(): reset the current device's primary context (all its memory is freed)"},
-        {NULL, NULL, 0, NULL},
+    {"is_available", py_is_available, METH_NOARGS,
+     "is_available() -> bool: a CUDA driver and at least one device exist"},
+    {"driver_version", py_driver_version, METH_NOARGS,
+     "driver_version() -> int: cuDriverGetVersion (e.g. 13000)"},
+    {"device_count", py_device_count, METH_NOARGS, "device_count() -> int (0 without a driver)"},
+    {"device_info", py_device_info, METH_O, "device_info(id) -> dict of the device's properties"},
+    {"select_device", py_select_device, METH_O,
+     "select_device(id): make device `id` current for this process"},
+    {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
+    {"set_target", py_set_target, METH_O,
+     "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},
+    {"get_target", py_get_target, METH_NOARGS, "get_target() -> 'cuda' or 'cpu'"},
+    {"synchronize", py_synchronize, METH_NOARGS,
+     "synchronize(): wait for all work on the current device"},
+    {"mem_get_info", py_mem_get_info, METH_NOARGS, "mem_get_info() -> (free, total) bytes"},
+    {"reset", py_reset, METH_NOARGS,
+     "reset(): reset the current device's primary context (all its memory is freed)"},
+    {NULL, NULL, 0, NULL},
 };
+/* clang-format on */
 
 int gj_driver_add(PyObject *m) {
     PyObject *d = Py_BuildValue("{s:O,s:O}", "code", Py_None, "name", Py_None);

@@ -214,11 +214,12 @@ static void config_dealloc(GjLaunchConfig *c) {
 
 /* The CPU target mimics an H200's limits so that a launch valid on one target
  * is valid on the other. */
+/* clang-format off */
 static const GjDeviceLimits host_limits = {
-        .max_threads = 1024,
-        .max_block = {1024, 1024, 64},
-        .max_grid = {2147483647, 65535, 65535},
+    .max_threads = 1024, .max_block = {1024, 1024, 64},
+    .max_grid = {2147483647, 65535, 65535},
 };
+/* clang-format on */
 
 static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const char *where) {
     uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z;
@@ -521,24 +522,29 @@ static PyObject *config_stream(GjLaunchConfig *c, void *x) {
 }
 static PyObject *config_dispatcher(GjLaunchConfig *c, void *x) { return Py_NewRef(c->disp); }
 
+/* clang-format off */
 static PyGetSetDef config_getset[] = {
-        {"griddim", (getter)config_griddim, NULL, NULL, NULL},
-        {"blockdim", (getter)config_blockdim, NULL, NULL, NULL},
-        {"sharedmem", (getter)config_sharedmem, NULL, "dynamic shared memory bytes", NULL},
-        {"stream", (getter)config_stream, NULL, NULL, NULL},
-        {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
-        {NULL},
+    {"griddim", (getter)config_griddim, NULL, NULL, NULL},
+    {"blockdim", (getter)config_blockdim, NULL, NULL, NULL},
+    {"sharedmem", (getter)config_sharedmem, NULL, "dynamic shared memory bytes", NULL},
+    {"stream", (getter)config_stream, NULL, NULL, NULL},
+    {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 static PyTypeObject GjLaunchConfig_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.LaunchConfig",
-        .tp_basicsize = sizeof(GjLaunchConfig),
-        .tp_dealloc = (destructor)config_dealloc,
-        .tp_call = (ternaryfunc)config_call,
-        .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "kernel[griddim, blockdim, stream, dynamic_shared_bytes]: call it with the arguments.",
-        .tp_getset = config_getset,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.LaunchConfig",
+    .tp_basicsize = sizeof(GjLaunchConfig),
+    .tp_dealloc = (destructor)config_dealloc,
+    .tp_call = (ternaryfunc)config_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "kernel[griddim, blockdim, stream, dynamic_shared_bytes]: call it with the arguments.",
+    .tp_getset = config_getset,
 };
+/* clang-format on */
 
 /* ---- DispatcherBase ---- */
 
@@ -584,34 +590,41 @@ static PyObject *disp_cached_kernels(GjDispatcher *d, PyObject *unused) {
 /* for tests: the CuPy array type the launcher reads directly, once it has seen one */
 static PyObject *disp_cupy_type(GjDispatcher *d, PyObject *unused) { return gj_args_cupy_type(); }
 
+/* clang-format off */
 static PyMethodDef disp_methods[] = {
-        {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
-         "the CuPy ndarray type read without __cuda_array_interface__, or None"},
-        {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS, "drop every cached specialisation"},
-        {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS, "the CompiledKernels in the launch cache"},
-        {NULL},
+    {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
+     "the CuPy ndarray type read without __cuda_array_interface__, or None"},
+    {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS,
+     "drop every cached specialisation"},
+    {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,
+     "the CompiledKernels in the launch cache"},
+    {NULL},
 };
+/* clang-format on */
 
 static PyMappingMethods disp_as_mapping = {
         .mp_subscript = (binaryfunc)disp_subscript,
 };
 
+/* clang-format off */
 static PyTypeObject GjDispatcher_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.DispatcherBase",
-        .tp_basicsize = sizeof(GjDispatcher),
-        .tp_dealloc = (destructor)disp_dealloc,
-        .tp_as_mapping = &disp_as_mapping,
-        .tp_call = disp_call,
-        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-        .tp_doc = "C base of the kernel dispatcher: kernel[griddim, blockdim](args). Subclasses "
-                  "define _specialize(args) -> CompiledKernel.",
-        .tp_traverse = (traverseproc)disp_traverse,
-        .tp_clear = (inquiry)disp_clear,
-        .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
-        .tp_methods = disp_methods,
-        .tp_dictoffset = offsetof(GjDispatcher, dict),
-        .tp_new = PyType_GenericNew,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.DispatcherBase",
+    .tp_basicsize = sizeof(GjDispatcher),
+    .tp_dealloc = (destructor)disp_dealloc,
+    .tp_as_mapping = &disp_as_mapping,
+    .tp_call = disp_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "C base of the kernel dispatcher: kernel[griddim, blockdim](args). Subclasses "
+              "define _specialize(args) -> CompiledKernel.",
+    .tp_traverse = (traverseproc)disp_traverse,
+    .tp_clear = (inquiry)disp_clear,
+    .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
+    .tp_methods = disp_methods,
+    .tp_dictoffset = offsetof(GjDispatcher, dict),
+    .tp_new = PyType_GenericNew,
 };
+/* clang-format on */
 
 int gj_launch_add(PyObject *m) {
     GjExc_LaunchError = PyErr_NewExceptionWithDoc("gpujit.LaunchError", "A kernel launch on the CPU target failed.",

@@ -124,10 +124,12 @@ static int alloc_getbuffer(GjAllocation *a, Py_buffer *view, int flags) {
 
 static void alloc_releasebuffer(GjAllocation *a, Py_buffer *view) { a->exports--; }
 
+/* clang-format off */
 static PyBufferProcs alloc_as_buffer = {
-        .bf_getbuffer = (getbufferproc)alloc_getbuffer,
-        .bf_releasebuffer = (releasebufferproc)alloc_releasebuffer,
+    .bf_getbuffer = (getbufferproc)alloc_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)alloc_releasebuffer,
 };
+/* clang-format on */
 
 static PyObject *alloc_repr(GjAllocation *a) {
     char buf[160]; /* PyUnicode_FromFormat has no %llx */
@@ -148,25 +150,30 @@ static PyObject *alloc_get_alive(GjAllocation *a, void *c) {
     return PyBool_FromLong(a->kind == GJ_MEM_HOST || a->generation == gj_cuda_generation(a->device));
 }
 
+/* clang-format off */
 static PyGetSetDef alloc_getset[] = {
-        {"ptr", (getter)alloc_get_ptr, NULL, "address (device or host)", NULL},
-        {"size", (getter)alloc_get_size, NULL, "bytes", NULL},
-        {"kind", (getter)alloc_get_kind, NULL, "'device', 'pinned' or 'host'", NULL},
-        {"device", (getter)alloc_get_device, NULL, "device ordinal", NULL},
-        {"alive", (getter)alloc_get_alive, NULL, "False once reset() destroyed the memory", NULL},
-        {NULL},
+    {"ptr", (getter)alloc_get_ptr, NULL, "address (device or host)", NULL},
+    {"size", (getter)alloc_get_size, NULL, "bytes", NULL},
+    {"kind", (getter)alloc_get_kind, NULL, "'device', 'pinned' or 'host'", NULL},
+    {"device", (getter)alloc_get_device, NULL, "device ordinal", NULL},
+    {"alive", (getter)alloc_get_alive, NULL, "False once reset() destroyed the memory", NULL},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 PyTypeObject GjAllocation_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.Allocation",
-        .tp_basicsize = sizeof(GjAllocation),
-        .tp_dealloc = (destructor)alloc_dealloc,
-        .tp_repr = (reprfunc)alloc_repr,
-        .tp_as_buffer = &alloc_as_buffer,
-        .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "Owns one block of device, pinned or host memory; freed with the object.",
-        .tp_getset = alloc_getset,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.Allocation",
+    .tp_basicsize = sizeof(GjAllocation),
+    .tp_dealloc = (destructor)alloc_dealloc,
+    .tp_repr = (reprfunc)alloc_repr,
+    .tp_as_buffer = &alloc_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Owns one block of device, pinned or host memory; freed with the object.",
+    .tp_getset = alloc_getset,
 };
+/* clang-format on */
 
 /* ---- copies ---- */
 
@@ -233,11 +240,13 @@ static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw) {
     return gj_alloc((GjTargetKind)t, gj_current_device(), (size_t)n, pinned);
 }
 
+/* clang-format off */
 static PyMethodDef memory_methods[] = {
-        {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
-         "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
-        {NULL, NULL, 0, NULL},
+    {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
+     "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
+    {NULL, NULL, 0, NULL},
 };
+/* clang-format on */
 
 int gj_memory_add(PyObject *m) {
     if (PyType_Ready(&GjAllocation_Type) < 0 ||

@@ -250,14 +250,16 @@ static PyObject *py_max_potential_block(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ii)", min_grid, block);
 }
 
+/* clang-format off */
 static PyMethodDef module_methods[] = {
-        {"kernel_attributes", py_kernel_attributes, METH_O,
-         "kernel_attributes(compiled) -> dict(regs_per_thread, max_threads_per_block, shared_bytes, "
-         "local_bytes, const_bytes) on the current device"},
-        {"max_potential_block", py_max_potential_block, METH_VARARGS,
-         "max_potential_block(compiled, dynamic_smem=0) -> (min_grid, block) for full occupancy"},
-        {NULL, NULL, 0, NULL},
+    {"kernel_attributes", py_kernel_attributes, METH_O,
+     "kernel_attributes(compiled) -> dict(regs_per_thread, max_threads_per_block, shared_bytes, "
+     "local_bytes, const_bytes) on the current device"},
+    {"max_potential_block", py_max_potential_block, METH_VARARGS,
+     "max_potential_block(compiled, dynamic_smem=0) -> (min_grid, block) for full occupancy"},
+    {NULL, NULL, 0, NULL},
 };
+/* clang-format on */
 
 int gj_module_add(PyObject *m) {
     weak_callback = PyCFunction_New(&weak_cb_def, NULL);

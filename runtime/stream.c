@@ -140,37 +140,47 @@ static PyObject *stream_repr(GjStream *s) {
     return PyUnicode_FromString(buf);
 }
 
+/* clang-format off */
 static PyMethodDef stream_methods[] = {
-        {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
-         "wait until all work queued on the stream has finished"},
-        {"query", (PyCFunction)stream_query, METH_NOARGS, "True if all queued work has finished"},
-        {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS, "the CUDA stream protocol: (0, handle)"},
-        {NULL},
+    {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
+     "wait until all work queued on the stream has finished"},
+    {"query", (PyCFunction)stream_query, METH_NOARGS, "True if all queued work has finished"},
+    {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS,
+     "the CUDA stream protocol: (0, handle)"},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 static PyGetSetDef stream_getset[] = {
-        {"handle", (getter)stream_get_handle, NULL, "the CUstream as an int (0: legacy default)", NULL},
-        {"device", (getter)stream_get_device, NULL, NULL, NULL},
-        {NULL},
+    {"handle", (getter)stream_get_handle, NULL, "the CUstream as an int (0: legacy default)", NULL},
+    {"device", (getter)stream_get_device, NULL, NULL, NULL},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 static PyNumberMethods stream_as_number = {
-        .nb_int = (unaryfunc)stream_int,
-        .nb_index = (unaryfunc)stream_int,
+    .nb_int = (unaryfunc)stream_int,
+    .nb_index = (unaryfunc)stream_int,
 };
+/* clang-format on */
 
+/* clang-format off */
 PyTypeObject GjStream_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.Stream",
-        .tp_basicsize = sizeof(GjStream),
-        .tp_dealloc = (destructor)stream_dealloc,
-        .tp_repr = (reprfunc)stream_repr,
-        .tp_as_number = &stream_as_number,
-        .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "Stream(handle=None): a CUDA stream; None creates one, an int wraps a handle.",
-        .tp_methods = stream_methods,
-        .tp_getset = stream_getset,
-        .tp_new = stream_new,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.Stream",
+    .tp_basicsize = sizeof(GjStream),
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_repr = (reprfunc)stream_repr,
+    .tp_as_number = &stream_as_number,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Stream(handle=None): a CUDA stream; None creates one, an int wraps a handle.",
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+    .tp_new = stream_new,
 };
+/* clang-format on */
 
 /* ---- Event ---- */
 
@@ -290,32 +300,41 @@ static PyObject *event_elapsed_time(GjEvent *e, PyObject *other) {
 
 static PyObject *event_get_handle(GjEvent *e, void *c) { return PyLong_FromUnsignedLongLong((uintptr_t)e->handle); }
 
+/* clang-format off */
 static PyMethodDef event_methods[] = {
-        {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
-         "record(stream=0): capture the work queued on the stream so far"},
-        {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS, "wait until the captured work has finished"},
-        {"query", (PyCFunction)event_query, METH_NOARGS, "True if the captured work has finished"},
-        {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
-         "wait(stream=0): make later work on the stream wait for this event"},
-        {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O, "start.elapsed_time(end) -> float milliseconds"},
-        {NULL},
+    {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
+     "record(stream=0): capture the work queued on the stream so far"},
+    {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS,
+     "wait until the captured work has finished"},
+    {"query", (PyCFunction)event_query, METH_NOARGS, "True if the captured work has finished"},
+    {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
+     "wait(stream=0): make later work on the stream wait for this event"},
+    {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O,
+     "start.elapsed_time(end) -> float milliseconds"},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 static PyGetSetDef event_getset[] = {
-        {"handle", (getter)event_get_handle, NULL, "the CUevent as an int", NULL},
-        {NULL},
+    {"handle", (getter)event_get_handle, NULL, "the CUevent as an int", NULL},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 PyTypeObject GjEvent_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.Event",
-        .tp_basicsize = sizeof(GjEvent),
-        .tp_dealloc = (destructor)event_dealloc,
-        .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "Event(timing=True): a CUDA event.",
-        .tp_methods = event_methods,
-        .tp_getset = event_getset,
-        .tp_new = event_new,
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.Event",
+    .tp_basicsize = sizeof(GjEvent),
+    .tp_dealloc = (destructor)event_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Event(timing=True): a CUDA event.",
+    .tp_methods = event_methods,
+    .tp_getset = event_getset,
+    .tp_new = event_new,
 };
+/* clang-format on */
 
 int gj_stream_add(PyObject *m) {
     if (PyType_Ready(&GjStream_Type) < 0 || PyType_Ready(&GjEvent_Type) < 0 ||

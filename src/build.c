@@ -302,61 +302,32 @@ static int raise_stmt(Builder *bd, Instr *v) {
 
 /* What an opcode we do not compile means to the user. */
 static const char *construct_of(const char *op) {
-    static const struct {
-        const char *prefix, *what;
-    } m[] = {
-            {"BUILD_LIST", "lists"},
-            {"LIST_", "lists"},
-            {"BUILD_MAP", "dicts"},
-            {"DICT_", "dicts"},
-            {"MAP_ADD", "dict comprehensions"},
-            {"BUILD_SET", "sets"},
-            {"SET_", "sets"},
-            {"BUILD_CONST_KEY_MAP", "dicts"},
-            {"MAKE_FUNCTION", "nested functions and lambdas"},
-            {"LOAD_CLOSURE", "nested functions and lambdas"},
-            {"YIELD_VALUE", "generators (yield)"},
-            {"RETURN_GENERATOR", "generators"},
-            {"GET_AWAITABLE", "await"},
-            {"SEND", "await / yield from"},
-            {"BEFORE_WITH", "with statements"},
-            {"BEFORE_ASYNC_WITH", "async with"},
-            {"LOAD_BUILD_CLASS", "classes"},
-            {"PUSH_EXC_INFO", "try statements"},
-            {"RAISE_VARARGS", "raise statements"},
-            {"RERAISE", "try statements"},
-            {"IMPORT_", "import statements"},
-            {"BUILD_STRING", "string formatting operations"},
-            {"FORMAT_", "string formatting operations"},
-            {"CONVERT_VALUE", "string formatting operations"},
-            {"DELETE_", "del statements"},
-            {"STORE_GLOBAL", "assignments to globals"},
-            {"STORE_DEREF", "assignments to closure variables"},
-            {"STORE_ATTR", "attribute assignments"},
-            {"LOAD_ASSERTION_ERROR", "assert statements"},
-            {"CALL_FUNCTION_EX", "calls with *args or **kwargs"},
-            {"UNPACK_EX", "starred assignments"},
-            {"GET_AITER", "async for"},
-            {"GET_ANEXT", "async for"},
-            {"MATCH_", "match statements"},
-            {"GET_LEN", "match statements"},
-            {"CHECK_EXC_MATCH", "try statements"},
-            {"LOAD_FAST_AND_CLEAR", "comprehensions"},
-            {"CALL_INTRINSIC", "constructs like this"},
-            {"SETUP_", "try/with statements"},
-            {"POP_EXCEPT", "try statements"},
-            {"LOAD_LOCALS", "classes"},
-            {"LOAD_FROM_DICT", "classes"},
-            {"IS_OP", "'is' comparisons"},
-            {"CONTAINS_OP", "'in' tests"},
-            {"POP_JUMP_IF_NONE", "comparisons with None"},
-            {"POP_JUMP_IF_NOT_NONE", "comparisons with None"},
-            {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
-            {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"},
-            {"PRINT_EXPR", "print statements"},
-            {"EXIT_INIT_CHECK", "classes"},
-            {"GET_YIELD_FROM_ITER", "yield from"},
+    /* clang-format off */
+    static const struct { const char *prefix, *what; } m[] = {
+        {"BUILD_LIST", "lists"}, {"LIST_", "lists"}, {"BUILD_MAP", "dicts"}, {"DICT_", "dicts"},
+        {"MAP_ADD", "dict comprehensions"}, {"BUILD_SET", "sets"}, {"SET_", "sets"},
+        {"BUILD_CONST_KEY_MAP", "dicts"}, {"MAKE_FUNCTION", "nested functions and lambdas"},
+        {"LOAD_CLOSURE", "nested functions and lambdas"}, {"YIELD_VALUE", "generators (yield)"},
+        {"RETURN_GENERATOR", "generators"}, {"GET_AWAITABLE", "await"}, {"SEND", "await / yield from"},
+        {"BEFORE_WITH", "with statements"}, {"BEFORE_ASYNC_WITH", "async with"},
+        {"LOAD_BUILD_CLASS", "classes"}, {"PUSH_EXC_INFO", "try statements"},
+        {"RAISE_VARARGS", "raise statements"}, {"RERAISE", "try statements"}, {"IMPORT_", "import statements"},
+        {"BUILD_STRING", "string formatting operations"}, {"FORMAT_", "string formatting operations"},
+        {"CONVERT_VALUE", "string formatting operations"}, {"DELETE_", "del statements"},
+        {"STORE_GLOBAL", "assignments to globals"}, {"STORE_DEREF", "assignments to closure variables"},
+        {"STORE_ATTR", "attribute assignments"}, {"LOAD_ASSERTION_ERROR", "assert statements"},
+        {"CALL_FUNCTION_EX", "calls with *args or **kwargs"}, {"UNPACK_EX", "starred assignments"},
+        {"GET_AITER", "async for"}, {"GET_ANEXT", "async for"}, {"MATCH_", "match statements"},
+        {"GET_LEN", "match statements"}, {"CHECK_EXC_MATCH", "try statements"},
+        {"LOAD_FAST_AND_CLEAR", "comprehensions"}, {"CALL_INTRINSIC", "constructs like this"},
+        {"SETUP_", "try/with statements"}, {"POP_EXCEPT", "try statements"},
+        {"LOAD_LOCALS", "classes"}, {"LOAD_FROM_DICT", "classes"}, {"IS_OP", "'is' comparisons"},
+        {"CONTAINS_OP", "'in' tests"}, {"POP_JUMP_IF_NONE", "comparisons with None"},
+        {"POP_JUMP_IF_NOT_NONE", "comparisons with None"}, {"POP_JUMP_FORWARD_IF_NONE", "comparisons with None"},
+        {"POP_JUMP_FORWARD_IF_NOT_NONE", "comparisons with None"}, {"PRINT_EXPR", "print statements"},
+        {"EXIT_INIT_CHECK", "classes"}, {"GET_YIELD_FROM_ITER", "yield from"},
     };
+    /* clang-format on */
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (strncmp(op, m[i].prefix, strlen(m[i].prefix)) == 0) return m[i].what;
     return NULL;
@@ -1003,11 +974,13 @@ done:
 
 /* ---- dump ---- */
 
+/* clang-format off */
 const IrOpInfo ir_op_info[IR_NUM_OPS] = {
 #define IR_OP(name, spelling, nargs, flags) [IR_##name] = {spelling, nargs, flags},
 #include "irops.h"
 #undef IR_OP
 };
+/* clang-format on */
 
 static void dump_value(Ctx *c, FILE *f, Instr *v) {
     if (v->op == IR_CONST) {

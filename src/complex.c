@@ -238,14 +238,15 @@ static Cx c_atanh(Ctx *c, Type *ft, Cx z) {
 static Cx times_i(Ctx *c, Cx z) { return (Cx){neg(c, z.im), z.re}; }
 static Cx times_minus_i(Ctx *c, Cx z) { return (Cx){z.im, neg(c, z.re)}; }
 
+/* clang-format off */
 static const char *const cmath_names[] = {
-        [CM_SQRT] = "sqrt",   [CM_EXP] = "exp",           [CM_LOG] = "log",     [CM_LOG10] = "log10",
-        [CM_SIN] = "sin",     [CM_COS] = "cos",           [CM_TAN] = "tan",     [CM_SINH] = "sinh",
-        [CM_COSH] = "cosh",   [CM_TANH] = "tanh",         [CM_ASIN] = "asin",   [CM_ACOS] = "acos",
-        [CM_ATAN] = "atan",   [CM_ASINH] = "asinh",       [CM_ACOSH] = "acosh", [CM_ATANH] = "atanh",
-        [CM_PHASE] = "phase", [CM_POLAR] = "polar",       [CM_RECT] = "rect",   [CM_ISNAN] = "isnan",
-        [CM_ISINF] = "isinf", [CM_ISFINITE] = "isfinite",
+    [CM_SQRT] = "sqrt", [CM_EXP] = "exp", [CM_LOG] = "log", [CM_LOG10] = "log10", [CM_SIN] = "sin",
+    [CM_COS] = "cos", [CM_TAN] = "tan", [CM_SINH] = "sinh", [CM_COSH] = "cosh", [CM_TANH] = "tanh",
+    [CM_ASIN] = "asin", [CM_ACOS] = "acos", [CM_ATAN] = "atan", [CM_ASINH] = "asinh", [CM_ACOSH] = "acosh",
+    [CM_ATANH] = "atanh", [CM_PHASE] = "phase", [CM_POLAR] = "polar", [CM_RECT] = "rect", [CM_ISNAN] = "isnan",
+    [CM_ISINF] = "isinf", [CM_ISFINITE] = "isfinite",
 };
+/* clang-format on */
 
 /* A real argument becomes the complex of its width (float32 -> complex64,
  * ints and float64 -> complex128); a complex keeps its type. */

@@ -40,12 +40,12 @@ int emit_init(void) {
  * the warp-synchronous instructions kernels use), with the oldest PTX ISA
  * each needs. LLVM aborts the process on a processor or PTX version it does
  * not know, so every cc is checked here before it reaches LLVM. */
-static const struct {
-    int sm, min_ptx;
-} known_sm[] = {
-        {30, 60}, {32, 60}, {35, 60}, {37, 60}, {50, 60}, {52, 60}, {53, 60}, {60, 60}, {61, 60},
-        {62, 60}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
+/* clang-format off */
+static const struct { int sm, min_ptx; } known_sm[] = {
+    {30, 60}, {32, 60}, {35, 60}, {37, 60}, {50, 60}, {52, 60}, {53, 60}, {60, 60}, {61, 60},
+    {62, 60}, {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78},
 };
+/* clang-format on */
 static const int known_ptx[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
 #define NKNOWN_SM (int)(sizeof known_sm / sizeof known_sm[0])
 

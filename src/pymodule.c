@@ -66,32 +66,37 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     Py_RETURN_NONE;
 }
 
+/* clang-format off */
 static PyGetSetDef ck_getset[] = {
-        {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
-        {"llvm", (getter)ck_get, NULL, "optimised LLVM IR", (void *)1},
-        {"types", (getter)ck_get, NULL, "typed locals per line", (void *)2},
-        {"symbol", (getter)ck_get, NULL, "entry symbol", (void *)3},
-        {"restype", (getter)ck_get, NULL, "return type", (void *)4},
-        {"target", (getter)ck_get, NULL, "'cuda' or 'cpu'", (void *)5},
-        {"shared_bytes", (getter)ck_get, NULL, "static shared memory in bytes", (void *)6},
-        {"uses_barrier", (getter)ck_get, NULL, "calls syncthreads()", (void *)7},
-        {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
-        {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
-        {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
-        {"params", (getter)ck_get, NULL,
-         "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
-        {NULL},
+    {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
+    {"llvm", (getter)ck_get, NULL, "optimised LLVM IR", (void *)1},
+    {"types", (getter)ck_get, NULL, "typed locals per line", (void *)2},
+    {"symbol", (getter)ck_get, NULL, "entry symbol", (void *)3},
+    {"restype", (getter)ck_get, NULL, "return type", (void *)4},
+    {"target", (getter)ck_get, NULL, "'cuda' or 'cpu'", (void *)5},
+    {"shared_bytes", (getter)ck_get, NULL, "static shared memory in bytes", (void *)6},
+    {"uses_barrier", (getter)ck_get, NULL, "calls syncthreads()", (void *)7},
+    {"signature", (getter)ck_get, NULL, "the signature compiled", (void *)8},
+    {"args", (getter)ck_get, NULL, "(kind, dtype, ndim, layout) per argument", (void *)9},
+    {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
+    {"params", (getter)ck_get, NULL,
+     "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
+    {NULL},
 };
+/* clang-format on */
 
+/* clang-format off */
 static PyTypeObject CompiledKernel_Type = {
-        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpujit._core.CompiledKernel",
-        .tp_basicsize = sizeof(CompiledKernel),
-        .tp_dealloc = (destructor)ck_dealloc,
-        .tp_flags = Py_TPFLAGS_DEFAULT,
-        .tp_doc = "One specialisation of a kernel, compiled for one target.",
-        .tp_getset = ck_getset,
-        .tp_weaklistoffset = offsetof(CompiledKernel, weakrefs),
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gpujit._core.CompiledKernel",
+    .tp_basicsize = sizeof(CompiledKernel),
+    .tp_dealloc = (destructor)ck_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One specialisation of a kernel, compiled for one target.",
+    .tp_getset = ck_getset,
+    .tp_weaklistoffset = offsetof(CompiledKernel, weakrefs),
 };
+/* clang-format on */
 
 GjOutput *gj_compiled_output(PyObject *obj) {
     if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
@@ -229,19 +234,21 @@ static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* clang-format off */
 static PyMethodDef methods[] = {
-        {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
-         "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
-         "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
-        {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
-        {"parse_signature", py_parse_signature, METH_O,
-         "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
-         "where the signature has none"},
-        {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
-        {"_verify_selftest", py_verify_selftest, METH_VARARGS,
-         "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
-        {NULL},
+    {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
+     "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
+     "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
+    {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+    {"parse_signature", py_parse_signature, METH_O,
+     "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
+     "where the signature has none"},
+    {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
+    {"_verify_selftest", py_verify_selftest, METH_VARARGS,
+     "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},
+    {NULL},
 };
+/* clang-format on */
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "gpujit._core", "gpujit's compiler and runtime", -1,
                                     methods};

@@ -14,37 +14,25 @@ Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int
      ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
      ty_ellipsis = {TY_ELLIPSIS};
 
+/* clang-format off */
 static Type *const scalars[] = {
-        [TY_BOOL] = &ty_bool,
-        [TY_INT8] = &ty_int8,
-        [TY_INT16] = &ty_int16,
-        [TY_INT32] = &ty_int32,
-        [TY_INT64] = &ty_int64,
-        [TY_UINT8] = &ty_uint8,
-        [TY_UINT16] = &ty_uint16,
-        [TY_UINT32] = &ty_uint32,
-        [TY_UINT64] = &ty_uint64,
-        [TY_FLOAT32] = &ty_float32,
-        [TY_FLOAT64] = &ty_float64,
-        [TY_COMPLEX64] = &ty_complex64,
-        [TY_COMPLEX128] = &ty_complex128,
+    [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
+    [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
+    [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
+    [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
+    [TY_COMPLEX128] = &ty_complex128,
 };
+/* clang-format on */
 
+/* clang-format off */
 static const char *const scalar_names[] = {
-        [TY_BOOL] = "bool",
-        [TY_INT8] = "int8",
-        [TY_INT16] = "int16",
-        [TY_INT32] = "int32",
-        [TY_INT64] = "int64",
-        [TY_UINT8] = "uint8",
-        [TY_UINT16] = "uint16",
-        [TY_UINT32] = "uint32",
-        [TY_UINT64] = "uint64",
-        [TY_FLOAT32] = "float32",
-        [TY_FLOAT64] = "float64",
-        [TY_COMPLEX64] = "complex64",
-        [TY_COMPLEX128] = "complex128",
+    [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
+    [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
+    [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
+    [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
+    [TY_COMPLEX128] = "complex128",
 };
+/* clang-format on */
 
 Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
 
@@ -189,63 +177,28 @@ const char *type_name(Ctx *c, const Type *t) {
 /* numba's names (numba.core.types, for a 64-bit Linux host: intp, int_, long_
  * and longlong are int64; float_ is float32) and a few NumPy spellings. */
 Type *type_from_name(const char *name) {
-    static const struct {
-        const char *name;
-        Type *t;
-    } names[] = {
-            {"bool", &ty_bool},
-            {"boolean", &ty_bool},
-            {"bool_", &ty_bool},
-            {"b1", &ty_bool},
-            {"int8", &ty_int8},
-            {"i1", &ty_int8},
-            {"char", &ty_int8},
-            {"int16", &ty_int16},
-            {"i2", &ty_int16},
-            {"short", &ty_int16},
-            {"int32", &ty_int32},
-            {"i4", &ty_int32},
-            {"intc", &ty_int32},
-            {"int64", &ty_int64},
-            {"i8", &ty_int64},
-            {"intp", &ty_int64},
-            {"int_", &ty_int64},
-            {"long_", &ty_int64},
-            {"longlong", &ty_int64},
-            {"uint8", &ty_uint8},
-            {"u1", &ty_uint8},
-            {"byte", &ty_uint8},
-            {"uchar", &ty_uint8},
-            {"uint16", &ty_uint16},
-            {"u2", &ty_uint16},
-            {"ushort", &ty_uint16},
-            {"uint32", &ty_uint32},
-            {"u4", &ty_uint32},
-            {"uintc", &ty_uint32},
-            {"uint64", &ty_uint64},
-            {"u8", &ty_uint64},
-            {"uintp", &ty_uint64},
-            {"uint", &ty_uint64},
-            {"ulong", &ty_uint64},
-            {"ulonglong", &ty_uint64},
-            {"float32", &ty_float32},
-            {"f4", &ty_float32},
-            {"float_", &ty_float32},
-            {"float", &ty_float32},
-            {"single", &ty_float32},
-            {"float64", &ty_float64},
-            {"f8", &ty_float64},
-            {"double", &ty_float64},
-            {"none", &ty_none},
-            {"void", &ty_none},
-            {"complex64", &ty_complex64},
-            {"c8", &ty_complex64},
-            {"csingle", &ty_complex64},
-            {"complex128", &ty_complex128},
-            {"c16", &ty_complex128},
-            {"cdouble", &ty_complex128},
-            {"complex_", &ty_complex128},
+    /* clang-format off */
+    static const struct { const char *name; Type *t; } names[] = {
+        {"bool", &ty_bool},         {"boolean", &ty_bool},       {"bool_", &ty_bool},
+        {"b1", &ty_bool},           {"int8", &ty_int8},          {"i1", &ty_int8},
+        {"char", &ty_int8},         {"int16", &ty_int16},        {"i2", &ty_int16},
+        {"short", &ty_int16},       {"int32", &ty_int32},        {"i4", &ty_int32},
+        {"intc", &ty_int32},        {"int64", &ty_int64},        {"i8", &ty_int64},
+        {"intp", &ty_int64},        {"int_", &ty_int64},         {"long_", &ty_int64},
+        {"longlong", &ty_int64},    {"uint8", &ty_uint8},        {"u1", &ty_uint8},
+        {"byte", &ty_uint8},        {"uchar", &ty_uint8},        {"uint16", &ty_uint16},
+        {"u2", &ty_uint16},         {"ushort", &ty_uint16},      {"uint32", &ty_uint32},
+        {"u4", &ty_uint32},         {"uintc", &ty_uint32},       {"uint64", &ty_uint64},
+        {"u8", &ty_uint64},         {"uintp", &ty_uint64},       {"uint", &ty_uint64},
+        {"ulong", &ty_uint64},      {"ulonglong", &ty_uint64},   {"float32", &ty_float32},
+        {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
+        {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
+        {"double", &ty_float64},    {"none", &ty_none},          {"void", &ty_none},
+        {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
+        {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
+        {"complex_", &ty_complex128},
     };
+    /* clang-format on */
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i].name, name) == 0) return names[i].t;
     return NULL;
