@@ -599,6 +599,32 @@ int verify_ir(Ctx *c, const char *pass);
 int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
 
 //
+// atomics.c: atomics and warp-level operations
+//
+/* gpu.atomic.*: the op (an Intrinsic's id). */
+typedef enum {
+    AT_ADD,
+    AT_SUB,
+    AT_AND,
+    AT_OR,
+    AT_XOR,
+    AT_EXCH,
+    AT_MAX,
+    AT_MIN,
+    AT_NANMAX,
+    AT_NANMIN,
+    AT_INC,
+    AT_DEC,
+    AT_CAS,
+    AT_COMPARE_AND_SWAP
+} AtomicOp;
+bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx);
+Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et);
+LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
+
+//
 // intrinsics.c
 //
 const Intrinsic *intrinsic_lookup(const char *path);

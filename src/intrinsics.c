@@ -12,259 +12,128 @@
 
 /* ---- the table ---- */
 
-/* gpu.atomic.*: the op (an Intrinsic's id), the element types it takes. */
-typedef enum {
-    AT_ADD,
-    AT_SUB,
-    AT_AND,
-    AT_OR,
-    AT_XOR,
-    AT_EXCH,
-    AT_MAX,
-    AT_MIN,
-    AT_NANMAX,
-    AT_NANMIN,
-    AT_INC,
-    AT_DEC,
-    AT_CAS,
-    AT_COMPARE_AND_SWAP
-} AtomicOp;
-enum { AT_INTS = 1, AT_UINTS = 2, AT_FLOATS = 4 }; /* 32 and 64 bits only */
-static const int atomic_types[] = {
-        [AT_ADD] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_SUB] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_AND] = AT_INTS | AT_UINTS,
-        [AT_OR] = AT_INTS | AT_UINTS,
-        [AT_XOR] = AT_INTS | AT_UINTS,
-        [AT_EXCH] = AT_INTS | AT_UINTS | AT_FLOATS, /* numba: ints only; CUDA has float atomicExch */
-        [AT_MAX] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_MIN] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_NANMAX] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_NANMIN] = AT_INTS | AT_UINTS | AT_FLOATS,
-        [AT_INC] = AT_UINTS,
-        [AT_DEC] = AT_UINTS,
-        [AT_CAS] = AT_INTS | AT_UINTS,
-        [AT_COMPARE_AND_SWAP] = AT_INTS | AT_UINTS,
-};
 
 typedef enum { BITS_POPC, BITS_CLZ, BITS_FFS, BITS_BREV } BitsOp;
 typedef enum { CLASS_ISNAN, CLASS_ISINF, CLASS_ISFINITE } MathClass;
 typedef enum { SCALE_RADIANS, SCALE_DEGREES } MathScale;
 
+/* clang-format off */
 static const Intrinsic intrinsics[] = {
-        {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0},
-        {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
-        {"gpujit.threadIdx.z", IK_SPECIAL, SP_TID, 2},
-        {"gpujit.blockDim.x", IK_SPECIAL, SP_NTID, 0},
-        {"gpujit.blockDim.y", IK_SPECIAL, SP_NTID, 1},
-        {"gpujit.blockDim.z", IK_SPECIAL, SP_NTID, 2},
-        {"gpujit.blockIdx.x", IK_SPECIAL, SP_CTAID, 0},
-        {"gpujit.blockIdx.y", IK_SPECIAL, SP_CTAID, 1},
-        {"gpujit.blockIdx.z", IK_SPECIAL, SP_CTAID, 2},
-        {"gpujit.gridDim.x", IK_SPECIAL, SP_NCTAID, 0},
-        {"gpujit.gridDim.y", IK_SPECIAL, SP_NCTAID, 1},
-        {"gpujit.gridDim.z", IK_SPECIAL, SP_NCTAID, 2},
-        {"gpujit.laneid", IK_SPECIAL, SP_LANEID, 0},
-        {"gpujit.warpsize", IK_SPECIAL, SP_WARPSIZE, 0},
-        {"gpujit.grid", IK_GRID},
-        {"gpujit.gridsize", IK_GRIDSIZE},
-        {"gpujit.syncthreads", IK_SYNCTHREADS},
-        {"gpujit.shared.array", IK_SHARED_ARRAY},
-        {"gpujit.local.array", IK_LOCAL_ARRAY},
-        {"gpujit.atomic.add", IK_ATOMIC, AT_ADD},
-        {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
-        {"gpujit.atomic.and_", IK_ATOMIC, AT_AND},
-        {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
-        {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR},
-        {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
-        {"gpujit.atomic.max", IK_ATOMIC, AT_MAX},
-        {"gpujit.atomic.min", IK_ATOMIC, AT_MIN},
-        {"gpujit.atomic.nanmax", IK_ATOMIC, AT_NANMAX},
-        {"gpujit.atomic.nanmin", IK_ATOMIC, AT_NANMIN},
-        {"gpujit.atomic.inc", IK_ATOMIC, AT_INC},
-        {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
-        {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
-        {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
-        {"gpujit.syncthreads_count", IK_SYNC_REDUCE, SYNC_COUNT},
-        {"gpujit.syncthreads_and", IK_SYNC_REDUCE, SYNC_AND},
-        {"gpujit.syncthreads_or", IK_SYNC_REDUCE, SYNC_OR},
-        {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK},
-        {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
-        {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
-        {"gpujit.syncwarp", IK_WARP, WARP_SYNC},
-        {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
-        {"gpujit.shfl_sync", IK_WARP, WARP_SHFL_IDX},
-        {"gpujit.shfl_up_sync", IK_WARP, WARP_SHFL_UP},
-        {"gpujit.shfl_down_sync", IK_WARP, WARP_SHFL_DOWN},
-        {"gpujit.shfl_xor_sync", IK_WARP, WARP_SHFL_BFLY},
-        {"gpujit.all_sync", IK_WARP, WARP_ALL},
-        {"gpujit.any_sync", IK_WARP, WARP_ANY},
-        {"gpujit.eq_sync", IK_WARP, WARP_EQ},
-        {"gpujit.ballot_sync", IK_WARP, WARP_BALLOT},
-        {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY},
-        {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
-        {"gpujit.lanemask_lt", IK_LANEMASK_LT},
-        {"gpujit.const.array_like", IK_CONST_ARRAY},
-        {"builtins.print", IK_PRINT},
-        {"gpujit.fma", IK_FMA},
-        {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
-        {"gpujit.popc", IK_BITS, BITS_POPC},
-        {"gpujit.clz", IK_BITS, BITS_CLZ},
-        {"gpujit.ffs", IK_BITS, BITS_FFS},
-        {"gpujit.brev", IK_BITS, BITS_BREV},
-        {"builtins.range", IK_RANGE},
-        {"builtins.len", IK_LEN},
-        {"builtins.abs", IK_ABS},
-        {"builtins.min", IK_MIN},
-        {"builtins.max", IK_MAX},
-        {"builtins.int", IK_CAST, TY_INT64},
-        {"builtins.float", IK_CAST, TY_FLOAT64},
-        {"builtins.bool", IK_CAST, TY_BOOL},
-        {"numpy.bool", IK_CAST, TY_BOOL},
-        {"numpy.bool_", IK_CAST, TY_BOOL},
-        {"numpy.int8", IK_CAST, TY_INT8},
-        {"numpy.int16", IK_CAST, TY_INT16},
-        {"numpy.int32", IK_CAST, TY_INT32},
-        {"numpy.int64", IK_CAST, TY_INT64},
-        {"numpy.uint8", IK_CAST, TY_UINT8},
-        {"numpy.uint16", IK_CAST, TY_UINT16},
-        {"numpy.uint32", IK_CAST, TY_UINT32},
-        {"numpy.uint64", IK_CAST, TY_UINT64},
-        {"numpy.float32", IK_CAST, TY_FLOAT32},
-        {"numpy.float64", IK_CAST, TY_FLOAT64},
-        {"numpy.complex64", IK_CAST, TY_COMPLEX64},
-        {"numpy.complex128", IK_CAST, TY_COMPLEX128},
-        {"builtins.complex", IK_COMPLEX},
-        {"complex.conjugate", IK_CONJUGATE},
+    {"gpujit.threadIdx.x", IK_SPECIAL, SP_TID, 0}, {"gpujit.threadIdx.y", IK_SPECIAL, SP_TID, 1},
+    {"gpujit.threadIdx.z", IK_SPECIAL, SP_TID, 2}, {"gpujit.blockDim.x", IK_SPECIAL, SP_NTID, 0},
+    {"gpujit.blockDim.y", IK_SPECIAL, SP_NTID, 1}, {"gpujit.blockDim.z", IK_SPECIAL, SP_NTID, 2},
+    {"gpujit.blockIdx.x", IK_SPECIAL, SP_CTAID, 0}, {"gpujit.blockIdx.y", IK_SPECIAL, SP_CTAID, 1},
+    {"gpujit.blockIdx.z", IK_SPECIAL, SP_CTAID, 2}, {"gpujit.gridDim.x", IK_SPECIAL, SP_NCTAID, 0},
+    {"gpujit.gridDim.y", IK_SPECIAL, SP_NCTAID, 1}, {"gpujit.gridDim.z", IK_SPECIAL, SP_NCTAID, 2},
+    {"gpujit.laneid", IK_SPECIAL, SP_LANEID, 0}, {"gpujit.warpsize", IK_SPECIAL, SP_WARPSIZE, 0},
+    {"gpujit.grid", IK_GRID}, {"gpujit.gridsize", IK_GRIDSIZE},
+    {"gpujit.syncthreads", IK_SYNCTHREADS},
+    {"gpujit.shared.array", IK_SHARED_ARRAY}, {"gpujit.local.array", IK_LOCAL_ARRAY},
+    {"gpujit.atomic.add", IK_ATOMIC, AT_ADD}, {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
+    {"gpujit.atomic.and_", IK_ATOMIC, AT_AND}, {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
+    {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR}, {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
+    {"gpujit.atomic.max", IK_ATOMIC, AT_MAX}, {"gpujit.atomic.min", IK_ATOMIC, AT_MIN},
+    {"gpujit.atomic.nanmax", IK_ATOMIC, AT_NANMAX}, {"gpujit.atomic.nanmin", IK_ATOMIC, AT_NANMIN},
+    {"gpujit.atomic.inc", IK_ATOMIC, AT_INC}, {"gpujit.atomic.dec", IK_ATOMIC, AT_DEC},
+    {"gpujit.atomic.cas", IK_ATOMIC, AT_CAS},
+    {"gpujit.atomic.compare_and_swap", IK_ATOMIC, AT_COMPARE_AND_SWAP},
+    {"gpujit.syncthreads_count", IK_SYNC_REDUCE, SYNC_COUNT},
+    {"gpujit.syncthreads_and", IK_SYNC_REDUCE, SYNC_AND}, {"gpujit.syncthreads_or", IK_SYNC_REDUCE, SYNC_OR},
+    {"gpujit.threadfence_block", IK_FENCE, FENCE_BLOCK}, {"gpujit.threadfence", IK_FENCE, FENCE_DEVICE},
+    {"gpujit.threadfence_system", IK_FENCE, FENCE_SYSTEM},
+    {"gpujit.syncwarp", IK_WARP, WARP_SYNC}, {"gpujit.activemask", IK_WARP, WARP_ACTIVEMASK},
+    {"gpujit.shfl_sync", IK_WARP, WARP_SHFL_IDX}, {"gpujit.shfl_up_sync", IK_WARP, WARP_SHFL_UP},
+    {"gpujit.shfl_down_sync", IK_WARP, WARP_SHFL_DOWN}, {"gpujit.shfl_xor_sync", IK_WARP, WARP_SHFL_BFLY},
+    {"gpujit.all_sync", IK_WARP, WARP_ALL}, {"gpujit.any_sync", IK_WARP, WARP_ANY},
+    {"gpujit.eq_sync", IK_WARP, WARP_EQ}, {"gpujit.ballot_sync", IK_WARP, WARP_BALLOT},
+    {"gpujit.match_any_sync", IK_WARP, WARP_MATCH_ANY}, {"gpujit.match_all_sync", IK_WARP, WARP_MATCH_ALL},
+    {"gpujit.lanemask_lt", IK_LANEMASK_LT},
+    {"gpujit.const.array_like", IK_CONST_ARRAY},
+    {"builtins.print", IK_PRINT},
+    {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
+    {"gpujit.brev", IK_BITS, BITS_BREV},
+    {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
+    {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
+    {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
+    {"builtins.bool", IK_CAST, TY_BOOL},
+    {"numpy.bool", IK_CAST, TY_BOOL}, {"numpy.bool_", IK_CAST, TY_BOOL},
+    {"numpy.int8", IK_CAST, TY_INT8}, {"numpy.int16", IK_CAST, TY_INT16},
+    {"numpy.int32", IK_CAST, TY_INT32}, {"numpy.int64", IK_CAST, TY_INT64},
+    {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
+    {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
+    {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
+    {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
+    {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
     /* cmath: complex.c builds each from real math */
-        {"cmath.sqrt", IK_CMATH, CM_SQRT},
-        {"cmath.exp", IK_CMATH, CM_EXP},
-        {"cmath.log", IK_CMATH, CM_LOG},
-        {"cmath.log10", IK_CMATH, CM_LOG10},
-        {"cmath.sin", IK_CMATH, CM_SIN},
-        {"cmath.cos", IK_CMATH, CM_COS},
-        {"cmath.tan", IK_CMATH, CM_TAN},
-        {"cmath.sinh", IK_CMATH, CM_SINH},
-        {"cmath.cosh", IK_CMATH, CM_COSH},
-        {"cmath.tanh", IK_CMATH, CM_TANH},
-        {"cmath.asin", IK_CMATH, CM_ASIN},
-        {"cmath.acos", IK_CMATH, CM_ACOS},
-        {"cmath.atan", IK_CMATH, CM_ATAN},
-        {"cmath.asinh", IK_CMATH, CM_ASINH},
-        {"cmath.acosh", IK_CMATH, CM_ACOSH},
-        {"cmath.atanh", IK_CMATH, CM_ATANH},
-        {"cmath.phase", IK_CMATH, CM_PHASE},
-        {"cmath.polar", IK_CMATH, CM_POLAR},
-        {"cmath.rect", IK_CMATH, CM_RECT},
-        {"cmath.isnan", IK_CMATH, CM_ISNAN},
-        {"cmath.isinf", IK_CMATH, CM_ISINF},
-        {"cmath.isfinite", IK_CMATH, CM_ISFINITE},
+    {"cmath.sqrt", IK_CMATH, CM_SQRT}, {"cmath.exp", IK_CMATH, CM_EXP}, {"cmath.log", IK_CMATH, CM_LOG},
+    {"cmath.log10", IK_CMATH, CM_LOG10}, {"cmath.sin", IK_CMATH, CM_SIN}, {"cmath.cos", IK_CMATH, CM_COS},
+    {"cmath.tan", IK_CMATH, CM_TAN}, {"cmath.sinh", IK_CMATH, CM_SINH}, {"cmath.cosh", IK_CMATH, CM_COSH},
+    {"cmath.tanh", IK_CMATH, CM_TANH}, {"cmath.asin", IK_CMATH, CM_ASIN}, {"cmath.acos", IK_CMATH, CM_ACOS},
+    {"cmath.atan", IK_CMATH, CM_ATAN}, {"cmath.asinh", IK_CMATH, CM_ASINH},
+    {"cmath.acosh", IK_CMATH, CM_ACOSH}, {"cmath.atanh", IK_CMATH, CM_ATANH},
+    {"cmath.phase", IK_CMATH, CM_PHASE}, {"cmath.polar", IK_CMATH, CM_POLAR}, {"cmath.rect", IK_CMATH, CM_RECT},
+    {"cmath.isnan", IK_CMATH, CM_ISNAN}, {"cmath.isinf", IK_CMATH, CM_ISINF},
+    {"cmath.isfinite", IK_CMATH, CM_ISFINITE},
     /* math: `name` is the C function (float32 calls its "f" variant) */
-        {"math.sqrt", IK_MATH1, 0, 0, "sqrt"},
-        {"math.fabs", IK_MATH1, 0, 0, "fabs"},
-        {"math.sin", IK_MATH1, 0, 0, "sin"},
-        {"math.cos", IK_MATH1, 0, 0, "cos"},
-        {"math.tan", IK_MATH1, 0, 0, "tan"},
-        {"math.asin", IK_MATH1, 0, 0, "asin"},
-        {"math.acos", IK_MATH1, 0, 0, "acos"},
-        {"math.atan", IK_MATH1, 0, 0, "atan"},
-        {"math.sinh", IK_MATH1, 0, 0, "sinh"},
-        {"math.cosh", IK_MATH1, 0, 0, "cosh"},
-        {"math.tanh", IK_MATH1, 0, 0, "tanh"},
-        {"math.asinh", IK_MATH1, 0, 0, "asinh"},
-        {"math.acosh", IK_MATH1, 0, 0, "acosh"},
-        {"math.atanh", IK_MATH1, 0, 0, "atanh"},
-        {"math.exp", IK_MATH1, 0, 0, "exp"},
-        {"math.exp2", IK_MATH1, 0, 0, "exp2"},
-        {"math.expm1", IK_MATH1, 0, 0, "expm1"},
-        {"math.log", IK_MATH1, 0, 0, "log"},
-        {"math.log2", IK_MATH1, 0, 0, "log2"},
-        {"math.log10", IK_MATH1, 0, 0, "log10"},
-        {"math.log1p", IK_MATH1, 0, 0, "log1p"},
-        {"math.erf", IK_MATH1, 0, 0, "erf"},
-        {"math.erfc", IK_MATH1, 0, 0, "erfc"},
-        {"math.gamma", IK_MATH1, 0, 0, "tgamma"},
-        {"math.lgamma", IK_MATH1, 0, 0, "lgamma"},
-        {"math.cbrt", IK_MATH1, 0, 0, "cbrt"},
-        {"math.pow", IK_MATH2, 0, 0, "pow"},
-        {"math.atan2", IK_MATH2, 0, 0, "atan2"},
-        {"math.hypot", IK_MATH2, 0, 0, "hypot"},
-        {"math.fmod", IK_MATH2, 0, 0, "fmod"},
-        {"math.copysign", IK_MATH2, 0, 0, "copysign"},
-        {"math.floor", IK_MATH_TOINT, 0, 0, "floor"},
-        {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
-        {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
-        {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN},
-        {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
-        {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
-        {"math.radians", IK_MATH_SCALE, SCALE_RADIANS},
-        {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
-        {"math.remainder", IK_MATH2, 0, 0, "remainder"},
-        {"math.nextafter", IK_MATH2, 0, 0, "nextafter"},
-        {"math.frexp", IK_FREXP},
-        {"math.ldexp", IK_LDEXP},
-        {"math.modf", IK_MODF},
+    {"math.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"math.fabs", IK_MATH1, 0, 0, "fabs"},
+    {"math.sin", IK_MATH1, 0, 0, "sin"}, {"math.cos", IK_MATH1, 0, 0, "cos"},
+    {"math.tan", IK_MATH1, 0, 0, "tan"}, {"math.asin", IK_MATH1, 0, 0, "asin"},
+    {"math.acos", IK_MATH1, 0, 0, "acos"}, {"math.atan", IK_MATH1, 0, 0, "atan"},
+    {"math.sinh", IK_MATH1, 0, 0, "sinh"}, {"math.cosh", IK_MATH1, 0, 0, "cosh"},
+    {"math.tanh", IK_MATH1, 0, 0, "tanh"}, {"math.asinh", IK_MATH1, 0, 0, "asinh"},
+    {"math.acosh", IK_MATH1, 0, 0, "acosh"}, {"math.atanh", IK_MATH1, 0, 0, "atanh"},
+    {"math.exp", IK_MATH1, 0, 0, "exp"}, {"math.exp2", IK_MATH1, 0, 0, "exp2"},
+    {"math.expm1", IK_MATH1, 0, 0, "expm1"}, {"math.log", IK_MATH1, 0, 0, "log"},
+    {"math.log2", IK_MATH1, 0, 0, "log2"}, {"math.log10", IK_MATH1, 0, 0, "log10"},
+    {"math.log1p", IK_MATH1, 0, 0, "log1p"}, {"math.erf", IK_MATH1, 0, 0, "erf"},
+    {"math.erfc", IK_MATH1, 0, 0, "erfc"}, {"math.gamma", IK_MATH1, 0, 0, "tgamma"},
+    {"math.lgamma", IK_MATH1, 0, 0, "lgamma"}, {"math.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"math.pow", IK_MATH2, 0, 0, "pow"}, {"math.atan2", IK_MATH2, 0, 0, "atan2"},
+    {"math.hypot", IK_MATH2, 0, 0, "hypot"}, {"math.fmod", IK_MATH2, 0, 0, "fmod"},
+    {"math.copysign", IK_MATH2, 0, 0, "copysign"},
+    {"math.floor", IK_MATH_TOINT, 0, 0, "floor"}, {"math.ceil", IK_MATH_TOINT, 0, 0, "ceil"},
+    {"math.trunc", IK_MATH_TOINT, 0, 0, "trunc"},
+    {"math.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"math.isinf", IK_MATH_CLASS, CLASS_ISINF},
+    {"math.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+    {"math.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"math.degrees", IK_MATH_SCALE, SCALE_DEGREES},
+    {"math.remainder", IK_MATH2, 0, 0, "remainder"}, {"math.nextafter", IK_MATH2, 0, 0, "nextafter"},
+    {"math.frexp", IK_FREXP}, {"math.ldexp", IK_LDEXP}, {"math.modf", IK_MODF},
     /* builtins beyond the casts (operator.*, pow(a, b) and divmod are operators: build.c) */
-        {"builtins.round", IK_ROUND},
-        {"builtins.pow", IK_POWMOD},
-        {"builtins.enumerate", IK_SEQ},
-        {"builtins.zip", IK_SEQ},
-        {"builtins.sum", IK_SUM},
-        {"builtins.any", IK_ANYALL, 0},
-        {"builtins.all", IK_ANYALL, 1},
-        {"builtins.isinstance", IK_ISINSTANCE},
-        {"int.bit_count", IK_BIT_COUNT},
-        {"builtins.int.bit_count", IK_BIT_COUNT},
-        {"_operator.abs", IK_ABS},
+    {"builtins.round", IK_ROUND}, {"builtins.pow", IK_POWMOD},
+    {"builtins.enumerate", IK_SEQ}, {"builtins.zip", IK_SEQ},
+    {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
+    {"builtins.isinstance", IK_ISINSTANCE},
+    {"int.bit_count", IK_BIT_COUNT}, {"builtins.int.bit_count", IK_BIT_COUNT},
+    {"_operator.abs", IK_ABS},
     /* NumPy's scalar functions on scalars, with NumPy's names (gpujit.intrinsics registers the ufuncs) */
-        {"numpy.sqrt", IK_MATH1, 0, 0, "sqrt"},
-        {"numpy.fabs", IK_MATH1, 0, 0, "fabs"},
-        {"numpy.sin", IK_MATH1, 0, 0, "sin"},
-        {"numpy.cos", IK_MATH1, 0, 0, "cos"},
-        {"numpy.tan", IK_MATH1, 0, 0, "tan"},
-        {"numpy.arcsin", IK_MATH1, 0, 0, "asin"},
-        {"numpy.arccos", IK_MATH1, 0, 0, "acos"},
-        {"numpy.arctan", IK_MATH1, 0, 0, "atan"},
-        {"numpy.sinh", IK_MATH1, 0, 0, "sinh"},
-        {"numpy.cosh", IK_MATH1, 0, 0, "cosh"},
-        {"numpy.tanh", IK_MATH1, 0, 0, "tanh"},
-        {"numpy.arcsinh", IK_MATH1, 0, 0, "asinh"},
-        {"numpy.arccosh", IK_MATH1, 0, 0, "acosh"},
-        {"numpy.arctanh", IK_MATH1, 0, 0, "atanh"},
-        {"numpy.exp", IK_MATH1, 0, 0, "exp"},
-        {"numpy.exp2", IK_MATH1, 0, 0, "exp2"},
-        {"numpy.expm1", IK_MATH1, 0, 0, "expm1"},
-        {"numpy.log", IK_MATH1, 0, 0, "log"},
-        {"numpy.log2", IK_MATH1, 0, 0, "log2"},
-        {"numpy.log10", IK_MATH1, 0, 0, "log10"},
-        {"numpy.log1p", IK_MATH1, 0, 0, "log1p"},
-        {"numpy.cbrt", IK_MATH1, 0, 0, "cbrt"},
-        {"numpy.absolute", IK_ABS},
-        {"numpy.isnan", IK_MATH_CLASS, CLASS_ISNAN},
-        {"numpy.isinf", IK_MATH_CLASS, CLASS_ISINF},
-        {"numpy.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
-        {"numpy.floor", IK_NP_ROUND, 0, 0, "llvm.floor"},
-        {"numpy.ceil", IK_NP_ROUND, 0, 0, "llvm.ceil"},
-        {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"},
-        {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
-        {"numpy.minimum", IK_NP_MINMAX, 0},
-        {"numpy.maximum", IK_NP_MINMAX, 1},
-        {"numpy.fmin", IK_NP_MINMAX, 2},
-        {"numpy.fmax", IK_NP_MINMAX, 3},
-        {"numpy.logical_and", IK_NP_LOGICAL, 0},
-        {"numpy.logical_or", IK_NP_LOGICAL, 1},
-        {"numpy.logical_xor", IK_NP_LOGICAL, 2},
-        {"numpy.sign", IK_NP_SIGN},
-        {"numpy.fmod", IK_MATH2, 0, 0, "fmod"},
-        {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
-        {"numpy.hypot", IK_MATH2, 0, 0, "hypot"},
-        {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
-        {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
-        {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS},
-        {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
-        {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES},
-        {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
+    {"numpy.sqrt", IK_MATH1, 0, 0, "sqrt"}, {"numpy.fabs", IK_MATH1, 0, 0, "fabs"},
+    {"numpy.sin", IK_MATH1, 0, 0, "sin"}, {"numpy.cos", IK_MATH1, 0, 0, "cos"},
+    {"numpy.tan", IK_MATH1, 0, 0, "tan"}, {"numpy.arcsin", IK_MATH1, 0, 0, "asin"},
+    {"numpy.arccos", IK_MATH1, 0, 0, "acos"}, {"numpy.arctan", IK_MATH1, 0, 0, "atan"},
+    {"numpy.sinh", IK_MATH1, 0, 0, "sinh"}, {"numpy.cosh", IK_MATH1, 0, 0, "cosh"},
+    {"numpy.tanh", IK_MATH1, 0, 0, "tanh"}, {"numpy.arcsinh", IK_MATH1, 0, 0, "asinh"},
+    {"numpy.arccosh", IK_MATH1, 0, 0, "acosh"}, {"numpy.arctanh", IK_MATH1, 0, 0, "atanh"},
+    {"numpy.exp", IK_MATH1, 0, 0, "exp"}, {"numpy.exp2", IK_MATH1, 0, 0, "exp2"},
+    {"numpy.expm1", IK_MATH1, 0, 0, "expm1"}, {"numpy.log", IK_MATH1, 0, 0, "log"},
+    {"numpy.log2", IK_MATH1, 0, 0, "log2"}, {"numpy.log10", IK_MATH1, 0, 0, "log10"},
+    {"numpy.log1p", IK_MATH1, 0, 0, "log1p"}, {"numpy.cbrt", IK_MATH1, 0, 0, "cbrt"},
+    {"numpy.absolute", IK_ABS},
+    {"numpy.isnan", IK_MATH_CLASS, CLASS_ISNAN}, {"numpy.isinf", IK_MATH_CLASS, CLASS_ISINF},
+    {"numpy.isfinite", IK_MATH_CLASS, CLASS_ISFINITE},
+    {"numpy.floor", IK_NP_ROUND, 0, 0, "llvm.floor"}, {"numpy.ceil", IK_NP_ROUND, 0, 0, "llvm.ceil"},
+    {"numpy.trunc", IK_NP_ROUND, 0, 0, "llvm.trunc"}, {"numpy.rint", IK_NP_ROUND, 0, 0, "llvm.roundeven"},
+    {"numpy.minimum", IK_NP_MINMAX, 0}, {"numpy.maximum", IK_NP_MINMAX, 1},
+    {"numpy.fmin", IK_NP_MINMAX, 2}, {"numpy.fmax", IK_NP_MINMAX, 3},
+    {"numpy.logical_and", IK_NP_LOGICAL, 0}, {"numpy.logical_or", IK_NP_LOGICAL, 1},
+    {"numpy.logical_xor", IK_NP_LOGICAL, 2}, {"numpy.sign", IK_NP_SIGN},
+    {"numpy.fmod", IK_MATH2, 0, 0, "fmod"}, {"numpy.copysign", IK_MATH2, 0, 0, "copysign"},
+    {"numpy.hypot", IK_MATH2, 0, 0, "hypot"}, {"numpy.arctan2", IK_MATH2, 0, 0, "atan2"},
+    {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
+    {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
+    {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES}, {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
 };
+/* clang-format on */
 
 const Intrinsic *intrinsic_lookup(const char *path) {
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
@@ -401,110 +270,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }
 
-/* One index, or a tuple of one per dimension, all integers. */
-static bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx) {
-    int nidx = idx->kind == TY_TUPLE ? idx->n : 1;
-    if (nidx != arr->ndim)
-        return error_at(c, ERR_TYPING, in->loc, "%s: %d indices for a %d-dimensional array", what, nidx, arr->ndim),
-               false;
-    for (int i = 0; i < nidx; i++)
-        if (!is_index(idx->kind == TY_TUPLE ? idx->items[i] : idx))
-            return error_at(c, ERR_TYPING, in->loc, "%s: indices must be integers, not %s", what,
-                            type_name(c, idx->kind == TY_TUPLE ? idx->items[i] : idx)),
-                   false;
-    return true;
-}
-
-/* atomic.OP(array, index, value), cas(array, index, old, value),
- * compare_and_swap(array, old, value): each returns the old element. */
-static Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
-    const char *name = path_pretty(k->path);
-    int want = k->id == AT_CAS ? 4 : 3, first_value = k->id == AT_COMPARE_AND_SWAP ? 1 : 2;
-    if (nargs != want)
-        TERR("%s(%s) takes %d arguments", name,
-             k->id == AT_CAS                        ? "array, index, old, value"
-                     : k->id == AT_COMPARE_AND_SWAP ? "array, old, value"
-                                                    : "array, index, value",
-             want);
-    Type *a = at[0];
-    if (a->kind != TY_ARRAY) TERR("%s: the first argument must be an array, not %s", name, type_name(c, a));
-    if (a->space == AS_CONST) TERR("%s: constant arrays are read-only", name);
-    Type *e = a->elem;
-    int cls = is_float(e) ? AT_FLOATS : is_signed(e) ? AT_INTS : AT_UINTS;
-    int ok = atomic_types[k->id];
-    if (!(is_float(e) || is_int(e)) || type_bits(e) < 32 || !(ok & cls))
-        TERR("%s on %s arrays is not supported (%s%s%s are)", name, type_name(c, e),
-             ok & AT_INTS ? "int32, int64, " : "", ok & AT_UINTS ? "uint32, uint64" : "",
-             ok & AT_FLOATS ? ", float32, float64" : "");
-    if (k->id == AT_COMPARE_AND_SWAP) {
-        if (a->ndim != 1) TERR("%s needs a 1-dimensional array (it works on element 0)", name);
-    } else if (!check_index(c, in, name, a, at[1])) {
-        return NULL;
-    }
-    for (int i = first_value; i < nargs; i++)
-        if (!is_scalar(at[i])) TERR("%s: the value must be a number, not %s", name, type_name(c, at[i]));
-    return e;
-}
-
 /* A value a warp can shuffle or match: 32- or 64-bit ints and floats. */
-static bool warp_value(Type *t) { return (is_int(t) || is_float(t)) && type_bits(t) >= 32; }
-
-static Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
-    static const int nparams[] = {
-            [WARP_SHFL_IDX] = 3,  [WARP_SHFL_UP] = 3,   [WARP_SHFL_DOWN] = 3, [WARP_SHFL_BFLY] = 3,
-            [WARP_ALL] = 2,       [WARP_ANY] = 2,       [WARP_EQ] = 2,        [WARP_BALLOT] = 2,
-            [WARP_MATCH_ANY] = 2, [WARP_MATCH_ALL] = 2, [WARP_SYNC] = 1,      [WARP_ACTIVEMASK] = 0};
-    static const char *const spelling[] = {[WARP_SHFL_IDX] = "mask, value, src_lane",
-                                           [WARP_SHFL_UP] = "mask, value, delta",
-                                           [WARP_SHFL_DOWN] = "mask, value, delta",
-                                           [WARP_SHFL_BFLY] = "mask, value, lane_mask",
-                                           [WARP_ALL] = "mask, predicate",
-                                           [WARP_ANY] = "mask, predicate",
-                                           [WARP_EQ] = "mask, predicate",
-                                           [WARP_BALLOT] = "mask, predicate",
-                                           [WARP_MATCH_ANY] = "mask, value",
-                                           [WARP_MATCH_ALL] = "mask, value",
-                                           [WARP_SYNC] = "mask=0xFFFFFFFF",
-                                           [WARP_ACTIVEMASK] = ""};
-    WarpOp op = (WarpOp)k->id;
-    const char *name = path_pretty(k->path);
-    /* on the CPU, lanes meet in the runtime: each thread runs on a fiber */
-    c->uses_barrier = true;
-    if (op == WARP_ACTIVEMASK) ctx_root(c)->uses_activemask = true;
-    if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
-        TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
-    if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
-    /* match.sync is Volta's: LLVM cannot select it for older GPUs (and aborts) */
-    if ((op == WARP_MATCH_ANY || op == WARP_MATCH_ALL) && c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
-        UNSUP("%s needs compute capability 7.0 or newer (compiling for %d.%d)", name, c->opt.cc_major, c->opt.cc_minor);
-    switch (op) {
-    case WARP_SHFL_IDX:
-    case WARP_SHFL_UP:
-    case WARP_SHFL_DOWN:
-    case WARP_SHFL_BFLY:
-        if (!warp_value(at[1]))
-            TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
-        if (!is_index(at[2])) TERR("%s: the lane must be an integer, not %s", name, type_name(c, at[2]));
-        return at[1];
-    case WARP_ALL:
-    case WARP_ANY:
-    case WARP_EQ:
-    case WARP_BALLOT:
-        if (!is_scalar(at[1])) TERR("%s: the predicate must be a number or bool, not %s", name, type_name(c, at[1]));
-        return op == WARP_BALLOT ? &ty_uint32 : &ty_bool;
-    case WARP_MATCH_ANY:
-    case WARP_MATCH_ALL: {
-        if (!warp_value(at[1]))
-            TERR("%s: the value must be a 32- or 64-bit integer or float, not %s", name, type_name(c, at[1]));
-        if (op == WARP_MATCH_ANY) return &ty_uint32;
-        Type *items[2] = {&ty_uint32, &ty_bool};
-        return type_tuple(c, 2, items);
-    }
-    case WARP_SYNC: return &ty_none;
-    case WARP_ACTIVEMASK: return &ty_uint32;
-    }
-    TERR("%s", name);
-}
 
 Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type *ft = in->args[0]->type;
@@ -760,129 +526,6 @@ LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims)
 
 LLVMBasicBlockRef new_block(Ctx *c, const char *name) {
     return LLVMAppendBasicBlockInContext(c->llctx, LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b)), name);
-}
-
-/* numba's float atomic max/min as a compare-and-swap loop (LLVM's
- * atomicrmw fmax would follow maxnum and replace a NaN element):
- *   max, min:       store only when old < val (old > val); a NaN on either
- *                   side leaves the element alone;
- *   nanmax, nanmin: a NaN val is ignored, a NaN element is replaced. */
-static LLVMValueRef float_minmax(Ctx *c, AtomicOp op, LLVMValueRef p, LLVMValueRef v) {
-    LLVMTypeRef ft = LLVMTypeOf(v),
-                it = LLVMIntTypeInContext(c->llctx, LLVMGetTypeKind(ft) == LLVMFloatTypeKind ? 32 : 64);
-    bool mx = op == AT_MAX || op == AT_NANMAX, nan = op == AT_NANMAX || op == AT_NANMIN;
-    LLVMValueRef vbits = LLVMBuildBitCast(c->b, v, it, "");
-    LLVMValueRef old0 = LLVMBuildLoad2(c->b, it, p, "");
-    LLVMSetOrdering(old0, LLVMAtomicOrderingMonotonic);
-    LLVMSetAlignment(old0, (unsigned)LLVMGetIntTypeWidth(it) / 8);
-    LLVMBasicBlockRef entry = LLVMGetInsertBlock(c->b), loop = new_block(c, "minmax"),
-                      try_ = new_block(c, "minmax.cas"), done = new_block(c, "minmax.done");
-    LLVMBuildBr(c->b, loop);
-    LLVMPositionBuilderAtEnd(c->b, loop);
-    LLVMValueRef old = LLVMBuildPhi(c->b, it, "old");
-    LLVMValueRef f = LLVMBuildBitCast(c->b, old, ft, "");
-    LLVMValueRef want;
-    if (nan)
-        want = LLVMBuildAnd(c->b, LLVMBuildFCmp(c->b, LLVMRealORD, v, v, ""),
-                            LLVMBuildFCmp(c->b, mx ? LLVMRealULT : LLVMRealUGT, f, v, ""), "");
-    else
-        want = LLVMBuildFCmp(c->b, mx ? LLVMRealOLT : LLVMRealOGT, f, v, "");
-    LLVMBuildCondBr(c->b, want, try_, done);
-    LLVMPositionBuilderAtEnd(c->b, try_);
-    LLVMValueRef pair =
-            LLVMBuildAtomicCmpXchg(c->b, p, old, vbits, LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
-    LLVMValueRef seen = LLVMBuildExtractValue(c->b, pair, 0, "");
-    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, pair, 1, ""), done, loop);
-    LLVMValueRef in[2] = {old0, seen};
-    LLVMBasicBlockRef from[2] = {entry, try_};
-    LLVMAddIncoming(old, in, from, 2);
-    LLVMPositionBuilderAtEnd(c->b, done);
-    return f;
-}
-
-/* Returns the element's old value, as numba's atomics do. */
-static LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
-    LLVMValueRef p;
-    int vi = 2;
-    if (op == AT_COMPARE_AND_SWAP) {
-        p = LLVMBuildExtractValue(c->b, val(c, a[0]), 0, ""); /* element 0 */
-        vi = 1;
-    } else {
-        p = elem_ptr(c, a[0], a[1]);
-    }
-    LLVMValueRef v = val_as(c, a[vi], et);
-    LLVMAtomicOrdering mo = LLVMAtomicOrderingMonotonic;
-    bool fl = is_float(et), sg = is_signed(et);
-    LLVMAtomicRMWBinOp rmw;
-    switch (op) {
-    case AT_CAS:
-    case AT_COMPARE_AND_SWAP:
-        return LLVMBuildExtractValue(c->b, LLVMBuildAtomicCmpXchg(c->b, p, v, val_as(c, a[vi + 1], et), mo, mo, 0), 0,
-                                     "");
-    case AT_MAX:
-    case AT_MIN:
-    case AT_NANMAX:
-    case AT_NANMIN: {
-        if (fl) return float_minmax(c, op, p, v);
-        bool mx = op == AT_MAX || op == AT_NANMAX;
-        rmw = mx ? (sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax)
-                 : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
-        break;
-    }
-    case AT_ADD: rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
-    case AT_SUB:
-        /* a float's x - v is x + (-v) exactly, and the GPU has atom.add.f32/f64 */
-        if (fl) v = LLVMBuildFNeg(c->b, v, "");
-        rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpSub;
-        break;
-    case AT_AND: rmw = LLVMAtomicRMWBinOpAnd; break;
-    case AT_OR: rmw = LLVMAtomicRMWBinOpOr; break;
-    case AT_XOR: rmw = LLVMAtomicRMWBinOpXor; break;
-    case AT_EXCH: rmw = LLVMAtomicRMWBinOpXchg; break;
-    case AT_INC: rmw = LLVMAtomicRMWBinOpUIncWrap; break; /* old >= v ? 0 : old + 1 */
-    default: rmw = LLVMAtomicRMWBinOpUDecWrap; break;     /* old == 0 || old > v ? v : old - 1 */
-    }
-    return LLVMBuildAtomicRMW(c->b, rmw, p, v, mo, 0);
-}
-
-/* The bits of a 32/64-bit int or float, as an int of its width. */
-static LLVMValueRef as_bits(Ctx *c, LLVMValueRef v, Type *t) {
-    return is_float(t) ? LLVMBuildBitCast(c->b, v, LLVMIntTypeInContext(c->llctx, (unsigned)type_bits(t)), "") : v;
-}
-
-static LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt) {
-    LLVMValueRef mask = nargs ? val_as(c, a[0], &ty_uint32) : LLVMConstInt(c->i32, 0xFFFFFFFFu, 0);
-    switch (op) {
-    case WARP_SHFL_IDX:
-    case WARP_SHFL_UP:
-    case WARP_SHFL_DOWN:
-    case WARP_SHFL_BFLY: {
-        LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), rt), val_as(c, a[2], &ty_int32));
-        return is_float(rt) ? LLVMBuildBitCast(c->b, r, llvm_type(c, rt), "") : r;
-    }
-    case WARP_ALL:
-    case WARP_ANY:
-    case WARP_EQ:
-    case WARP_BALLOT: {
-        LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[1]), a[1]->type), c->i32, "");
-        LLVMValueRef r = c->target->warp(c, op, mask, p, NULL);
-        return op == WARP_BALLOT ? r : LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), "");
-    }
-    case WARP_MATCH_ANY:
-    case WARP_MATCH_ALL: {
-        LLVMValueRef r = c->target->warp(c, op, mask, as_bits(c, val(c, a[1]), a[1]->type), NULL);
-        if (op == WARP_MATCH_ANY) return r;
-        /* (mask, pred): the mask is 0 unless every lane holds the same value */
-        LLVMValueRef t = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, rt)), r, 0, "");
-        return LLVMBuildInsertValue(c->b, t, LLVMBuildICmp(c->b, LLVMIntNE, r, LLVMConstInt(c->i32, 0, 0), ""), 1, "");
-    }
-    case WARP_SYNC: c->target->warp(c, op, mask, NULL, NULL); return NULL;
-    case WARP_ACTIVEMASK: {
-        LLVMValueRef len = NULL, pos = lane_position(c, &len);
-        return c->target->warp(c, op, mask, pos, len);
-    }
-    }
-    return NULL;
 }
 
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
