@@ -285,7 +285,19 @@ static void run_job(Worker *w, Job *j) {
          * abandoned like a deadlocked one; the stacks stay. */
         if (why == JUMP_FAULT) pthread_sigmask(SIG_SETMASK, &w->fault_mask, NULL);
 #ifdef GJ_ASAN
-        if (w->jumped_off_fiber) __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+        if (w->jumped_off_fiber) {
+            __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+            /* The frames that switched to the fiber, below this one on this
+             * stack, are gone without returning; ASan's siglongjmp handling
+             * cleared the fiber's stack, not this one, so their redzones must
+             * be forgotten here (else uninstrumented code using that memory
+             * later, LLVM's, trips over stale poison). */
+            Sched *s = w->active;
+            volatile char here = 0;
+            uintptr_t lo = s ? (uintptr_t)s->main_stack : 0, hi = (uintptr_t)&here;
+            if (lo && hi > lo && hi - lo <= s->main_stack_size) __asan_unpoison_memory_region((void *)lo, hi - lo);
+            (void)here;
+        }
 #endif
         w->active = NULL;
         cpu_tls_worker = NULL;

@@ -60,7 +60,8 @@ int prune_literal_branches(Ctx *c) {
         if (!b->built) continue;
         Instr *t = terminator(b);
         if (t->op != IR_CONDBR) continue;
-        Instr *cond = t->args[0]->op == IR_TRUTH ? t->args[0]->args[0] : t->args[0];
+        Instr *cond = t->args[0];
+        while (cond->op == IR_TRUTH) cond = cond->args[0]; /* 3.13's TO_BOOL adds one */
         if (cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
         Instr *k = arg_literal(c, cond, LIT_PEEK);
         int taken = k ? truth_of(k) : -1;

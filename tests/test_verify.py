@@ -18,7 +18,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def run_python(prog, debug):
     env = dict(os.environ, GPUJIT_DEBUG=debug)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "python"), ROOT, env.get("PYTHONPATH", "")])
+    # the gpujit this test imported (the sanitizer run's copy is not the checkout's)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(gpu.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([pkg_root, ROOT, env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-c", prog], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
