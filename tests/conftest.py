@@ -154,6 +154,26 @@ def launch1d(kernel, n, *args, threads=64):
     kernel[blocks_for(n, threads), threads](*args)
 
 
+def make_unary(f):
+    """A kernel computing out[i] = f(x[i]) (f a math function, a builtin, a NumPy scalar function)."""
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = f(x[i])
+    return k
+
+
+def make_binary(f):
+    """A kernel computing out[i] = f(x[i], y[i])."""
+    @gpu.jit
+    def k(out, x, y):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = f(x[i], y[i])
+    return k
+
+
 def random_array(rng, shape, dtype, lo=None, hi=None):
     dt = np.dtype(dtype)
     if dt.kind == "f":

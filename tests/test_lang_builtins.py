@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpujit as gpu
-from conftest import assert_same, launch1d, poisoned
+from conftest import assert_same, launch1d, make_binary, make_unary, poisoned
 
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e300, -1e300, 5e-324, 0.5, -0.5, 1.5, 2.5, -2.5]
 
@@ -30,24 +30,6 @@ def same_float(got, want):
     assert np.array_equal(np.isnan(got), nan), (got, want)
     assert np.array_equal(got[~nan], want[~nan]), (got[~nan], want[~nan])
     assert np.array_equal(np.signbit(got[~nan]), np.signbit(want[~nan])), "signed zeros differ"
-
-
-def make1(f):
-    @gpu.jit
-    def k(out, x):
-        i = gpu.grid(1)
-        if i < x.size:
-            out[i] = f(x[i])
-    return k
-
-
-def make2(f):
-    @gpu.jit
-    def k(out, x, y):
-        i = gpu.grid(1)
-        if i < x.size:
-            out[i] = f(x[i], y[i])
-    return k
 
 
 # ---- the operator module ----------------------------------------------------------------------
@@ -77,7 +59,7 @@ def test_operator_float(rng, name):
         x = np.abs(x)
         y = rng.uniform(-3, 3, n)
     out = poisoned(n, np.bool_ if name in CMP else np.float64)
-    launch1d(make2(f), n, out, x, y)
+    launch1d(make_binary(f), n, out, x, y)
     want = np.array(py_ref(f, x, y))
     if name == "pow":
         assert_same(out, want, rtol=1e-15)
@@ -98,7 +80,7 @@ def test_operator_int(rng, name, dtype):
         x, y = rng.integers(-20, 20, n).astype(dtype), rng.integers(0, 12, n).astype(dtype)
     kind = np.bool_ if name in CMP else np.float64 if name == "truediv" else np.int64
     out = poisoned(n, kind)
-    launch1d(make2(f), n, out, x, y)
+    launch1d(make_binary(f), n, out, x, y)
     want = np.array(py_ref(f, x, y), dtype=kind)
     assert_same(out, want, rtol=1e-15) if kind == np.float64 else assert_same(out, want)
 
@@ -108,12 +90,12 @@ def test_operator_unary(rng, name):
     f = getattr(operator, name)
     x = rng.integers(-10**9, 10**9, 100)
     out = poisoned(100, np.int64)
-    launch1d(make1(f), 100, out, x)
+    launch1d(make_unary(f), 100, out, x)
     assert_same(out, np.array([int(f(int(v))) for v in x]))
     if name not in ("invert", "inv"):
         xf = floats(rng, 100, np.float64)
         outf = poisoned(100, np.float64)
-        launch1d(make1(f), 100, outf, xf)
+        launch1d(make_unary(f), 100, outf, xf)
         same_float(outf, np.array([float(f(v)) for v in xf.tolist()]))
 
 
@@ -151,7 +133,7 @@ def test_pow_two_and_three_args(rng):
 def test_pow_float(rng):
     x, y = floats(rng, 200, np.float64), rng.uniform(-4, 4, 200)
     out = poisoned(200, np.float64)
-    launch1d(make2(pow), 200, out, x, y)
+    launch1d(make_binary(pow), 200, out, x, y)
     with np.errstate(all="ignore"):
         assert_same(out, np.power(x, y), rtol=1e-15)
 
@@ -188,7 +170,7 @@ def test_round_one_arg(rng, dtype):
     x = floats(rng, 300, dtype, -1e6, 1e6, special=False)
     x[:10] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.0, 3.4999, 1e15 + 0.5, -7.5]
     out = poisoned(300, np.int64)
-    launch1d(make1(round), 300, out, x)
+    launch1d(make_unary(round), 300, out, x)
     assert_same(out, np.array([round(v) for v in x.tolist()]))
 
 
@@ -200,7 +182,7 @@ def test_round_ndigits(rng, dtype):
     d[:6] = [400, -400, 22, 23, -22, 0]
     x[:8] = [2.675, 1e300, 0.125, 0.375, -0.125, 12345.5, 5e-324, -0.0]
     out = poisoned(n, dtype)
-    launch1d(make2(round), n, out, x, d)
+    launch1d(make_binary(round), n, out, x, d)
     want = np.array([round(float(a), int(b)) for a, b in zip(x, d)], dtype=dtype)
     same_float(out, want)
 
@@ -211,8 +193,8 @@ def test_round_int(rng):
     d = rng.integers(-20, 4, n)
     x[:6], d[:6] = [15, 25, -15, -25, 150, 2**63 - 1], [-1, -1, -1, -1, -2, -18]
     out1, out2 = poisoned(n, np.int64), poisoned(n, np.int64)
-    launch1d(make2(round), n, out2, x, d)
-    launch1d(make1(round), n, out1, x)
+    launch1d(make_binary(round), n, out2, x, d)
+    launch1d(make_unary(round), n, out1, x)
     assert_same(out2, np.array([round(int(a), int(b)) for a, b in zip(x, d)]))
     assert_same(out1, x)
 
@@ -342,7 +324,7 @@ def test_ldexp(rng, dtype):
     i = rng.integers(-200, 200, n)
     i[:4] = [5000, -5000, 2**40, -2**40]
     out = poisoned(n, dtype)
-    launch1d(make2(math.ldexp), n, out, x, i)
+    launch1d(make_binary(math.ldexp), n, out, x, i)
     with np.errstate(all="ignore"):
         same_float(out, np.ldexp(x, np.clip(i, -100000, 100000).astype(np.int32)))
 
@@ -355,10 +337,10 @@ def test_remainder_nextafter(rng, dtype):
     y = rng.uniform(0.1, 50, n).astype(dtype) * rng.choice([-1, 1], n).astype(dtype)
     y[:3] = [np.inf, -np.inf, np.nan]
     out = poisoned(n, dtype)
-    launch1d(make2(math.remainder), n, out, x, y)
+    launch1d(make_binary(math.remainder), n, out, x, y)
     same_float(out, np.array([math.remainder(a, b) for a, b in zip(x.tolist(), y.tolist())]))
     out2 = poisoned(n, dtype)
-    launch1d(make2(math.nextafter), n, out2, x, y)
+    launch1d(make_binary(math.nextafter), n, out2, x, y)
     same_float(out2, np.nextafter(x, y))
 
 
@@ -388,7 +370,7 @@ def test_numpy_unary(rng, name, dtype):
         x = rng.uniform(lo, hi, 200).astype(dtype)
     rt = np.float32 if dtype == np.float32 else np.float64
     out = poisoned(200, rt)
-    launch1d(make1(f), 200, out, x)
+    launch1d(make_unary(f), 200, out, x)
     with np.errstate(all="ignore"):
         want = f(x.astype(rt))
     assert_same(out, want, rtol=2e-6 if rt == np.float32 else 1e-14, atol=1e-6 if rt == np.float32 else 1e-300)
@@ -404,7 +386,7 @@ def test_numpy_exact(rng, name, dtype):
     else:
         rt = f(x[:1]).dtype
     out = poisoned(200, rt)
-    launch1d(make1(f), 200, out, x)
+    launch1d(make_unary(f), 200, out, x)
     want = f(x).astype(rt)
     same_float(out, want) if rt.kind == "f" else assert_same(out, want)
 
@@ -418,7 +400,7 @@ def test_numpy_binary(rng, name, dtype):
     if name == "power":
         x = np.abs(x)
     out = poisoned(200, f(x[:1], y[:1]).dtype)
-    launch1d(make2(f), 200, out, x, y)
+    launch1d(make_binary(f), 200, out, x, y)
     with np.errstate(all="ignore"):
         want = f(x, y)
     if name in ("hypot", "arctan2", "power") and dtype == np.float32:
@@ -439,7 +421,7 @@ def test_numpy_int_minmax(rng):
         else:
             x2, y2 = x, y
         out = poisoned(100, np.int64)
-        launch1d(make2(f), 100, out, x2, y2)
+        launch1d(make_binary(f), 100, out, x2, y2)
         assert_same(out, f(x2, y2))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpujit as gpu
-from conftest import assert_same, launch1d, poisoned
+from conftest import assert_same, launch1d, make_binary, make_unary, poisoned
 
 # name: (low, high) of the random inputs, inside the function's domain
 UNARY = {
@@ -22,24 +22,6 @@ UNARY = {
 }
 BINARY = {"pow": ((0.1, 10), (-3, 3)), "atan2": ((-10, 10), (-10, 10)), "hypot": ((-10, 10), (-10, 10)),
           "fmod": ((-10, 10), (0.5, 5)), "copysign": ((-10, 10), (-10, 10))}
-
-
-def make_unary(f):
-    @gpu.jit
-    def k(out, x):
-        i = gpu.grid(1)
-        if i < x.size:
-            out[i] = f(x[i])
-    return k
-
-
-def make_binary(f):
-    @gpu.jit
-    def k(out, x, y):
-        i = gpu.grid(1)
-        if i < x.size:
-            out[i] = f(x[i], y[i])
-    return k
 
 
 # CPython computes these itself rather than calling libm: a few ulp apart
