@@ -105,13 +105,7 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     }
 }
 
-static bool is_global_ndarray(const Type *t) { return t->kind == TY_OBJ && !strcmp(t->path, PATH_GLOBAL_ARRAY); }
-#define GLOBAL_NDARRAY_MSG \
-    "a global NumPy array cannot be used in a kernel directly: pass it as an argument, " \
-    "or make it constant memory with gpu.const.array_like(array)"
-
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
-    if (is_global_ndarray(o)) UNSUP(GLOBAL_NDARRAY_MSG);
     if (o->kind == TY_ARRAY) {
         int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0, nell = 0, ell_at = n;
         Type **items = idx->kind == TY_TUPLE ? idx->items : &idx;
@@ -210,7 +204,6 @@ static Type *type_user_call(Ctx *c, Instr *in) {
     for (int i = 0; i < n; i++) {
         at[i] = in->args[1 + i]->type;
         if (!type_known(at[i])) return &ty_unknown;
-        if (is_global_ndarray(at[i])) UNSUP(GLOBAL_NDARRAY_MSG);
         /* functions, modules, dtypes and strings are compile-time values: the
          * callee is specialised on them (compile.c keys it) and gets no parameter */
         if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR) continue;
@@ -399,7 +392,6 @@ static Type *type_of(TI *ti, Instr *in) {
         }
         if (is_index(a) && !strcmp(in->name, "bit_count"))
             return type_obj(c, "int.bit_count"); /* a method: called next */
-        if (is_global_ndarray(a)) UNSUP(GLOBAL_NDARRAY_MSG);
         if (a->kind == TY_OBJ) {
             const char *path = arena_printf(&c->arena, "%s.%s", a->path, in->name);
             const Intrinsic *k = intrinsic_lookup(path);
