@@ -40,3 +40,11 @@ def _bind_types():
 
 
 _bind_types()
+
+# numba's top-level functions and modules that numba.cuda code uses with target='cuda' or
+# for CUDA types (vectorize, guvectorize, typeof, errors): bound to gpujit's where it has them.
+for _name in ("vectorize", "guvectorize", "typeof", "errors"):
+    if hasattr(_gpujit, _name):
+        globals()[_name] = getattr(_gpujit, _name)
+if "errors" in globals():
+    _sys.modules[__name__ + ".errors"] = errors  # noqa: F821

@@ -14,6 +14,8 @@ harness needs to run the peer's tests at all:
 A gpujit name that numba.cuda has and gpujit lacks stays missing.
 """
 import importlib
+import importlib.abc
+import importlib.util
 import os
 import pkgutil
 import sys
@@ -33,6 +35,32 @@ for _info in pkgutil.iter_modules(_gpujit.__path__):
         continue
     sys.modules[__name__ + "." + _info.name] = _mod
     globals()[_info.name] = _mod
+
+
+class _GpujitAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """numba.cuda.X.Y (a module inside one of gpujit's subpackages) is gpujit.X.Y itself,
+    the same module object, not a second copy of it under another name."""
+
+    def find_spec(self, fullname, path, target=None):
+        head, _, rest = fullname.partition(__name__ + ".")
+        if head or "." not in rest or rest.split(".")[0] in ("tests", "core", "testing"):
+            return None
+        try:
+            importlib.util.find_spec("gpujit." + rest)
+        except ImportError:
+            return None
+        if importlib.util.find_spec("gpujit." + rest) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        return importlib.import_module("gpujit." + spec.name[len(__name__) + 1:])
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.insert(0, _GpujitAlias())
 
 HAS_NUMBA = False
 

@@ -9,8 +9,8 @@ driver and a device exist, else 'cpu'. ``set_target`` changes it at run time.
 """
 import os
 
-from . import _core
-from ._core import CudaError, Event, LaunchError, Stream
+from .. import _core
+from .._core import CudaError, Event, LaunchError, Stream
 
 __all__ = [
     "CudaError", "LaunchError", "Stream", "Event", "is_available", "detect",

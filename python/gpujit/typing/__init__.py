@@ -10,8 +10,8 @@ import functools
 
 import numpy as np
 
-from . import _core
-from .types import Type, Signature
+from .. import _core
+from ..types import Type, Signature
 
 _DTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",

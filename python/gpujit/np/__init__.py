@@ -1,0 +1,1 @@
+"""NumPy-facing helpers under numba.cuda's module names (numba.cuda.np.numpy_support)."""
