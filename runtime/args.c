@@ -15,10 +15,55 @@
 /* Key bytes of one argument: kind, dtype, ndim, layout. Device arrays, NumPy
  * arrays and foreign arrays share a key: the kernel only sees pointer + dims. */
 void gj_args_key(uint8_t *k, const ArgDesc *d) {
+    if (d->record_id) { /* a record ('r') or an array of records ('R'): which dtype, in two bytes */
+        k[0] = d->ndim ? 'R' : 'r';
+        k[1] = (uint8_t)(d->record_id & 0xff);
+        k[2] = (uint8_t)(d->record_id >> 8);
+        k[3] = (uint8_t)(d->ndim | (d->c_contig ? 0x40 : 0));
+        return;
+    }
     k[0] = d->kind == A_SCALAR ? 's' : 'a';
     k[1] = (uint8_t)d->dtype;
     k[2] = (uint8_t)d->ndim;
     k[3] = d->kind == A_SCALAR ? 0 : d->c_contig ? 'C' : 'A';
+}
+
+/* Bytes of one element: a number's, or a record's. */
+static int elem_size(const ArgDesc *d) { return d->record_id ? d->itemsize : gj_dtype_size(d->dtype); }
+
+/* Structured dtypes seen by launches, numbered from 1 for the cache key:
+ * {(dtype, aligned): number}. Two bytes of key hold the number. */
+static PyObject *record_ids;
+enum { MAX_RECORD_DTYPES = 65535 };
+
+/* A record or an array of records (a buffer of format "T{...}"): which dtype. */
+static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    if (!dt) return -1;
+    PyObject *al = PyObject_GetAttrString(dt, "isalignedstruct");
+    PyObject *key = al ? PyTuple_Pack(2, dt, al) : NULL;
+    Py_DECREF(dt);
+    Py_XDECREF(al);
+    if (!key) return -1;
+    if (!record_ids && !(record_ids = PyDict_New())) return Py_DECREF(key), -1;
+    PyObject *id = PyDict_GetItemWithError(record_ids, key);
+    if (!id && !PyErr_Occurred()) {
+        if (PyDict_GET_SIZE(record_ids) >= MAX_RECORD_DTYPES) {
+            Py_DECREF(key);
+            PyErr_Format(PyExc_TypeError, "argument %d: too many structured dtypes (limit is %d)", pos,
+                         MAX_RECORD_DTYPES);
+            return -1;
+        }
+        id = PyLong_FromSsize_t(PyDict_GET_SIZE(record_ids) + 1);
+        if (!id || PyDict_SetItem(record_ids, key, id) < 0) return Py_XDECREF(id), Py_DECREF(key), -1;
+        Py_DECREF(id); /* the dict holds it */
+    }
+    Py_DECREF(key);
+    if (!id) return -1;
+    d->record_id = (int)PyLong_AsLong(id);
+    d->dtype = 0;
+    d->itemsize = (int)d->view.itemsize;
+    return 0;
 }
 
 static PyObject *np_generic; /* numpy.generic, imported on first need */
@@ -86,6 +131,25 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
         return -1;
     }
     d->has_view = 1;
+    if (d->view.format && !strncmp(d->view.format, "T{", 2)) {
+        /* a record (a NumPy void scalar: the kernel gets its address, and
+         * what it writes there is the record's, as numba copies it back) or
+         * an array of records */
+        if (record_dtype(d, o, pos) < 0) return -1;
+        set_array(d, A_HOST, 0, scalar ? 0 : d->view.ndim, (uint64_t)(uintptr_t)d->view.buf,
+                  scalar ? 0 : d->view.readonly);
+        if (d->ndim > GJ_MAXDIM) {
+            PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos, d->ndim, GJ_MAXDIM);
+            return -1;
+        }
+        for (int i = 0; i < d->ndim; i++) {
+            d->shape[i] = d->view.shape[i];
+            d->strides[i] = d->view.strides ? d->view.strides[i] : 0;
+        }
+        if (!d->view.strides) gj_c_strides(d->ndim, d->shape, d->itemsize, d->strides);
+        d->c_contig = gj_is_c_contig(d->ndim, d->shape, d->strides, d->itemsize);
+        return 0;
+    }
     GjDtype dt = gj_dtype_from_format(d->view.format, d->view.itemsize);
     if (!dt) {
         PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype (buffer format '%s')", pos,
@@ -387,6 +451,7 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
     if (PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyComplex_CheckExact(o)) goto python_number;
     if (numpy_scalar_type(o)) {
         if (from_buffer(d, o, pos, 1) < 0) return -1;
+        if (d->record_id) return 0; /* its buffer stays: the kernel reads and writes it */
         PyBuffer_Release(&d->view);
         d->has_view = 0;
         return 0;
@@ -471,7 +536,7 @@ array_done:
     /* a producer's stream (CAI, CuPy) that is the launch's needs no wait; 1 (the legacy
      * default stream) is our stream 0 */
     if (*sync == launch_stream || (*sync == GJ_STREAM_LEGACY && !launch_stream)) *sync = NULL;
-    d->c_contig = gj_is_c_contig(d->ndim, d->shape, d->strides, gj_dtype_size(d->dtype));
+    d->c_contig = gj_is_c_contig(d->ndim, d->shape, d->strides, elem_size(d));
     return 0;
 }
 
@@ -496,14 +561,22 @@ static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64; }
 static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
 static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
-    if (d->kind == A_SCALAR)
+    if (d->record_id && !d->ndim)
+        snprintf(buf, n, "a record of %d bytes", d->itemsize);
+    else if (d->record_id)
+        snprintf(buf, n, "array(record of %d bytes, %dd, %c)", d->itemsize, d->ndim, d->c_contig ? 'C' : 'A');
+    else if (d->kind == A_SCALAR)
         snprintf(buf, n, "%s", gj_dtype_name(d->dtype));
     else
         snprintf(buf, n, "array(%s, %dd, %c)", gj_dtype_name(d->dtype), d->ndim, d->c_contig ? 'C' : 'A');
 }
 
 static void describe_param(char *buf, size_t n, const GjArgInfo *a) {
-    if (a->kind == GJ_ARG_SCALAR)
+    if (a->kind == GJ_ARG_RECORD)
+        snprintf(buf, n, "a record of %d bytes", a->itemsize);
+    else if (a->kind == GJ_ARG_ARRAY && a->itemsize)
+        snprintf(buf, n, "array(record of %d bytes, %dd, %c)", a->itemsize, a->ndim, a->layout);
+    else if (a->kind == GJ_ARG_SCALAR)
         snprintf(buf, n, "%s", gj_dtype_name(a->dtype));
     else
         snprintf(buf, n, "array(%s, %dd, %c)", gj_dtype_name(a->dtype), a->ndim, a->layout);
@@ -519,6 +592,10 @@ PyObject *gj_kernel_name(PyObject *disp, GjOutput *o) {
 
 /* ints and bools convert to any number; floats to floats and complex; complex only to complex */
 static int takes(const GjArgInfo *a, const ArgDesc *d) {
+    if (a->kind == GJ_ARG_RECORD) return d->record_id && !d->ndim && d->itemsize == a->itemsize;
+    if (a->kind == GJ_ARG_ARRAY && a->itemsize)
+        return d->record_id && d->ndim == a->ndim && d->itemsize == a->itemsize && (a->layout != 'C' || d->c_contig);
+    if (d->record_id) return 0;
     if (a->kind == GJ_ARG_ARRAY)
         return d->kind != A_SCALAR && d->dtype == a->dtype && d->ndim == a->ndim && (a->layout != 'C' || d->c_contig);
     return d->kind == A_SCALAR &&
@@ -659,7 +736,7 @@ static void strided_copy(char *dst, const int64_t *dst_strides, const char *src,
 }
 
 static size_t array_nbytes(const ArgDesc *d) {
-    size_t n = gj_dtype_size(d->dtype);
+    size_t n = elem_size(d);
     for (int i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
     return n;
 }
@@ -675,7 +752,7 @@ static int stage_in(ArgDesc *d, int dev) {
     size_t n = array_nbytes(d);
     if (n == 0) return 0;
     if (gj_device_malloc(dev, n, &d->staged) < 0) return -1;
-    gj_c_strides(d->ndim, d->shape, gj_dtype_size(d->dtype), d->staged_strides);
+    gj_c_strides(d->ndim, d->shape, elem_size(d), d->staged_strides);
     if (d->c_contig) return gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_HTOD, d->staged, d->data, n, NULL);
     char *tmp = malloc(n);
     if (!tmp) {
@@ -683,7 +760,7 @@ static int stage_in(ArgDesc *d, int dev) {
         return -1;
     }
     strided_copy(tmp, d->staged_strides, (const char *)(uintptr_t)d->data, d->strides, d->shape, d->ndim,
-                 gj_dtype_size(d->dtype));
+                 elem_size(d));
     int rc = gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_HTOD, d->staged, (uint64_t)(uintptr_t)tmp, n, NULL);
     free(tmp);
     return rc;
@@ -701,7 +778,7 @@ static int stage_out(ArgDesc *d, int dev) {
     int rc = gj_memcpy(GJ_TARGET_NVPTX, dev, GJ_DTOH, (uint64_t)(uintptr_t)tmp, d->staged, n, NULL);
     if (rc == 0)
         strided_copy((char *)(uintptr_t)d->data, d->strides, tmp, d->staged_strides, d->shape, d->ndim,
-                     gj_dtype_size(d->dtype));
+                     elem_size(d));
     free(tmp);
     return rc;
 }

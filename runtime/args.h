@@ -17,7 +17,8 @@ enum {
 
 typedef struct ArgDesc {
     int kind;
-    GjDtype dtype;
+    GjDtype dtype;              /* 0 for records (record_id, itemsize say which) */
+    int record_id, itemsize;    /* records and arrays of them: the dtype's number (gj_args_key), its bytes */
     int ndim, c_contig, readonly;
     uint64_t data;
     int64_t shape[GJ_MAXDIM], strides[GJ_MAXDIM]; /* strides in bytes */

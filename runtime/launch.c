@@ -473,6 +473,8 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
         d[i].staged = 0;
         d[i].alias = 0;
         d[i].written = 0;
+        d[i].record_id = 0;
+        d[i].itemsize = 0;
         nclassified = i + 1;
         if (gj_args_classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;

@@ -660,6 +660,18 @@ static int build_block(Builder *bd, Block *b) {
             v->args[2] = val;
             break;
         }
+        case OP_STORE_ATTR: { /* (v o -- ): o.name = v, a record's field, stored as o['name'] = v */
+            POP(o);
+            POP(val);
+            Instr *k = new_const(bd), *v = k ? build_emit(bd, IR_SETITEM, 3) : NULL;
+            if (!v) return -1;
+            k->ckind = CK_STR;
+            k->name = arena_strdup(&c->arena, name_at(bd->names, arg));
+            v->args[0] = o;
+            v->args[1] = k;
+            v->args[2] = val;
+            break;
+        }
         case OP_BUILD_SLICE: { /* (start stop [step] -- slice) */
             if (arg != 2 && arg != 3) return internal_error(c, in->loc, "build: BUILD_SLICE %d", arg);
             Instr *step = arg == 3 ? pop(bd) : NULL;

@@ -109,9 +109,18 @@ typedef enum {
     TY_STR,       /* string constant (dtype names, print) */
     TY_SLICE,     /* {start, stop, step} int64, omitted parts resolved; n = 3 when a step was written */
     TY_ELLIPSIS,  /* `...` in an index */
+    TY_RECORD,    /* a NumPy structured dtype's element: fields, size, align; a value is a pointer to it */
 } TypeKind;
 
 typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
+
+/* A record's field: a number, a nested record, or a nested array (a
+ * TY_ARRAY with a constant shape), `offset` bytes into the record. */
+typedef struct RecField {
+    const char *name;
+    Type *type;
+    int64_t offset;
+} RecField;
 
 struct Type {
     TypeKind kind;
@@ -127,6 +136,14 @@ struct Type {
     /* TY_OBJ */
     const char *path;
     PyObject *obj; /* a Python function called as a device function, else NULL */
+    /* TY_RECORD: its fields, size and alignment in bytes, and its spelling (type_eq compares it) */
+    int nfields;
+    RecField *fields;
+    int64_t size;
+    int align;
+    const char *spelling;
+    /* TY_ARRAY, a record's nested array: the constant shape (C order); else NULL */
+    const int64_t *shape;
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
@@ -152,6 +169,8 @@ bool is_index(const Type *t); /* usable as an index: ints and bool */
 bool has_value(const Type *t); /* lives at run time: numbers, arrays, tuples of them, ranges */
 int type_bits(const Type *t); /* scalar width; bool = 8 in memory; complex128 = 128 */
 int type_align(const Type *t); /* bytes, in memory: a complex aligns as its parts */
+int64_t type_size(const Type *t); /* bytes, in memory: records and nested arrays too */
+const RecField *record_field(const Type *rec, const char *name); /* NULL if it has none of that name */
 const char *type_name(Ctx *c, const Type *t); /* numba spelling: float32[:, ::1], UniTuple... */
 Type *type_from_name(const char *name); /* "float32", "int64", "bool"... or NULL */
 /* numba.cuda's promotion for arithmetic binary operators (NumPy scalar rules). */
@@ -711,6 +730,16 @@ LLVMValueRef lower_slice(Ctx *c, Instr *in);
 LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
 LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name); /* a.T, a.real, a.imag */
 void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src); /* view[...] = src */
+
+//
+// records.c: structured dtypes' fields (rec.x, rec['x'], and stores into them)
+//
+const char *record_field_name(Ctx *c, Instr *idx); /* the field a constant string index names, or NULL */
+Type *type_record_field(Ctx *c, Instr *in, Type *rec, const char *name); /* NULL (error set) if none */
+Type *type_record_store(Ctx *c, Instr *in, Type *rec, const char *name, Type *v);
+void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src);
+LLVMValueRef lower_record_get(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Type *rt);
+int lower_record_set(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Instr *v);
 
 //
 // lanepos.c: each lane's position in the program (activemask on the CPU)

@@ -40,9 +40,12 @@ static void emit(Emit *e, GjParamRole role, GjDtype dt, int size, int arg, int a
 
 /* The parameters of argument `i`, in order. */
 static int flatten(Emit *e, const GjArgInfo *a, int i) {
-    int size = dtype_size(a->dtype);
+    int size = a->itemsize && !a->dtype ? a->itemsize : dtype_size(a->dtype);
     if (!size) return -1;
     switch (a->kind) {
+    case GJ_ARG_RECORD: /* by address: a record is any size, and the kernel may write it */
+        emit(e, GJ_PARAM_DATA, 0, 8, i, 0);
+        return 0;
     case GJ_ARG_ARRAY:
         if (a->ndim < 0) return -1;
         emit(e, GJ_PARAM_DATA, 0, 8, i, 0);
@@ -50,6 +53,7 @@ static int flatten(Emit *e, const GjArgInfo *a, int i) {
         for (int k = 0; k < a->ndim; k++) emit(e, GJ_PARAM_STRIDE, GJ_INT64, 8, i, k);
         return 0;
     case GJ_ARG_SCALAR:
+        if (!dtype_size(a->dtype)) return -1;
         /* a complex is two parameters, re and im, rather than one 16-byte
          * struct: every parameter stays within an 8-byte slot */
         if (a->dtype == GJ_COMPLEX64 || a->dtype == GJ_COMPLEX128) {
@@ -84,9 +88,12 @@ const char *gj_param_role_name(int role) {
 
 GjArgInfo layout_arg(Ctx *c, int i) {
     Type *t = c->argtypes[i];
-    if (t->kind == TY_ARRAY)
-        return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, (c->written & arg_bit(i)) != 0};
-    return (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0};
+    int written = (c->written & arg_bit(i)) != 0;
+    if (t->kind == TY_RECORD) return (GjArgInfo){GJ_ARG_RECORD, 0, 0, 0, written, (int)t->size};
+    if (t->kind == TY_ARRAY && t->elem->kind == TY_RECORD)
+        return (GjArgInfo){GJ_ARG_ARRAY, 0, t->ndim, t->layout, written, (int)t->elem->size};
+    if (t->kind == TY_ARRAY) return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, written, 0};
+    return (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0, 0};
 }
 
 int layout_params(Ctx *c, GjParam **out) {

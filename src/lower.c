@@ -59,13 +59,17 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
         LLVMTypeRef items[3] = {c->i64, c->i64, c->i64};
         return LLVMStructTypeInContext(c->llctx, items, 3, 0);
     }
+    case TY_RECORD: return c->ptr; /* its address, generic: records live in any memory */
     case TY_ELLIPSIS: return c->i8; /* no information: a placeholder, so tuples holding it have a type */
     default: return NULL; /* none, objects, strings: no runtime value */
     }
 }
 
 /* Type of elements as stored in memory (bool is a byte). */
-LLVMTypeRef mem_type(Ctx *c, Type *t) { return t->kind == TY_BOOL ? c->i8 : llvm_type(c, t); }
+LLVMTypeRef mem_type(Ctx *c, Type *t) {
+    if (t->kind == TY_RECORD) return LLVMArrayType2(c->i8, (uint64_t)t->size);
+    return t->kind == TY_BOOL ? c->i8 : llvm_type(c, t);
+}
 
 static LLVMTypeRef array_struct(Ctx *c, Type *t) {
     LLVMTypeRef dims = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
@@ -471,6 +475,8 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
 }
 
 LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
+    if (et->kind == TY_RECORD) /* a record is its address */
+        return LLVMGetPointerAddressSpace(LLVMTypeOf(p)) ? LLVMBuildAddrSpaceCast(c->b, p, c->ptr, "") : p;
     LLVMValueRef v = LLVMBuildLoad2(c->b, mem_type(c, et), p, "");
     LLVMSetAlignment(v, (unsigned)type_align(et));
     if (et->kind == TY_BOOL) v = LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
@@ -478,6 +484,10 @@ LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p) {
 }
 
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v) {
+    if (et->kind == TY_RECORD) {
+        record_copy(c, et, p, v);
+        return;
+    }
     if (et->kind == TY_BOOL) v = LLVMBuildZExt(c->b, v, c->i8, "");
     LLVMValueRef s = LLVMBuildStore(c->b, v, p);
     LLVMSetAlignment(s, (unsigned)type_align(et));
@@ -567,6 +577,10 @@ static int lower_instr(Ctx *c, Instr *in) {
     }
     case IR_ATTR: {
         Type *at = in->args[0]->type;
+        if (at->kind == TY_RECORD) {
+            if (!(r = lower_record_get(c, at, val(c, in->args[0]), in->name, in->type))) return -1;
+            break;
+        }
         if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
@@ -640,6 +654,9 @@ static int lower_instr(Ctx *c, Instr *in) {
             r = make_view(c, ot, val(c, in->args[0]), in->args[1], in->type);
         } else if (ot->kind == TY_ARRAY) {
             r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
+        } else if (ot->kind == TY_RECORD) {
+            r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, in->args[1]), in->type);
+            if (!r) return -1;
         } else if (ot->kind == TY_RANGE) { /* start + i * step; a negative i counts from the end */
             LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
@@ -674,6 +691,11 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_SETITEM: {
+        if (in->args[0]->type->kind == TY_RECORD) {
+            RETURN_IF_ERROR(lower_record_set(c, in->args[0]->type, val(c, in->args[0]),
+                                             record_field_name(c, in->args[1]), in->args[2]));
+            break;
+        }
         Type *et = in->args[0]->type->elem;
         if (in->conv) { /* a store into a view */
             Type *at = in->args[0]->type, *vt = in->conv;
@@ -800,7 +822,9 @@ static int lower_body(Ctx *c, LLVMValueRef *args);
  * dtype as stored in memory (bool is a byte). */
 static LLVMTypeRef param_type(Ctx *c, const GjParam *p) {
     switch (p->role) {
-    case GJ_PARAM_DATA: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, c->argtypes[p->arg]->space));
+    case GJ_PARAM_DATA:
+        if (c->argtypes[p->arg]->kind == TY_RECORD) return LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
+        return LLVMPointerTypeInContext(c->llctx, llvm_as(c, c->argtypes[p->arg]->space));
     case GJ_PARAM_ERRBUF: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
     default: return mem_type(c, type_scalar((TypeKind)p->dtype));
     }
@@ -810,6 +834,7 @@ static LLVMTypeRef param_type(Ctx *c, const GjParam *p) {
  * says): an array's struct, a complex's pair, a scalar (bool from its byte).
  * NULL if they do not fit the type. */
 static LLVMValueRef reassemble(Ctx *c, Type *t, const GjParam *lay, LLVMValueRef *pv, int n) {
+    if (t->kind == TY_RECORD) return n == 1 && lay[0].role == GJ_PARAM_DATA ? load_elem(c, t, pv[0]) : NULL;
     if (t->kind == TY_ARRAY) {
         if (n != 1 + 2 * t->ndim || lay[0].role != GJ_PARAM_DATA) return NULL;
         LLVMValueRef a = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), pv[0], 0, "");

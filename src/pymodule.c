@@ -175,13 +175,17 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
 }
 
 /* (name, kind, dtype, ndim, layout) of one parsed type: the canonical spelling,
- * 'scalar' / 'array' / 'tuple' / 'none', the element's name, and the array's
+ * 'scalar' / 'array' / 'tuple' / 'record' / 'none', the element's name, and the array's
  * ndim and layout ('C' or 'A'). */
 static PyObject *type_desc(Ctx *c, const Type *t) {
     if (!t) Py_RETURN_NONE;
     bool arr = t->kind == TY_ARRAY;
-    const char *kind = arr ? "array" : t->kind == TY_TUPLE ? "tuple" : t->kind == TY_NONE ? "none" : "scalar";
-    const char *dtype = arr ? type_name(c, t->elem) : is_number(t) ? type_name(c, t) : "";
+    const char *kind = arr                        ? "array"
+                       : t->kind == TY_TUPLE      ? "tuple"
+                       : t->kind == TY_NONE       ? "none"
+                       : t->kind == TY_RECORD     ? "record"
+                                                  : "scalar";
+    const char *dtype = arr ? type_name(c, t->elem) : is_number(t) || t->kind == TY_RECORD ? type_name(c, t) : "";
     const char layout[2] = {arr ? t->layout : 0, 0};
     return Py_BuildValue("(sssis)", type_name(c, t), kind, dtype, arr ? t->ndim : 0, layout);
 }

@@ -139,6 +139,7 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
             if (items[i]->kind == TY_SLICE && (i != last || items[i]->n == 3)) layout = 'A';
         return type_array(c, o->elem, o->ndim - given + nslices, layout, o->space);
     }
+    if (o->kind == TY_RECORD) return type_record_field(c, in, o, record_field_name(c, in->args[1]));
     if (o->kind == TY_RANGE) {
         if (!is_index(idx)) TERR("range index must be an integer, not %s", type_name(c, idx));
         return &ty_int64;
@@ -385,6 +386,7 @@ static Type *type_of(TI *ti, Instr *in) {
             }
             UNSUP("array attribute '%s'", in->name);
         }
+        if (a->kind == TY_RECORD) return type_record_field(c, in, a, in->name);
         if (is_complex(a)) {
             if (!strcmp(in->name, "real") || !strcmp(in->name, "imag")) return complex_part(a);
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
@@ -436,6 +438,9 @@ static Type *type_of(TI *ti, Instr *in) {
     case IR_SETITEM: {
         Type *v = in->args[2]->type;
         if (!type_known(a) || !type_known(b) || !type_known(v)) return &ty_none;
+        if (a->kind == TY_RECORD) return type_record_store(c, in, a, record_field_name(c, in->args[1]), v);
+        if (a->kind != TY_ARRAY && in->args[1]->op == IR_CONST && in->args[1]->ckind == CK_STR)
+            UNSUP("attribute assignments (only a record's fields can be set: rec.x = v)");
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
         if (a->space == AS_CONST)
             TERR("cannot store into a constant array (global and closure NumPy arrays are frozen into the kernel)");
@@ -450,6 +455,7 @@ static Type *type_of(TI *ti, Instr *in) {
                 TERR("cannot store %s into an array of %s", type_name(c, v->elem), type_name(c, a->elem));
             return &ty_none;
         }
+        if (dst->kind == TY_RECORD && type_eq(dst, v)) return &ty_none; /* a record's bytes, copied */
         if (!is_number(v) || (is_complex(v) && !is_complex(a->elem)))
             TERR("cannot store %s into an array of %s%s", type_name(c, v), type_name(c, a->elem),
                  is_complex(v) ? " (store .real or abs() of it)" : "");

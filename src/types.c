@@ -96,8 +96,15 @@ bool type_eq(const Type *a, const Type *b) {
         return true;
     case TY_OBJ: return a->obj == b->obj && strcmp(a->path, b->path) == 0;
     case TY_SLICE: return a->n == b->n;
+    case TY_RECORD: return a->size == b->size && strcmp(a->spelling, b->spelling) == 0;
     default: return true;
     }
+}
+
+const RecField *record_field(const Type *rec, const char *name) {
+    for (int i = 0; i < rec->nfields; i++)
+        if (!strcmp(rec->fields[i].name, name)) return &rec->fields[i];
+    return NULL;
 }
 
 bool is_scalar(const Type *t) { return t && t->kind >= TY_BOOL && t->kind <= TY_FLOAT64; }
@@ -115,7 +122,8 @@ bool has_value(const Type *t) {
             if (!has_value(t->items[i])) return false;
         return true;
     }
-    return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER;
+    return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
+            t->kind == TY_RECORD;
 }
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
 Type *complex_of(const Type *t) {
@@ -134,11 +142,26 @@ int type_bits(const Type *t) {
     case TY_UINT32:
     case TY_FLOAT32: return 32;
     case TY_COMPLEX128: return 128;
+    case TY_RECORD: return (int)(t->size * 8);
     default: return 64;
     }
 }
 
-int type_align(const Type *t) { return is_complex(t) ? type_bits(t) / 16 : type_bits(t) / 8; }
+int type_align(const Type *t) {
+    if (t->kind == TY_RECORD) return t->align;
+    if (t->kind == TY_ARRAY && t->shape) return type_align(t->elem);
+    return is_complex(t) ? type_bits(t) / 16 : type_bits(t) / 8;
+}
+
+int64_t type_size(const Type *t) {
+    if (t->kind == TY_RECORD) return t->size;
+    if (t->kind == TY_ARRAY && t->shape) {
+        int64_t n = type_size(t->elem);
+        for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+        return n;
+    }
+    return type_bits(t) / 8;
+}
 
 const char *type_name(Ctx *c, const Type *t) {
     if (!t) return "?";
@@ -152,7 +175,15 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_SLICE: return t->n == 3 ? "slice<a:b:c>" : "slice<a:b>";
     case TY_ELLIPSIS: return "ellipsis";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
+    case TY_RECORD: return t->spelling;
     case TY_ARRAY: {
+        if (t->shape) { /* a record's nested array, as numba spells it */
+            const char *dims = "";
+            for (int i = 0; i < t->ndim; i++)
+                dims = arena_printf(&c->arena, "%s%s%lld", dims, i ? ", " : "", (long long)t->shape[i]);
+            if (t->ndim == 1) dims = arena_printf(&c->arena, "%s,", dims);
+            return arena_printf(&c->arena, "nestedarray(%s, (%s))", type_name(c, t->elem), dims);
+        }
         const char *dims = "";
         for (int i = 0; i < t->ndim; i++) {
             bool last = i == t->ndim - 1;
@@ -271,6 +302,9 @@ Type *unify(Ctx *c, Type *a, Type *b) {
  *          | 'Tuple' '(' [type (',' type)*] ')'
  *          | 'array' '(' name ',' int 'd' ',' layout ')'          numba's printed form
  *          | 'Array' '(' name ',' int ',' quote layout quote ')'  numba's constructor
+ *          | 'Record' '(' field (',' field)* ';' int ';' bool ')'  a structured dtype: size, aligned
+ *   field := name '[' 'type' '=' ftype ';' 'offset' '=' int ']'
+ *   ftype := type | 'nestedarray' '(' type ',' '(' int (',' int)* [','] ')' ')'
  *   layout := 'C' | 'A' | 'F' */
 
 enum { SIG_MAX_ARGS = 256, SIG_MAX_ITEMS = 64, SIG_MAX_DIMS = LIMIT_NDIM, SIG_MAX_DEPTH = 16 };
@@ -328,7 +362,7 @@ static int parse_count(Parser *ps, int *out) {
 }
 
 static Type *element_type(Parser *ps, Type *t) {
-    if (!is_number(t)) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
+    if (!is_number(t) && t->kind != TY_RECORD) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
     return t;
 }
 
@@ -407,6 +441,85 @@ static Type *parse_dims(Parser *ps, Type *elem) {
     return type_array(ps->c, elem, ndim, ncontig ? 'C' : 'A', AS_GLOBAL);
 }
 
+/* "nestedarray(uint8, (3, 2))": the '(' already read */
+static Type *parse_nested_array(Parser *ps, int depth) {
+    Type *elem = parse_type(ps, depth + 1);
+    if (!elem) return NULL;
+    if (!is_number(elem) && elem->kind != TY_RECORD) SIG_FAIL("a nested array holds numbers or records");
+    if (!accept(ps, ',') || !accept(ps, '(')) SIG_FAIL("expected ', (' and the nested array's shape");
+    int64_t *shape = arena_alloc(&ps->c->arena, sizeof(int64_t) * SIG_MAX_DIMS);
+    if (!shape) return NULL;
+    int ndim = 0;
+    while (!accept(ps, ')')) {
+        int n;
+        if (ndim == SIG_MAX_DIMS) SIG_FAIL("too many dimensions (limit is %d)", SIG_MAX_DIMS);
+        if (parse_count(ps, &n) < 0) return NULL;
+        shape[ndim++] = n;
+        if (!accept(ps, ',') && *ps->p != ')') SIG_FAIL("expected ',' or ')'");
+    }
+    if (!ndim || !accept(ps, ')')) SIG_FAIL("expected a shape and ')'");
+    Type *t = type_array(ps->c, elem, ndim, 'C', AS_GENERIC);
+    if (t) t->shape = shape;
+    return t;
+}
+
+/* "Record(a[type=float64;offset=0],...;16;True)": `start` is at "Record",
+ * the '(' already read. A field's type is a number, a record or a nested array. */
+static Type *parse_record(Parser *ps, int depth, const char *start) {
+    enum { MAX_FIELDS = 1024 };
+    RecField *fields = arena_alloc(&ps->c->arena, sizeof(RecField) * MAX_FIELDS);
+    if (!fields) return NULL;
+    int n = 0, align = 1;
+    do {
+        char name[256], key[16];
+        int len = ident(ps, name, sizeof name);
+        if (!len || len >= (int)sizeof name) SIG_FAIL("expected a field name");
+        ps->p += len;
+        if (n == MAX_FIELDS) SIG_FAIL("too many record fields (limit is %d)", MAX_FIELDS);
+        if (!accept(ps, '[')) SIG_FAIL("expected '[' after the field name");
+        len = ident(ps, key, sizeof key);
+        if (strcmp(key, "type") || (ps->p += len, !accept(ps, '='))) SIG_FAIL("expected 'type='");
+        Type *ft;
+        len = ident(ps, key, sizeof key);
+        if (!strcmp(key, "nestedarray") && (ps->p += len, accept(ps, '(')))
+            ft = parse_nested_array(ps, depth);
+        else
+            ft = parse_type(ps, depth + 1);
+        if (!ft) return NULL;
+        if (!is_number(ft) && ft->kind != TY_RECORD && !(ft->kind == TY_ARRAY && ft->shape))
+            SIG_FAIL("a record field is a number, a record or a nested array, not %s", type_name(ps->c, ft));
+        int off;
+        if (!accept(ps, ';')) SIG_FAIL("expected ';'");
+        len = ident(ps, key, sizeof key);
+        if (strcmp(key, "offset") || (ps->p += len, !accept(ps, '='))) SIG_FAIL("expected 'offset='");
+        if (parse_count(ps, &off) < 0) return NULL;
+        if (!accept(ps, ']')) SIG_FAIL("expected ']'");
+        fields[n++] = (RecField){arena_strdup(&ps->c->arena, name), ft, off};
+        if (type_align(ft) > align) align = type_align(ft);
+    } while (accept(ps, ','));
+    int size;
+    char flag[8];
+    if (!accept(ps, ';') || parse_count(ps, &size) < 0) SIG_FAIL("expected ';' and the record's size");
+    if (!accept(ps, ';')) SIG_FAIL("expected ';' and whether the record is aligned");
+    int len = ident(ps, flag, sizeof flag);
+    if (strcmp(flag, "True") && strcmp(flag, "False")) SIG_FAIL("expected True or False (aligned)");
+    ps->p += len;
+    if (!accept(ps, ')')) SIG_FAIL("expected ')'");
+    for (int i = 0; i < n; i++)
+        if (fields[i].offset + type_size(fields[i].type) > size)
+            SIG_FAIL("field '%s' ends past the record's %d bytes", fields[i].name, size);
+    Type *t = arena_alloc(&ps->c->arena, sizeof *t);
+    if (!t) return NULL;
+    t->kind = TY_RECORD;
+    t->nfields = n;
+    t->fields = fields;
+    t->size = size;
+    /* a packed record's elements lie at any byte: only an aligned one promises its fields' alignment */
+    t->align = strcmp(flag, "True") ? 1 : align;
+    t->spelling = arena_printf(&ps->c->arena, "%.*s", (int)(ps->p - start), start);
+    return t;
+}
+
 static Type *parse_base(Parser *ps, int depth) {
     char name[32];
     int n = ident(ps, name, sizeof name);
@@ -434,6 +547,7 @@ static Type *parse_base(Parser *ps, int depth) {
         if (parse_items(ps, depth + 1, items, SIG_MAX_ITEMS, "tuple items", &count) < 0) return NULL;
         return type_tuple(ps->c, count, items);
     }
+    if (!strcmp(name, "Record") && accept(ps, '(')) return parse_record(ps, depth, at);
     if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true);
     if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false);
     if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");
@@ -480,9 +594,10 @@ int parse_signature(Ctx *c, const char *sig) {
     int n;
     RETURN_IF_ERROR(sig_parse(c, sig, &ret, &args, &n));
     for (int i = 0; i < n; i++)
-        if (args[i]->kind != TY_ARRAY && !is_number(args[i]))
+        if (args[i]->kind != TY_ARRAY && !is_number(args[i]) && args[i]->kind != TY_RECORD)
             return PyErr_Format(PyExc_TypeError,
-                                "bad signature '%s': argument %d is %s; a kernel takes arrays and numbers", sig, i + 1,
+                                "bad signature '%s': argument %d is %s; a kernel takes arrays, numbers and records",
+                                sig, i + 1,
                                 type_name(c, args[i])),
                    -1;
     c->restype = ret ? ret : &ty_none;

@@ -39,7 +39,11 @@ typedef struct GjOptions {
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */
-typedef enum GjArgKind { GJ_ARG_SCALAR = 0, GJ_ARG_ARRAY = 1 } GjArgKind;
+typedef enum GjArgKind {
+    GJ_ARG_SCALAR = 0,
+    GJ_ARG_ARRAY = 1,
+    GJ_ARG_RECORD = 2 /* one element of a structured dtype, passed by its address */
+} GjArgKind;
 
 /* Scalar dtypes; values are stable (they appear in type keys). */
 typedef enum GjDtype {
@@ -64,7 +68,8 @@ typedef struct GjArgInfo {
     GjDtype dtype;
     int ndim;        /* arrays */
     char layout;     /* arrays: 'C' contiguous, 'A' any strides */
-    int written;     /* arrays: the kernel may store into it (read-only arrays are refused) */
+    int written;     /* arrays, records: the kernel may store into it (read-only arrays are refused) */
+    int itemsize;    /* records and arrays of records (dtype 0): bytes of one record; else 0 */
 } GjArgInfo;
 
 /* What one flattened kernel parameter carries (docs/runtime.md, "Kernel ABI"). */
@@ -72,7 +77,7 @@ typedef enum GjParamRole {
     GJ_PARAM_VALUE = 0, /* a scalar argument's value in `dtype` (bool: one byte, 0 or 1) */
     GJ_PARAM_REAL,      /* a complex scalar's real part, in `dtype` float32/float64 */
     GJ_PARAM_IMAG,      /* its imaginary part */
-    GJ_PARAM_DATA,      /* an array's data pointer (the address of element [0, ..., 0]) */
+    GJ_PARAM_DATA,      /* an array's data pointer (the address of element [0, ..., 0]); a record's address */
     GJ_PARAM_SHAPE,     /* an array's extent along `axis` (int64) */
     GJ_PARAM_STRIDE,    /* an array's stride along `axis`, in bytes (int64) */
     GJ_PARAM_ERRBUF,    /* debug kernels, last: the error record (gj_output_debug) */

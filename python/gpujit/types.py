@@ -11,7 +11,7 @@ called on a value outside a kernel they cast it, as numba's do.
 import numpy as np
 
 __all__ = ["Type", "Number", "Boolean", "Integer", "Float", "Complex", "NoneType", "Array", "UniTuple", "Tuple",
-           "CPointer", "Signature", "signature",
+           "Record", "NestedArray", "CPointer", "Signature", "signature",
            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc",
            "uintc", "boolean", "bool_", "float32", "float64", "complex64", "complex128", "byte", "char", "uchar",
            "short", "ushort", "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double",
@@ -111,8 +111,9 @@ class Array(Type):
     """Array(dtype, ndim, layout): layout 'C' (C-contiguous), 'F' or 'A' (any strides)."""
 
     def __init__(self, dtype, ndim, layout="A", readonly=False):
-        if not isinstance(dtype, Number):
-            raise TypeError("Array(): the element type must be a number type such as float32, not %r" % (dtype,))
+        if not isinstance(dtype, (Number, Record)):
+            raise TypeError("Array(): the element type must be a number type such as float32 or a Record, "
+                            "not %r" % (dtype,))
         if not isinstance(ndim, int) or ndim < 1:
             raise TypeError("Array(): ndim must be a positive int, not %r" % (ndim,))
         if layout not in ("C", "F", "A"):
@@ -186,6 +187,67 @@ class Tuple(Type):
 
     def __iter__(self):
         return iter(self.types)
+
+
+class NestedArray(Type):
+    """NestedArray(dtype, shape): an array field of a record (NumPy's ('u1', (4,)))."""
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape = dtype, tuple(int(n) for n in shape)
+        self.ndim = len(self.shape)
+        super().__init__("nestedarray(%s, %r)" % (dtype, self.shape))
+
+
+class Record(Type):
+    """Record(fields, size, aligned): an element of a NumPy structured dtype
+    (gpujit.np.numpy_support.from_dtype makes one). fields: (name, type, offset)
+    triples, each type a number, a Record or a NestedArray. rec[:] is an array of them."""
+
+    def __init__(self, fields, size, aligned, dtype=None):
+        self.fields = {}
+        parts = []
+        for name, t, offset in fields:
+            if not name.isidentifier():
+                raise TypeError("Record(): field name %r is not an identifier" % (name,))
+            if not isinstance(t, (Number, Record, NestedArray)):
+                raise TypeError("Record(): field %r is %r; fields are numbers, records and nested arrays" % (name, t))
+            self.fields[name] = (t, int(offset))
+            parts.append("%s[type=%s;offset=%d]" % (name, t, offset))
+        if not parts:
+            raise TypeError("Record(): a record needs at least one field")
+        self.size, self.aligned = int(size), bool(aligned)
+        self._dtype = dtype
+        super().__init__("Record(%s;%d;%s)" % (",".join(parts), self.size, self.aligned))
+
+    @property
+    def dtype(self):
+        """The NumPy structured dtype (np.dtype(rec) is it)."""
+        if self._dtype is None:
+            def npdt(t):
+                if isinstance(t, NestedArray):
+                    return (npdt(t.dtype), t.shape)
+                return t.dtype
+            self._dtype = np.dtype({"names": list(self.fields), "formats": [npdt(t) for t, _ in self.fields.values()],
+                                    "offsets": [o for _, o in self.fields.values()], "itemsize": self.size,
+                                    "aligned": self.aligned})
+        return self._dtype
+
+    @property
+    def bitwidth(self):
+        return self.size * 8
+
+    def typeof(self, name):
+        """The type of field `name`."""
+        return self.fields[name][0]
+
+    def offset(self, name):
+        return self.fields[name][1]
+
+    @property
+    def members(self):
+        return [(k, t) for k, (t, _) in self.fields.items()]
+
+    __getitem__ = Number.__getitem__
 
 
 class CPointer(Type):

@@ -9,18 +9,38 @@ numpy_version = tuple(int(p) for p in np.__version__.split(".")[:2])
 
 
 def from_dtype(dtype):
-    """The gpujit type of a NumPy dtype (or of anything np.dtype() accepts)."""
+    """The gpujit type of a NumPy dtype (or of anything np.dtype() accepts): a
+    number type, or a types.Record for a structured dtype (nested records and
+    array fields, aligned or packed)."""
     dt = np.dtype(dtype)
+    if dt.fields is not None:
+        return _record(dt)
     t = types.NUMBERS.get("numpy." + dt.name)
     if t is None or dt.byteorder not in "=|":
         raise NotImplementedError("dtype %s has no gpujit type" % (dt,))
     return t
 
 
+def _record(dt):
+    fields = []
+    for name in dt.names:
+        fdt, offset = dt.fields[name][:2]
+        if fdt.subdtype is not None:
+            base, shape = fdt.subdtype
+            ft = types.NestedArray(from_dtype(base), shape)
+        else:
+            ft = from_dtype(fdt)
+        fields.append((name, ft, offset))
+    try:
+        return types.Record(fields, dt.itemsize, dt.isalignedstruct, dt)
+    except TypeError as e:
+        raise NotImplementedError("dtype %s has no gpujit type: %s" % (dt, e)) from None
+
+
 def as_dtype(t):
     """The NumPy dtype of a gpujit scalar type."""
     if isinstance(t, np.dtype):
         return t
-    if isinstance(t, types.Number):
+    if isinstance(t, (types.Number, types.Record)):
         return t.dtype
     raise NotImplementedError("%r has no NumPy dtype" % (t,))

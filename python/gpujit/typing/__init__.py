@@ -27,11 +27,22 @@ def dtype_name(dtype):
         dt = np.dtype(dtype)
     except TypeError:
         raise TypeError("unsupported dtype %r" % (dtype,)) from None
+    if dt.fields is not None:
+        return _record_name(dt)
     name = _DTYPES.get(dt.newbyteorder("=") if dt.byteorder not in "=|" else dt)
     if name is None or (dt.byteorder not in "=|"):
         raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float32, "
                         "float64, complex64 and complex128 in native byte order" % dt)
     return name
+
+
+@functools.lru_cache(maxsize=256)
+def _record_name(dt):
+    from ..np.numpy_support import from_dtype
+    try:
+        return str(from_dtype(dt))
+    except NotImplementedError as e:
+        raise TypeError(str(e)) from None
 
 
 def array_type(dtype, ndim, c_contiguous):
@@ -65,6 +76,8 @@ def typeof(value, position=None):
         return "float64"
     if isinstance(value, complex):
         return "complex128"
+    if isinstance(value, np.void) and value.dtype.fields is not None:
+        return dtype_name(value.dtype)   # a record, passed by reference
     if isinstance(value, np.generic):
         return dtype_name(value.dtype)
     if isinstance(value, np.ndarray):
@@ -163,7 +176,10 @@ def match_cost(want, have):
         return None
     cost = 0
     for (_, wkind, wdt, wnd, wlay), (_, hkind, hdt, hnd, hlay) in zip(want, have):
-        if wkind == "array" and hkind == "array":
+        if wkind == "record" or hkind == "record":
+            if (wkind, wdt) != (hkind, hdt):
+                return None
+        elif wkind == "array" and hkind == "array":
             if wdt != hdt or wnd != hnd or (wlay == "C" and hlay != "C"):
                 return None
             cost += wlay != hlay
