@@ -734,7 +734,7 @@ void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src); /* view[...] =
 //
 // records.c: structured dtypes' fields (rec.x, rec['x'], and stores into them)
 //
-const char *record_field_name(Ctx *c, Instr *idx); /* the field a constant string index names, or NULL */
+const char *record_field_name(Ctx *c, Type *rec, Instr *idx); /* the field a constant index names (a string, or a number), or NULL */
 Type *type_record_field(Ctx *c, Instr *in, Type *rec, const char *name); /* NULL (error set) if none */
 Type *type_record_store(Ctx *c, Instr *in, Type *rec, const char *name, Type *v);
 void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src);

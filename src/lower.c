@@ -655,7 +655,7 @@ static int lower_instr(Ctx *c, Instr *in) {
         } else if (ot->kind == TY_ARRAY) {
             r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
         } else if (ot->kind == TY_RECORD) {
-            r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, in->args[1]), in->type);
+            r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, ot, in->args[1]), in->type);
             if (!r) return -1;
         } else if (ot->kind == TY_RANGE) { /* start + i * step; a negative i counts from the end */
             LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
@@ -693,7 +693,7 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_SETITEM: {
         if (in->args[0]->type->kind == TY_RECORD) {
             RETURN_IF_ERROR(lower_record_set(c, in->args[0]->type, val(c, in->args[0]),
-                                             record_field_name(c, in->args[1]), in->args[2]));
+                                             record_field_name(c, in->args[0]->type, in->args[1]), in->args[2]));
             break;
         }
         Type *et = in->args[0]->type->elem;

@@ -9,9 +9,14 @@
 
 #include "gj.h"
 
-/* The field an index names: a string constant (or a literal argument). */
-const char *record_field_name(Ctx *c, Instr *idx) {
+/* The field an index names: a string constant, or an integer constant
+ * counting the fields from 0 (as NumPy's rec[0]); or a literal argument. */
+const char *record_field_name(Ctx *c, Type *rec, Instr *idx) {
     Instr *k = arg_literal(c, idx, LIT_NEED);
+    if (k && k->op == IR_CONST && k->ckind == CK_INT) {
+        int64_t i = k->ival < 0 ? k->ival + rec->nfields : k->ival;
+        return i >= 0 && i < rec->nfields ? rec->fields[i].name : NULL;
+    }
     return k && k->op == IR_CONST && k->ckind == CK_STR ? k->name : NULL;
 }
 
@@ -26,7 +31,7 @@ static unsigned field_align(const Type *rec, const RecField *f) {
  * that name, or if the field sits off its alignment in a packed record (the
  * GPU cannot load it, numba refuses it too). */
 Type *type_record_field(Ctx *c, Instr *in, Type *rec, const char *name) {
-    if (!name) TERR("a record is indexed by a field name (a string constant)");
+    if (!name) TERR("a record is indexed by a field name or number (a constant, in range)");
     const RecField *f = record_field(rec, name);
     if (!f) TERR("%s has no field '%s'", type_name(c, rec), name);
     Type *ft = f->type;

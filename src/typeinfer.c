@@ -139,7 +139,7 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
             if (items[i]->kind == TY_SLICE && (i != last || items[i]->n == 3)) layout = 'A';
         return type_array(c, o->elem, o->ndim - given + nslices, layout, o->space);
     }
-    if (o->kind == TY_RECORD) return type_record_field(c, in, o, record_field_name(c, in->args[1]));
+    if (o->kind == TY_RECORD) return type_record_field(c, in, o, record_field_name(c, o, in->args[1]));
     if (o->kind == TY_RANGE) {
         if (!is_index(idx)) TERR("range index must be an integer, not %s", type_name(c, idx));
         return &ty_int64;
@@ -438,7 +438,7 @@ static Type *type_of(TI *ti, Instr *in) {
     case IR_SETITEM: {
         Type *v = in->args[2]->type;
         if (!type_known(a) || !type_known(b) || !type_known(v)) return &ty_none;
-        if (a->kind == TY_RECORD) return type_record_store(c, in, a, record_field_name(c, in->args[1]), v);
+        if (a->kind == TY_RECORD) return type_record_store(c, in, a, record_field_name(c, a, in->args[1]), v);
         if (a->kind != TY_ARRAY && in->args[1]->op == IR_CONST && in->args[1]->ckind == CK_STR)
             UNSUP("attribute assignments (only a record's fields can be set: rec.x = v)");
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));

@@ -222,7 +222,7 @@ BAD = [
     ("void(Array(float32, 2, C))", "expected the layout, quoted"),
     ("void(Array(float32, 2, 'F'))", "F-order arrays are not supported"),
     ("void(array(float32, 33d, C))", "arrays have 1 to 32 dimensions, not 33"),
-    ("void(UniTuple(float32 x 2))", "argument 1 is UniTuple\\(float32 x 2\\); a kernel takes arrays and numbers"),
+    ("void(UniTuple(float32 x 2))", "argument 1 is UniTuple\\(float32 x 2\\); a kernel takes arrays, numbers and records"),
     (void(Tuple([int8, float32])), "argument 1 is Tuple\\(int8, float32\\)"),
     ("void(float65[:])", "unknown type name 'float65' at column 6"),
     ("void(void)", "void cannot be one of the arguments"),
