@@ -198,6 +198,13 @@ static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
     if (d->op == IR_CONST && d->ckind == CK_STR) {
         Type *t = type_from_name(d->name);
         if (t && is_number(t)) return t;
+        if (!strncmp(d->name, "Record(", 7)) { /* a structured dtype (pyvalue.c spells it) */
+            Type **args, *ret;
+            int n;
+            const char *sig = arena_printf(&c->arena, "(%s)", d->name);
+            if (!sig || sig_parse(c, sig, &ret, &args, &n) < 0) return NULL;
+            return args[0];
+        }
         TERR("unknown dtype '%s'", d->name);
     }
     if (d->type && d->type->kind == TY_OBJ) {

@@ -179,9 +179,42 @@ static bool is_numpy_dtype(PyObject *o) {
     return false;
 }
 
+/* A structured dtype (np.dtype with fields) or a gpujit Record type, as
+ * the string constant of its Record spelling, which a dtype argument
+ * (shared.array(n, dtype=rec)) parses; NULL with no exception if `o` is
+ * neither. */
+static Instr *record_dtype(Builder *bd, PyObject *o) {
+    PyObject *spelling = NULL;
+    if (is_numpy_dtype(o)) {
+        PyObject *fields = PyObject_GetAttrString(o, "fields");
+        if (!fields) return NULL;
+        int has = fields != Py_None;
+        Py_DECREF(fields);
+        if (!has) return NULL;
+        PyObject *mod = PyImport_ImportModule("gpujit.typing");
+        spelling = mod ? PyObject_CallMethod(mod, "dtype_name", "O", o) : NULL;
+        Py_XDECREF(mod);
+    } else {
+        PyTypeObject *t = Py_TYPE(o);
+        if (strcmp(t->tp_name, "Record") != 0 || !PyObject_HasAttrString(o, "fields")) return NULL;
+        spelling = PyObject_Str(o);
+    }
+    if (!spelling) return NULL;
+    Instr *k = new_const(bd);
+    const char *s = PyUnicode_AsUTF8(spelling);
+    if (k && s) {
+        k->ckind = CK_STR;
+        k->name = arena_strdup(&bd->c->arena, s);
+    }
+    Py_DECREF(spelling);
+    return s ? k : NULL;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
+    Instr *rec = record_dtype(bd, o);
+    if (rec || PyErr_Occurred()) return rec;
     if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyBool_Check(o) && !PyComplex_Check(o)) {
         Instr *k = numpy_scalar(bd, o);
         if (k || PyErr_Occurred()) return k;

@@ -203,3 +203,30 @@ def test_wrong_store_into_field():
 
     with pytest.raises(gpu.TypingError, match="cannot store complex128 into field 'b'"):
         gpu.jit(k)[1, 1](np.zeros(2, ALIGNED))
+
+
+# -- records in shared and local arrays -----------------------------------------------------------
+SMALL = np.dtype([("a", np.float64), ("b", np.int32), ("d", np.uint8, (5,))], align=True)
+SMALL_REC = from_dtype(SMALL)
+
+
+@gpu.jit
+def k_shared_local(ary, out):
+    s = gpu.shared.array(16, dtype=SMALL)       # a NumPy structured dtype
+    loc = gpu.local.array(2, dtype=SMALL_REC)   # a Record type
+    i = gpu.threadIdx.x
+    s[i] = ary[i]
+    s[i].a += 1.5
+    loc[1] = s[i]
+    loc[1].b = loc[1].b * 2
+    loc[1].d[4] = 9
+    gpu.syncthreads()
+    out[i] = s[15 - i].a + loc[1].b + loc[1].d[4] + loc[1].d[0]
+
+
+def test_records_in_shared_and_local_arrays(rng):
+    a = random_records(rng, 16, SMALL)
+    out = np.full(16, np.nan)
+    k_shared_local[1, 16](a, out)
+    want = (a["a"][::-1] + 1.5) + a["b"] * 2 + 9 + a["d"][:, 0]
+    assert np.array_equal(out, want)
