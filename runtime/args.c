@@ -15,6 +15,13 @@
 /* Key bytes of one argument: kind, dtype, ndim, layout. Device arrays, NumPy
  * arrays and foreign arrays share a key: the kernel only sees pointer + dims. */
 void gj_args_key(uint8_t *k, const ArgDesc *d) {
+    if (d->kind == A_TUPLE) { /* its items' keys follow */
+        k[0] = 't';
+        k[1] = (uint8_t)(d->nitems & 0xff);
+        k[2] = (uint8_t)(d->nitems >> 8);
+        k[3] = 0;
+        return;
+    }
     if (d->record_id) { /* a record ('r') or an array of records ('R'): which dtype, in two bytes */
         k[0] = d->ndim ? 'R' : 'r';
         k[1] = (uint8_t)(d->record_id & 0xff);
@@ -410,9 +417,54 @@ static int from_dlpack(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, in
     return 1;
 }
 
-/* Classifies one argument; *sync gets a producer stream to synchronise (CAI). */
+/* Tuples nest at most this deep; one has at most this many items (the key's two bytes). */
+enum { MAX_TUPLE_DEPTH = 32, MAX_TUPLE_ITEMS = 65535 };
+
+int gj_args_count(PyObject *o, int pos, int depth) {
+    if (!PyTuple_Check(o)) return 1;
+    if (depth >= MAX_TUPLE_DEPTH) {
+        PyErr_Format(PyExc_TypeError, "argument %d: tuples nested too deeply (limit is %d)", pos, MAX_TUPLE_DEPTH);
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(o) > MAX_TUPLE_ITEMS) {
+        PyErr_Format(PyExc_TypeError, "argument %d: too many tuple items (limit is %d)", pos, MAX_TUPLE_ITEMS);
+        return -1;
+    }
+    int n = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(o); k++) {
+        int m = gj_args_count(PyTuple_GET_ITEM(o, k), pos, depth + 1);
+        if (m < 0) return -1;
+        n += m;
+    }
+    return n;
+}
+
+static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev, CUstream launch_stream,
+                        CUstream *sync, CUstream *cupy_stream);
+
+/* Classifies one argument into its descriptors; *sync gets a producer
+ * stream to synchronise (CAI), the last one of a tuple's items that has one. */
 int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev, CUstream launch_stream,
                      CUstream *sync, CUstream *cupy_stream) {
+    d->pos = pos;
+    d->span = 1;
+    if (!PyTuple_Check(o)) return classify_one(d, o, pos, target, dev, launch_stream, sync, cupy_stream);
+    *sync = NULL;
+    d->kind = A_TUPLE;
+    d->nitems = (int)PyTuple_GET_SIZE(o);
+    for (int k = 0; k < d->nitems; k++) {
+        CUstream s;
+        ArgDesc *item = d + d->span;
+        if (gj_args_classify(item, PyTuple_GET_ITEM(o, k), pos, target, dev, launch_stream, &s, cupy_stream) < 0)
+            return -1;
+        if (s) *sync = s;
+        d->span += item->span;
+    }
+    return 0;
+}
+
+static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int dev, CUstream launch_stream,
+                        CUstream *sync, CUstream *cupy_stream) {
     *sync = NULL;
     if (PyObject_TypeCheck(o, &GjDeviceArray_Type)) {
         GjDeviceArray *a = (GjDeviceArray *)o;
@@ -501,7 +553,8 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
     }
     PyErr_Format(PyExc_TypeError,
                  "argument %d: unsupported type %.100s (expected a device array, a NumPy "
-                 "array, a CUDA or DLPack array, or an int/float/complex/bool/NumPy scalar)",
+                 "array, a CUDA or DLPack array, an int/float/complex/bool/NumPy scalar, a record "
+                 "or a tuple of them)",
                  pos, Py_TYPE(o)->tp_name);
     return -1;
 
@@ -561,7 +614,9 @@ static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64; }
 static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
 static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
-    if (d->record_id && !d->ndim)
+    if (d->kind == A_TUPLE)
+        snprintf(buf, n, "a tuple of %d items", d->nitems);
+    else if (d->record_id && !d->ndim)
         snprintf(buf, n, "a record of %d bytes", d->itemsize);
     else if (d->record_id)
         snprintf(buf, n, "array(record of %d bytes, %dd, %c)", d->itemsize, d->ndim, d->c_contig ? 'C' : 'A');
@@ -572,7 +627,9 @@ static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
 }
 
 static void describe_param(char *buf, size_t n, const GjArgInfo *a) {
-    if (a->kind == GJ_ARG_RECORD)
+    if (a->kind == GJ_ARG_TUPLE)
+        snprintf(buf, n, "a tuple of %d items", a->nitems);
+    else if (a->kind == GJ_ARG_RECORD)
         snprintf(buf, n, "a record of %d bytes", a->itemsize);
     else if (a->kind == GJ_ARG_ARRAY && a->itemsize)
         snprintf(buf, n, "array(record of %d bytes, %dd, %c)", a->itemsize, a->ndim, a->layout);
@@ -592,6 +649,7 @@ PyObject *gj_kernel_name(PyObject *disp, GjOutput *o) {
 
 /* ints and bools convert to any number; floats to floats and complex; complex only to complex */
 static int takes(const GjArgInfo *a, const ArgDesc *d) {
+    if (a->kind == GJ_ARG_TUPLE || d->kind == A_TUPLE) return a->kind == GJ_ARG_TUPLE && d->kind == A_TUPLE && a->nitems == d->nitems;
     if (a->kind == GJ_ARG_RECORD) return d->record_id && !d->ndim && d->itemsize == a->itemsize;
     if (a->kind == GJ_ARG_ARRAY && a->itemsize)
         return d->record_id && d->ndim == a->ndim && d->itemsize == a->itemsize && (a->layout != 'C' || d->c_contig);
@@ -633,6 +691,26 @@ static int check_layout(GjOutput *o) {
     return 0;
 }
 
+/* One argument (or a tuple's item, and its items) against what the kernel takes. */
+static int check_arg(PyObject *disp, GjOutput *o, const GjArgInfo *a, const ArgDesc *d) {
+    if (!takes(a, d)) {
+        char got[64], want[64];
+        describe_arg(got, sizeof got, d);
+        describe_param(want, sizeof want, a);
+        PyObject *name = gj_kernel_name(disp, o);
+        PyErr_Format(PyExc_TypeError, "kernel '%U' argument %d: got %s, the kernel takes %s%s", name, d->pos, got, want,
+                     a->kind == GJ_ARG_ARRAY && a->layout == 'C' && !d->c_contig && d->kind != A_SCALAR &&
+                                     d->kind != A_TUPLE && d->dtype == a->dtype
+                             ? " (a C-contiguous array)"
+                             : "");
+        Py_XDECREF(name);
+        return -1;
+    }
+    for (int j = 0, k = 1; a->kind == GJ_ARG_TUPLE && j < a->nitems; j++, k += d[k].span)
+        if (check_arg(disp, o, &a->items[j], &d[k]) < 0) return -1;
+    return 0;
+}
+
 int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs) {
     int n = gj_output_nargs(o);
     const GjArgInfo *ai = gj_output_args(o);
@@ -643,24 +721,19 @@ int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs) {
         Py_XDECREF(name);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        const GjArgInfo *a = &ai[i];
-        if (!takes(a, &d[i])) {
-            char got[64], want[64];
-            describe_arg(got, sizeof got, &d[i]);
-            describe_param(want, sizeof want, a);
-            name = gj_kernel_name(disp, o);
-            PyErr_Format(PyExc_TypeError, "kernel '%U' argument %d: got %s, the kernel takes %s%s", name, i + 1, got,
-                         want,
-                         a->kind == GJ_ARG_ARRAY && a->layout == 'C' && !d[i].c_contig && d[i].kind != A_SCALAR &&
-                                         d[i].dtype == a->dtype
-                                 ? " (a C-contiguous array)"
-                                 : "");
-            Py_XDECREF(name);
-            return -1;
-        }
-    }
+    for (int i = 0, k = 0; i < n; i++, k += d[k].span)
+        if (check_arg(disp, o, &ai[i], &d[k]) < 0) return -1;
     return check_layout(o);
+}
+
+static void mark(const GjArgInfo *a, ArgDesc *d) {
+    d->kernel_writes = a->written;
+    for (int j = 0, k = 1; a->kind == GJ_ARG_TUPLE && j < a->nitems; j++, k += d[k].span) mark(&a->items[j], &d[k]);
+}
+
+void gj_args_mark(ArgDesc *d, int nargs, const GjOutput *o) {
+    const GjArgInfo *ai = gj_output_args(o);
+    for (int i = 0, k = 0; i < nargs; i++, k += d[k].span) mark(&ai[i], &d[k]);
 }
 
 /* ---- packing kernelParams ---- */
@@ -705,8 +778,10 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag) {
 void gj_args_pack(const GjOutput *o, const ArgDesc *d, uint64_t errbuf, uint64_t *slots, void **kp) {
     const GjParam *p = gj_output_params(o);
     int np = gj_output_nparams(o);
+    int arg = 0, base = 0; /* argument `arg`'s descriptors start at d[base] */
     for (int k = 0; k < np; k++) {
-        const ArgDesc *a = &d[p[k].arg >= 0 ? p[k].arg : 0];
+        while (p[k].arg > arg) base += d[base].span, arg++;
+        const ArgDesc *a = &d[p[k].arg >= 0 ? base + p[k].item : 0];
         slots[k] = 0;
         switch (p[k].role) {
         case GJ_PARAM_VALUE:
@@ -783,7 +858,7 @@ static int stage_out(ArgDesc *d, int dev) {
     return rc;
 }
 
-int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *staged) {
+int gj_args_stage_in(ArgDesc *d, int nargs, int dev, int *staged) {
     *staged = 0;
     for (int i = 0; i < nargs; i++) {
         if (d[i].kind != A_HOST) continue;
@@ -795,11 +870,11 @@ int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *s
             d[i].staged = d[j].staged;
             memcpy(d[i].staged_strides, d[j].staged_strides, sizeof d[i].staged_strides);
             d[i].alias = 1;
-            d[j].written |= ai[i].written;
+            d[j].written |= d[i].kernel_writes;
             continue;
         }
         if (stage_in(&d[i], dev) < 0) return -1;
-        d[i].written = ai[i].written;
+        d[i].written = d[i].kernel_writes;
         *staged = 1;
     }
     return 0;

@@ -13,12 +13,17 @@ enum {
     A_HOST,         /* host memory (buffer protocol, DLPack kDLCPU): staged on cuda */
     A_FOREIGN,      /* device memory of another library (CAI, DLPack kDLCUDA) */
     A_SCALAR,
+    A_TUPLE,        /* a tuple: its items' descriptors follow it (span) */
 };
 
 typedef struct ArgDesc {
     int kind;
     GjDtype dtype;              /* 0 for records (record_id, itemsize say which) */
     int record_id, itemsize;    /* records and arrays of them: the dtype's number (gj_args_key), its bytes */
+    int span;                   /* descriptors this argument takes: 1, or a tuple's 1 + its items' spans */
+    int nitems;                 /* tuples */
+    int pos;                    /* the launch argument (1-based) it is, or is part of */
+    int kernel_writes;          /* gj_args_mark: the kernel may store into it */
     int ndim, c_contig, readonly;
     uint64_t data;
     int64_t shape[GJ_MAXDIM], strides[GJ_MAXDIM]; /* strides in bytes */
@@ -41,7 +46,10 @@ typedef struct ArgDesc {
 /* Bytes of cache key per argument (gj_args_key). */
 #define GJ_ARG_KEY_BYTES 4
 
-/* Fills `d` from argument `o` (1-based `pos` for messages). *sync gets a
+/* How many descriptors argument `o` takes (a tuple: itself and its items,
+ * depth-first); -1 with TypeError past the nesting limit. */
+int gj_args_count(PyObject *o, int pos, int depth);
+/* Fills `d` (gj_args_count(o) of them, each zeroed as launch.c does) from argument `o` (1-based `pos` for messages). *sync gets a
  * producer's stream the launch must wait for (CAI, CuPy), else NULL;
  * *cupy_stream caches CuPy's current stream for the launch ((CUstream)-1: not
  * looked up yet). 0, or -1 with TypeError/ValueError/OverflowError. */
@@ -55,9 +63,11 @@ void gj_args_key(uint8_t *k, const ArgDesc *d);
  * layout of its arguments; 0, or -1 with TypeError (or RuntimeError for a
  * compiler bug). `disp` names the kernel in messages. */
 int gj_args_check(PyObject *disp, GjOutput *o, const ArgDesc *d, int nargs);
+/* Sets each descriptor's kernel_writes from kernel o's argument infos. */
+void gj_args_mark(ArgDesc *d, int nargs, const GjOutput *o);
 /* cuda target: copies host arrays to the device (the same array given
  * twice shares one copy); *staged is set if any was. 0, or -1. */
-int gj_args_stage_in(ArgDesc *d, int nargs, const GjArgInfo *ai, int dev, int *staged);
+int gj_args_stage_in(ArgDesc *d, int ndesc, int dev, int *staged);
 /* ... and back, those the kernel may have written, after the stream synchronised. */
 int gj_args_stage_out(ArgDesc *d, int nargs, int dev);
 /* kernelParams for `o`: each parameter in its own 8-byte slot, kp[i] = &slots[i];

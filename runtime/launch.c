@@ -251,11 +251,11 @@ static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const ch
 
 /* Finds the kernel for the arguments' key: a hit is pure C; a miss calls
  * _specialize, checks the result against the arguments and caches it. */
-static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, int nargs, GjTargetKind target,
-                          int dev) {
+static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, int nargs, int ndesc,
+                          GjTargetKind target, int dev) {
     uint8_t kbuf[KEY_HEADER + GJ_ARG_KEY_BYTES * MAX_STACK_ARGS], *key = kbuf;
-    size_t klen = KEY_HEADER + GJ_ARG_KEY_BYTES * (size_t)nargs;
-    if (nargs > MAX_STACK_ARGS && !(key = malloc(klen))) {
+    size_t klen = KEY_HEADER + GJ_ARG_KEY_BYTES * (size_t)ndesc;
+    if (ndesc > MAX_STACK_ARGS && !(key = malloc(klen))) {
         PyErr_NoMemory();
         return NULL;
     }
@@ -263,7 +263,7 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
     key[1] = (uint8_t)(target == GJ_TARGET_NVPTX ? dev : 0);
     key[2] = (uint8_t)(nargs & 0xff);
     key[3] = (uint8_t)(nargs >> 8);
-    for (int i = 0; i < nargs; i++) gj_args_key(key + KEY_HEADER + GJ_ARG_KEY_BYTES * i, &d[i]);
+    for (int i = 0; i < ndesc; i++) gj_args_key(key + KEY_HEADER + GJ_ARG_KEY_BYTES * i, &d[i]);
     uint64_t h = hash_key(key, klen);
     CacheEntry *e = cache_find(disp, key, klen, h);
     if (!e) {
@@ -352,7 +352,7 @@ static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
     return -1;
 }
 
-static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, int dev, const GjDeviceLimits *l,
+static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, int dev, const GjDeviceLimits *l,
                        void **kp, uint64_t *slots) {
     if (gj_cuda_enter(dev) < 0) return -1;
     unsigned gen = gj_cuda_generation(dev);
@@ -391,7 +391,7 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         }
     }
     int staged;
-    if (gj_args_stage_in(d, nargs, gj_output_args(e->out), dev, &staged) < 0) return -1;
+    if (gj_args_stage_in(d, ndesc, dev, &staged) < 0) return -1;
     int debug = gj_output_debug(e->out);
     if (debug) {
         static const int64_t zero[8];
@@ -410,7 +410,7 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
         return gj_cuda_check(r, what);
     }
     if (staged || debug) {
-        if (gj_stream_sync(dev, c->stream) < 0 || gj_args_stage_out(d, nargs, dev) < 0) return -1;
+        if (gj_stream_sync(dev, c->stream) < 0 || gj_args_stage_out(d, ndesc, dev) < 0) return -1;
     }
     if (debug) {
         int64_t rec[8];
@@ -457,16 +457,20 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
     if (target == GJ_TARGET_NVPTX && !(l = gj_cuda_limits(dev))) return NULL;
     if (check_dims(c, l, target == GJ_TARGET_NVPTX ? "device" : "cpu target") < 0) return NULL;
 
-    int nargs = (int)PyTuple_GET_SIZE(args);
+    int nargs = (int)PyTuple_GET_SIZE(args), ndesc = 0; /* a tuple argument takes a descriptor per item too */
+    for (int i = 0; i < nargs; i++) {
+        int n = gj_args_count(PyTuple_GET_ITEM(args, i), i + 1, 0);
+        if (n < 0) return NULL;
+        ndesc += n;
+    }
     ArgDesc dbuf[MAX_STACK_ARGS], *d = dbuf;
-    if (nargs > MAX_STACK_ARGS && !(d = malloc(nargs * sizeof *d))) return PyErr_NoMemory();
+    if (ndesc > MAX_STACK_ARGS && !(d = malloc(ndesc * sizeof *d))) return PyErr_NoMemory();
     uint64_t sbuf[MAX_STACK_PARAMS], *slots = sbuf;
     void *kbuf[MAX_STACK_PARAMS], **kp = kbuf;
     PyObject *result = NULL;
     int nclassified = 0;
     CUstream cupy_stream = (CUstream)(intptr_t)-1;
-    for (int i = 0; i < nargs; i++) {
-        CUstream sync;
+    for (int i = 0; i < ndesc; i++) {
         d[i].has_view = 0;
         d[i].capsule = NULL;
         d[i].managed = NULL;
@@ -475,22 +479,26 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
         d[i].written = 0;
         d[i].record_id = 0;
         d[i].itemsize = 0;
-        nclassified = i + 1;
-        if (gj_args_classify(&d[i], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
+        d[i].kernel_writes = 0;
+    }
+    nclassified = ndesc;
+    for (int i = 0, k = 0; i < nargs; i++, k += d[k].span) {
+        CUstream sync;
+        if (gj_args_classify(&d[k], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;
         /* A producer's pending work on another stream must finish first. */
         if (sync && gj_stream_sync(dev, sync) < 0) goto done;
     }
-    CacheEntry *e = lookup(c->disp, args, d, nargs, target, dev);
+    CacheEntry *e = lookup(c->disp, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;
-    const GjArgInfo *ai = gj_output_args(e->out);
-    for (int i = 0; i < nargs; i++)
-        if (d[i].readonly && ai[i].kind == GJ_ARG_ARRAY && ai[i].written) {
+    gj_args_mark(d, nargs, e->out);
+    for (int i = 0; i < ndesc; i++)
+        if (d[i].readonly && d[i].kind != A_SCALAR && d[i].kind != A_TUPLE && d[i].kernel_writes) {
             PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
             PyErr_Format(PyExc_ValueError,
                          "kernel '%U' argument %d: a read-only array, but the kernel writes "
                          "to it",
-                         name, i + 1);
+                         name, d[i].pos);
             Py_XDECREF(name);
             goto done;
         }
@@ -503,7 +511,7 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
             goto done;
         }
     }
-    if ((target == GJ_TARGET_NVPTX ? launch_cuda(c, e, d, nargs, dev, l, kp, slots)
+    if ((target == GJ_TARGET_NVPTX ? launch_cuda(c, e, d, ndesc, dev, l, kp, slots)
                                    : launch_host(c, e, d, nargs, kp, slots)) == 0)
         result = Py_NewRef(Py_None);
 done:

@@ -73,10 +73,10 @@ static int describe(Ctx *c) {
     int np = layout_params(c, &lay);
     if (np < 0) return -1;
     o->nargs = c->nargs;
-    o->args = calloc((size_t)c->nargs + 1, sizeof *o->args);
+    o->args = layout_args_copy(c);
+    if (!o->args) return -1;
     o->params = calloc((size_t)np + 1, sizeof *o->params);
-    if (!o->args || !o->params) return PyErr_NoMemory(), -1;
-    for (int i = 0; i < c->nargs; i++) o->args[i] = layout_arg(c, i);
+    if (!o->params) return PyErr_NoMemory(), -1;
     memcpy(o->params, lay, sizeof *lay * (size_t)np);
     o->nparams = np;
     o->debug = HAS_ERRBUF(c);

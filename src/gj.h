@@ -789,7 +789,8 @@ LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
 //
 // layout.c: the kernel ABI (gj_layout in gpujit.h), for this compilation
 //
-GjArgInfo layout_arg(Ctx *c, int i); /* kernel argument i as the launcher sees it */
+GjArgInfo layout_arg(Ctx *c, int i); /* kernel argument i as the launcher sees it (tuple items in the arena) */
+GjArgInfo *layout_args_copy(Ctx *c); /* all of them, malloc'd in one block with their tuples' items */
 int layout_params(Ctx *c, GjParam **out); /* the kernel's parameters, in the arena: how many, or -1 */
 
 //

@@ -4,6 +4,9 @@
  * compile.c publishes it as gj_output_params(), and the launcher
  * (runtime/args.c) checks a kernel against it and packs kernelParams by it.
  * A new argument kind is flattened here, in flatten(), and nowhere else. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "gj.h"
 
 /* Bytes of a scalar dtype; 0 for a code a kernel does not take. */
@@ -29,17 +32,31 @@ static int dtype_size(int dt) {
 typedef struct Emit {
     GjParam *out;
     int cap, n;
+    int item; /* the part of the argument being flattened (GjParam.item) */
 } Emit;
 
 /* Every parameter is aligned as its size: each is its own kernelParams entry. */
 static void emit(Emit *e, GjParamRole role, GjDtype dt, int size, int arg, int axis) {
     if (e->out && e->n < e->cap)
-        e->out[e->n] = (GjParam){(uint8_t)size, (uint8_t)size, (uint8_t)role, (uint8_t)dt, (int16_t)arg, (int16_t)axis};
+        e->out[e->n] = (GjParam){(uint8_t)size, (uint8_t)size, (uint8_t)role, (uint8_t)dt,
+                                 (int16_t)arg,  (int16_t)axis, (int16_t)e->item};
     e->n++;
 }
 
-/* The parameters of argument `i`, in order. */
+/* The most parts (the tuple and its items, nested ones counted) of one
+ * argument: GjParam.item is 16 bits. */
+#define MAX_ARG_PARTS 30000
+
+/* The parameters of argument `i` (or of a part of it), in order: a tuple's
+ * are its items', depth-first, each item numbered by e->item. */
 static int flatten(Emit *e, const GjArgInfo *a, int i) {
+    if (a->kind == GJ_ARG_TUPLE) {
+        for (int k = 0; k < a->nitems; k++) {
+            if (++e->item > MAX_ARG_PARTS) return -1;
+            if (flatten(e, &a->items[k], i) < 0) return -1;
+        }
+        return 0;
+    }
     int size = a->itemsize && !a->dtype ? a->itemsize : dtype_size(a->dtype);
     if (!size) return -1;
     switch (a->kind) {
@@ -69,9 +86,12 @@ static int flatten(Emit *e, const GjArgInfo *a, int i) {
 }
 
 int gj_layout(const GjArgInfo *args, int nargs, int debug, GjParam *out, int cap) {
-    Emit e = {out, cap, 0};
-    for (int i = 0; i < nargs; i++)
+    Emit e = {out, cap, 0, 0};
+    for (int i = 0; i < nargs; i++) {
+        e.item = 0;
         if (flatten(&e, &args[i], i) < 0) return -1;
+    }
+    e.item = 0;
     if (debug) emit(&e, GJ_PARAM_ERRBUF, 0, 8, -1, 0);
     return e.n;
 }
@@ -86,14 +106,55 @@ const char *gj_param_role_name(int role) {
 
 /* ---- the compiler's side ---- */
 
-GjArgInfo layout_arg(Ctx *c, int i) {
-    Type *t = c->argtypes[i];
-    int written = (c->written & arg_bit(i)) != 0;
+/* A kernel argument (or a part of one) of type t; a tuple's items in the arena. */
+static GjArgInfo arg_info(Ctx *c, Type *t, int written) {
+    if (t->kind == TY_TUPLE) {
+        GjArgInfo *items = arena_alloc(&c->arena, sizeof *items * (size_t)(t->n + 1));
+        for (int k = 0; items && k < t->n; k++) items[k] = arg_info(c, t->items[k], written);
+        return (GjArgInfo){GJ_ARG_TUPLE, 0, 0, 0, written, 0, items ? t->n : -1, items};
+    }
     if (t->kind == TY_RECORD) return (GjArgInfo){GJ_ARG_RECORD, 0, 0, 0, written, (int)t->size};
     if (t->kind == TY_ARRAY && t->elem->kind == TY_RECORD)
         return (GjArgInfo){GJ_ARG_ARRAY, 0, t->ndim, t->layout, written, (int)t->elem->size};
     if (t->kind == TY_ARRAY) return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, written, 0};
     return (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0, 0};
+}
+
+/* A tuple argument's written flag covers its arrays: which of them the code
+ * stores into is not tracked apart. */
+GjArgInfo layout_arg(Ctx *c, int i) { return arg_info(c, c->argtypes[i], (c->written & arg_bit(i)) != 0); }
+
+static int count_parts(const GjArgInfo *a) {
+    int n = 1;
+    for (int k = 0; a->kind == GJ_ARG_TUPLE && k < a->nitems; k++) n += count_parts(&a->items[k]);
+    return n;
+}
+
+/* Copies a's items (and theirs) into pool from *used on, pointing the copies at them. */
+static void copy_items(GjArgInfo *a, GjArgInfo *pool, int *used) {
+    if (a->kind != GJ_ARG_TUPLE) return;
+    GjArgInfo *items = &pool[*used];
+    memcpy(items, a->items, sizeof *items * (size_t)a->nitems);
+    *used += a->nitems;
+    a->items = items;
+    for (int k = 0; k < a->nitems; k++) copy_items(&items[k], pool, used);
+}
+
+GjArgInfo *layout_args_copy(Ctx *c) {
+    GjArgInfo *tmp = arena_alloc(&c->arena, sizeof *tmp * (size_t)(c->nargs + 1));
+    if (!tmp) return NULL;
+    int total = c->nargs;
+    for (int i = 0; i < c->nargs; i++) {
+        tmp[i] = layout_arg(c, i);
+        if (tmp[i].nitems < 0) return NULL;
+        total += count_parts(&tmp[i]) - 1;
+    }
+    GjArgInfo *out = calloc((size_t)total + 1, sizeof *out);
+    if (!out) return PyErr_NoMemory(), NULL;
+    memcpy(out, tmp, sizeof *out * (size_t)c->nargs);
+    int used = c->nargs;
+    for (int i = 0; i < c->nargs; i++) copy_items(&out[i], out, &used);
+    return out;
 }
 
 int layout_params(Ctx *c, GjParam **out) {

@@ -820,11 +820,30 @@ static int lower_body(Ctx *c, LLVMValueRef *args);
 /* The LLVM type of one kernel parameter: pointers in the address space of
  * the argument's array (or of global memory, the error buffer), else the
  * dtype as stored in memory (bool is a byte). */
+/* How many parts (GjParam.item numbers) a value of type t takes: a tuple
+ * and, depth-first, its items. */
+static int type_parts(const Type *t) {
+    int n = 1;
+    for (int k = 0; t->kind == TY_TUPLE && k < t->n; k++) n += type_parts(t->items[k]);
+    return n;
+}
+
+/* The type of part `item` of a value of type t. */
+static Type *part_type(Type *t, int item) {
+    for (int k = 0, id = 1; item && t->kind == TY_TUPLE && k < t->n; k++) {
+        int span = type_parts(t->items[k]);
+        if (item < id + span) return part_type(t->items[k], item - id);
+        id += span;
+    }
+    return t;
+}
+
 static LLVMTypeRef param_type(Ctx *c, const GjParam *p) {
     switch (p->role) {
-    case GJ_PARAM_DATA:
-        if (c->argtypes[p->arg]->kind == TY_RECORD) return LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
-        return LLVMPointerTypeInContext(c->llctx, llvm_as(c, c->argtypes[p->arg]->space));
+    case GJ_PARAM_DATA: {
+        Type *t = part_type(c->argtypes[p->arg], p->item);
+        return LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->kind == TY_RECORD ? AS_GLOBAL : t->space));
+    }
     case GJ_PARAM_ERRBUF: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
     default: return mem_type(c, type_scalar((TypeKind)p->dtype));
     }
@@ -833,7 +852,20 @@ static LLVMTypeRef param_type(Ctx *c, const GjParam *p) {
 /* Argument value of type `t` from its `n` parameters `pv` (laid out as `lay`
  * says): an array's struct, a complex's pair, a scalar (bool from its byte).
  * NULL if they do not fit the type. */
-static LLVMValueRef reassemble(Ctx *c, Type *t, const GjParam *lay, LLVMValueRef *pv, int n) {
+static LLVMValueRef reassemble(Ctx *c, Type *t, const GjParam *lay, LLVMValueRef *pv, int n, int part) {
+    if (t->kind == TY_TUPLE) { /* each item from the parameters of its parts */
+        LLVMValueRef v = LLVMGetUndef(llvm_type(c, t));
+        int j = 0, id = part + 1;
+        for (int k = 0; k < t->n; k++) {
+            int first = j, span = type_parts(t->items[k]);
+            while (j < n && lay[j].item >= id && lay[j].item < id + span) j++;
+            LLVMValueRef x = reassemble(c, t->items[k], &lay[first], &pv[first], j - first, id);
+            if (!x) return NULL;
+            v = LLVMBuildInsertValue(c->b, v, x, (unsigned)k, "");
+            id += span;
+        }
+        return j == n ? v : NULL;
+    }
     if (t->kind == TY_RECORD) return n == 1 && lay[0].role == GJ_PARAM_DATA ? load_elem(c, t, pv[0]) : NULL;
     if (t->kind == TY_ARRAY) {
         if (n != 1 + 2 * t->ndim || lay[0].role != GJ_PARAM_DATA) return NULL;
@@ -895,7 +927,7 @@ int lower(Ctx *c) {
     for (int j = 0, i = 0; i < c->nargs; i++) {
         int first = j;
         while (j < np && lay[j].arg == i) j++;
-        args[i] = reassemble(c, c->argtypes[i], &lay[first], &pv[first], j - first);
+        args[i] = reassemble(c, c->argtypes[i], &lay[first], &pv[first], j - first, 0);
         if (!args[i]) return internal_error(c, NO_LOCATION, "lower: argument %d does not match its parameters", i);
     }
     RETURN_IF_ERROR(lower_body(c, args));

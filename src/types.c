@@ -589,14 +589,25 @@ int sig_parse(Ctx *c, const char *sig, Type **ret, Type ***args, int *nargs) {
     return 0;
 }
 
+/* Can a kernel take an argument of type t (layout.c flattens it)? */
+static bool kernel_arg_type(const Type *t) {
+    if (t->kind == TY_TUPLE) {
+        for (int k = 0; k < t->n; k++)
+            if (!kernel_arg_type(t->items[k])) return false;
+        return true;
+    }
+    return t->kind == TY_ARRAY || is_number(t) || t->kind == TY_RECORD;
+}
+
 int parse_signature(Ctx *c, const char *sig) {
     Type *ret, **args;
     int n;
     RETURN_IF_ERROR(sig_parse(c, sig, &ret, &args, &n));
     for (int i = 0; i < n; i++)
-        if (args[i]->kind != TY_ARRAY && !is_number(args[i]) && args[i]->kind != TY_RECORD)
+        if (!kernel_arg_type(args[i]))
             return PyErr_Format(PyExc_TypeError,
-                                "bad signature '%s': argument %d is %s; a kernel takes arrays, numbers and records",
+                                "bad signature '%s': argument %d is %s; a kernel takes arrays, numbers, records and "
+                                "tuples of them",
                                 sig, i + 1,
                                 type_name(c, args[i])),
                    -1;

@@ -42,7 +42,8 @@ typedef struct GjOptions {
 typedef enum GjArgKind {
     GJ_ARG_SCALAR = 0,
     GJ_ARG_ARRAY = 1,
-    GJ_ARG_RECORD = 2 /* one element of a structured dtype, passed by its address */
+    GJ_ARG_RECORD = 2, /* one element of a structured dtype, passed by its address */
+    GJ_ARG_TUPLE = 3   /* a tuple: its items' parameters, in order (items, nitems) */
 } GjArgKind;
 
 /* Scalar dtypes; values are stable (they appear in type keys). */
@@ -70,6 +71,8 @@ typedef struct GjArgInfo {
     char layout;     /* arrays: 'C' contiguous, 'A' any strides */
     int written;     /* arrays, records: the kernel may store into it (read-only arrays are refused) */
     int itemsize;    /* records and arrays of records (dtype 0): bytes of one record; else 0 */
+    int nitems;      /* tuples: how many items, each described at items[k] */
+    const struct GjArgInfo *items;
 } GjArgInfo;
 
 /* What one flattened kernel parameter carries (docs/runtime.md, "Kernel ABI"). */
@@ -93,6 +96,8 @@ typedef struct GjParam {
     uint8_t dtype;   /* GjDtype of the value; 0 for pointers (DATA, ERRBUF) */
     int16_t arg;     /* the argument it comes from (0-based); -1 for ERRBUF */
     int16_t axis;    /* SHAPE, STRIDE: the dimension; else 0 */
+    int16_t item;    /* the part of the argument it comes from: 0 the argument itself; in a tuple,
+                      * 1 + the number of tuples and items before this item, counted depth-first */
 } GjParam;
 
 /* The kernel ABI: the parameters of a kernel taking `args` (plus the error

@@ -76,6 +76,12 @@ def typeof(value, position=None):
         return "float64"
     if isinstance(value, complex):
         return "complex128"
+    if isinstance(value, tuple):
+        # a tuple (a namedtuple too) of kernel arguments: its items' parameters, in order
+        items = [typeof(v, position) for v in value]
+        if items and all(t == items[0] for t in items):
+            return "UniTuple(%s x %d)" % (items[0], len(items))
+        return "Tuple(%s)" % ", ".join(items)
     if isinstance(value, np.void) and value.dtype.fields is not None:
         return dtype_name(value.dtype)   # a record, passed by reference
     if isinstance(value, np.generic):
@@ -175,8 +181,11 @@ def match_cost(want, have):
     if len(want) != len(have):
         return None
     cost = 0
-    for (_, wkind, wdt, wnd, wlay), (_, hkind, hdt, hnd, hlay) in zip(want, have):
-        if wkind == "record" or hkind == "record":
+    for (wname, wkind, wdt, wnd, wlay), (hname, hkind, hdt, hnd, hlay) in zip(want, have):
+        if wkind == "tuple" or hkind == "tuple":
+            if wname != hname:  # tuples match exactly, item for item
+                return None
+        elif wkind == "record" or hkind == "record":
             if (wkind, wdt) != (hkind, hdt):
                 return None
         elif wkind == "array" and hkind == "array":

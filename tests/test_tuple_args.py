@@ -1,0 +1,94 @@
+"""Tuples as kernel arguments: heterogeneous and nested tuples of numbers,
+arrays and records, flattened into parameters by the one kernel layout
+(gj_layout) and reassembled in the kernel. Checked against the same
+computation in NumPy on fresh random data; outputs poisoned first."""
+import numpy as np
+import pytest
+
+import gpujit as gpu
+from conftest import poisoned
+
+
+@gpu.jit
+def k_mixed(t, out):
+    i = gpu.grid(1)
+    if i < out.size:
+        n, x, (a, b) = t
+        out[i] = n * x + a[i] + b[i % b.size]
+
+
+def test_heterogeneous_nested_tuple(rng):
+    a = rng.standard_normal(50)
+    b = rng.integers(-9, 9, 7).astype(np.int32)
+    n, x = int(rng.integers(1, 9)), float(rng.standard_normal())
+    out = poisoned(50, np.float64)
+    k_mixed[1, 64]((n, x, (a, b)), out)
+    assert np.array_equal(out, n * x + a + b[np.arange(50) % 7])
+
+
+@gpu.jit
+def k_uni(t, out):
+    out[0] = t[0] + t[1] + t[2]
+    out[1] = len(t)
+
+
+@pytest.mark.parametrize("t", [(1, 2, 3), (1.5, 2.5, -1.0), (np.float32(1.5), np.float32(2), np.float32(3))])
+def test_uniform_tuple_of_numbers(t):
+    out = poisoned(2, np.float64)
+    k_uni[1, 1](t, out)
+    assert out[0] == sum(float(v) for v in t) and out[1] == 3
+
+
+@gpu.jit
+def k_write_through(t):
+    i = gpu.grid(1)
+    if i < t[0].size:
+        t[0][i] = t[1][i] * 2
+
+
+def test_arrays_in_a_tuple_are_written(rng):
+    src = rng.standard_normal(20)
+    dst = poisoned(20, np.float64)
+    k_write_through[1, 32]((dst, src))
+    assert np.array_equal(dst, src * 2)
+
+
+def test_tuple_structure_is_part_of_the_key():
+    @gpu.jit
+    def k(t, out):
+        out[0] = len(t)
+
+    out = poisoned(1, np.int64)
+    k[1, 1]((1, (2, 3)), out)
+    assert out[0] == 2
+    k[1, 1](((1, 2), 3, 4), out)
+    assert out[0] == 3
+    k[1, 1]((), out)
+    assert out[0] == 0
+
+
+def test_eager_tuple_signature():
+    @gpu.jit("void(Tuple(int64, float64), float64[::1])")
+    def k(t, out):
+        out[0] = t[0] - t[1]
+
+    out = poisoned(1, np.float64)
+    k[1, 1]((5, 0.5), out)
+    assert out[0] == 4.5
+    with pytest.raises(TypeError):
+        k[1, 1]((5, 0.5, 1), out)
+
+
+def test_read_only_array_in_a_tuple_is_refused():
+    a = np.zeros(4)
+    a.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 1: a read-only array"):
+        k_write_through[1, 4]((a, np.ones(4)))
+
+
+def test_nesting_limit():
+    t = 1
+    for _ in range(40):
+        t = (t,)
+    with pytest.raises(TypeError, match="nested too deeply"):
+        k_uni[1, 1](t, np.zeros(2))
