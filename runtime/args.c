@@ -15,10 +15,11 @@
 /* Key bytes of one argument: kind, dtype, ndim, layout. Device arrays, NumPy
  * arrays and foreign arrays share a key: the kernel only sees pointer + dims. */
 void gj_args_key(uint8_t *k, const ArgDesc *d) {
-    if (d->kind == A_TUPLE) { /* its items' keys follow */
-        k[0] = 't';
-        k[1] = (uint8_t)(d->nitems & 0xff);
-        k[2] = (uint8_t)(d->nitems >> 8);
+    if (d->kind == A_TUPLE) { /* its items' keys follow; a namedtuple's class says how many */
+        int named = d->record_id != 0, n = named ? d->record_id : d->nitems;
+        k[0] = named ? 'n' : 't';
+        k[1] = (uint8_t)(n & 0xff);
+        k[2] = (uint8_t)(n >> 8);
         k[3] = 0;
         return;
     }
@@ -38,10 +39,30 @@ void gj_args_key(uint8_t *k, const ArgDesc *d) {
 /* Bytes of one element: a number's, or a record's. */
 static int elem_size(const ArgDesc *d) { return d->record_id ? d->itemsize : gj_dtype_size(d->dtype); }
 
-/* Structured dtypes seen by launches, numbered from 1 for the cache key:
- * {(dtype, aligned): number}. Two bytes of key hold the number. */
-static PyObject *record_ids;
-enum { MAX_RECORD_DTYPES = 65535 };
+/* Structured dtypes ({(dtype, aligned): number}) and namedtuple classes
+ * ({class: number}) seen by launches, numbered from 1 for the cache key,
+ * which holds a number in two bytes. */
+static PyObject *record_ids, *tuple_classes;
+enum { MAX_NUMBERED = 65535 };
+
+/* The number of `key` in *table (numbering it if new): 0, or -1. */
+static int number_of(PyObject **table, PyObject *key, int pos, int *out) {
+    if (!*table && !(*table = PyDict_New())) return -1;
+    PyObject *id = PyDict_GetItemWithError(*table, key);
+    if (!id && !PyErr_Occurred()) {
+        if (PyDict_GET_SIZE(*table) >= MAX_NUMBERED) {
+            PyErr_Format(PyExc_TypeError, "argument %d: too many structured dtypes or namedtuple classes (limit is %d)",
+                         pos, MAX_NUMBERED);
+            return -1;
+        }
+        id = PyLong_FromSsize_t(PyDict_GET_SIZE(*table) + 1);
+        if (!id || PyDict_SetItem(*table, key, id) < 0) return Py_XDECREF(id), -1;
+        Py_DECREF(id); /* the dict holds it */
+    }
+    if (!id) return -1;
+    *out = (int)PyLong_AsLong(id);
+    return 0;
+}
 
 /* A record or an array of records (a buffer of format "T{...}"): which dtype. */
 static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
@@ -52,22 +73,9 @@ static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
     Py_DECREF(dt);
     Py_XDECREF(al);
     if (!key) return -1;
-    if (!record_ids && !(record_ids = PyDict_New())) return Py_DECREF(key), -1;
-    PyObject *id = PyDict_GetItemWithError(record_ids, key);
-    if (!id && !PyErr_Occurred()) {
-        if (PyDict_GET_SIZE(record_ids) >= MAX_RECORD_DTYPES) {
-            Py_DECREF(key);
-            PyErr_Format(PyExc_TypeError, "argument %d: too many structured dtypes (limit is %d)", pos,
-                         MAX_RECORD_DTYPES);
-            return -1;
-        }
-        id = PyLong_FromSsize_t(PyDict_GET_SIZE(record_ids) + 1);
-        if (!id || PyDict_SetItem(record_ids, key, id) < 0) return Py_XDECREF(id), Py_DECREF(key), -1;
-        Py_DECREF(id); /* the dict holds it */
-    }
+    int rc = number_of(&record_ids, key, pos, &d->record_id);
     Py_DECREF(key);
-    if (!id) return -1;
-    d->record_id = (int)PyLong_AsLong(id);
+    if (rc < 0) return -1;
     d->dtype = 0;
     d->itemsize = (int)d->view.itemsize;
     return 0;
@@ -452,6 +460,8 @@ int gj_args_classify(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, int 
     *sync = NULL;
     d->kind = A_TUPLE;
     d->nitems = (int)PyTuple_GET_SIZE(o);
+    if (Py_TYPE(o) != &PyTuple_Type && number_of(&tuple_classes, (PyObject *)Py_TYPE(o), pos, &d->record_id) < 0)
+        return -1;
     for (int k = 0; k < d->nitems; k++) {
         CUstream s;
         ArgDesc *item = d + d->span;

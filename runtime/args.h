@@ -19,7 +19,8 @@ enum {
 typedef struct ArgDesc {
     int kind;
     GjDtype dtype;              /* 0 for records (record_id, itemsize say which) */
-    int record_id, itemsize;    /* records and arrays of them: the dtype's number (gj_args_key), its bytes */
+    int record_id, itemsize;    /* records and arrays of them: the dtype's number (gj_args_key), its bytes;
+                                 * a namedtuple (A_TUPLE): its class's number */
     int span;                   /* descriptors this argument takes: 1, or a tuple's 1 + its items' spans */
     int nitems;                 /* tuples */
     int pos;                    /* the launch argument (1-based) it is, or is part of */

@@ -133,6 +133,8 @@ struct Type {
     int n;
     Type **items;
     int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
+    const char **names; /* a namedtuple's field names (items in order), else NULL */
+    const char *cls;    /* a namedtuple's class name */
     /* TY_OBJ */
     const char *path;
     PyObject *obj; /* a Python function called as a device function, else NULL */
@@ -153,6 +155,7 @@ extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
 Type *type_tuple(Ctx *c, int n, Type **items);
+int tuple_field(const Type *t, const char *name); /* a namedtuple's item of that name, or -1 */
 Type *type_obj(Ctx *c, const char *path);
 Type *type_func(Ctx *c, const char *path, PyObject *func); /* a device function */
 bool type_eq(const Type *a, const Type *b);

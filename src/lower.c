@@ -581,6 +581,11 @@ static int lower_instr(Ctx *c, Instr *in) {
             if (!(r = lower_record_get(c, at, val(c, in->args[0]), in->name, in->type))) return -1;
             break;
         }
+        if (at->kind == TY_TUPLE) { /* a namedtuple's field */
+            if (llvm_type(c, in->type))
+                r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)tuple_field(at, in->name), in->name);
+            break;
+        }
         if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);

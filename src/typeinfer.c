@@ -387,6 +387,7 @@ static Type *type_of(TI *ti, Instr *in) {
             UNSUP("array attribute '%s'", in->name);
         }
         if (a->kind == TY_RECORD) return type_record_field(c, in, a, in->name);
+        if (a->kind == TY_TUPLE && tuple_field(a, in->name) >= 0) return a->items[tuple_field(a, in->name)];
         if (is_complex(a)) {
             if (!strcmp(in->name, "real") || !strcmp(in->name, "imag")) return complex_part(a);
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */

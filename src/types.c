@@ -90,7 +90,10 @@ bool type_eq(const Type *a, const Type *b) {
     case TY_ARRAY:
         return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space && type_eq(a->elem, b->elem);
     case TY_TUPLE:
-        if (a->n != b->n) return false;
+        if (a->n != b->n || !a->names != !b->names) return false;
+        if (a->names && strcmp(a->cls, b->cls)) return false;
+        for (int i = 0; a->names && i < a->n; i++)
+            if (strcmp(a->names[i], b->names[i])) return false;
         for (int i = 0; i < a->n; i++)
             if (!type_eq(a->items[i], b->items[i])) return false;
         return true;
@@ -99,6 +102,12 @@ bool type_eq(const Type *a, const Type *b) {
     case TY_RECORD: return a->size == b->size && strcmp(a->spelling, b->spelling) == 0;
     default: return true;
     }
+}
+
+int tuple_field(const Type *t, const char *name) {
+    for (int i = 0; t->names && i < t->n; i++)
+        if (!strcmp(t->names[i], name)) return i;
+    return -1;
 }
 
 const RecField *record_field(const Type *rec, const char *name) {
@@ -193,6 +202,12 @@ const char *type_name(Ctx *c, const Type *t) {
         return arena_printf(&c->arena, "%s[%s]%s", type_name(c, t->elem), dims, sp);
     }
     case TY_TUPLE: {
+        if (t->names) {
+            char *s = arena_printf(&c->arena, "NamedTuple(%s", t->cls);
+            for (int i = 0; i < t->n; i++)
+                s = arena_printf(&c->arena, "%s, %s=%s", s, t->names[i], type_name(c, t->items[i]));
+            return arena_printf(&c->arena, "%s)", s);
+        }
         bool uni = t->n > 0;
         for (int i = 1; i < t->n; i++) uni = uni && type_eq(t->items[i], t->items[0]);
         if (uni) return arena_printf(&c->arena, "UniTuple(%s x %d)", type_name(c, t->items[0]), t->n);
@@ -303,6 +318,7 @@ Type *unify(Ctx *c, Type *a, Type *b) {
  *          | 'array' '(' name ',' int 'd' ',' layout ')'          numba's printed form
  *          | 'Array' '(' name ',' int ',' quote layout quote ')'  numba's constructor
  *          | 'Record' '(' field (',' field)* ';' int ';' bool ')'  a structured dtype: size, aligned
+ *          | 'NamedTuple' '(' name (',' name '=' type)* ')'      a namedtuple: its class, its fields
  *   field := name '[' 'type' '=' ftype ';' 'offset' '=' int ']'
  *   ftype := type | 'nestedarray' '(' type ',' '(' int (',' int)* [','] ')' ')'
  *   layout := 'C' | 'A' | 'F' */
@@ -520,6 +536,35 @@ static Type *parse_record(Parser *ps, int depth, const char *start) {
     return t;
 }
 
+/* "NamedTuple(Point, x=int64, y=float64)": the '(' already read */
+static Type *parse_named_tuple(Parser *ps, int depth) {
+    Type *items[SIG_MAX_ITEMS];
+    const char *names[SIG_MAX_ITEMS];
+    char name[256];
+    int len = ident(ps, name, sizeof name), n = 0;
+    if (!len || len >= (int)sizeof name) SIG_FAIL("expected the namedtuple's class name");
+    ps->p += len;
+    const char *cls = arena_strdup(&ps->c->arena, name);
+    while (accept(ps, ',')) {
+        if (n == SIG_MAX_ITEMS) SIG_FAIL("too many tuple items (limit is %d)", SIG_MAX_ITEMS);
+        len = ident(ps, name, sizeof name);
+        if (!len || len >= (int)sizeof name) SIG_FAIL("expected a field name");
+        ps->p += len;
+        if (!accept(ps, '=')) SIG_FAIL("expected '=' and the field's type");
+        if (!(items[n] = parse_type(ps, depth + 1))) return NULL;
+        if (items[n]->kind == TY_NONE) SIG_FAIL("a tuple item cannot be void");
+        names[n++] = arena_strdup(&ps->c->arena, name);
+    }
+    if (!accept(ps, ')')) SIG_FAIL("expected ',' or ')'");
+    Type *t = type_tuple(ps->c, n, items);
+    if (!t) return NULL;
+    t->cls = cls;
+    t->names = arena_alloc(&ps->c->arena, sizeof(char *) * (size_t)(n + 1));
+    if (!t->names) return NULL;
+    memcpy(t->names, names, sizeof(char *) * (size_t)n);
+    return t;
+}
+
 static Type *parse_base(Parser *ps, int depth) {
     char name[32];
     int n = ident(ps, name, sizeof name);
@@ -548,6 +593,7 @@ static Type *parse_base(Parser *ps, int depth) {
         return type_tuple(ps->c, count, items);
     }
     if (!strcmp(name, "Record") && accept(ps, '(')) return parse_record(ps, depth, at);
+    if (!strcmp(name, "NamedTuple") && accept(ps, '(')) return parse_named_tuple(ps, depth);
     if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true);
     if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false);
     if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");

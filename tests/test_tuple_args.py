@@ -92,3 +92,39 @@ def test_nesting_limit():
         t = (t,)
     with pytest.raises(TypeError, match="nested too deeply"):
         k_uni[1, 1](t, np.zeros(2))
+
+
+# -- namedtuples ----------------------------------------------------------------------------------
+from collections import namedtuple  # noqa: E402
+
+Point = namedtuple("Point", ("x", "y", "r"))
+Other = namedtuple("Other", ("r", "y", "x"))   # the same item types, other names
+
+
+@gpu.jit
+def k_fields(p, out):
+    out[0] = p.x
+    out[1] = p.y
+    out[2] = p.r
+    out[3] = p[0]
+
+
+def test_namedtuple_fields(rng):
+    x, y = (int(v) for v in rng.integers(-50, 50, 2))
+    p = Point(x, y, float(rng.standard_normal()))
+    out = poisoned(4, np.float64)
+    k_fields[1, 1](p, out)
+    assert list(out) == [p.x, p.y, p.r, p.x]
+    # another class with the same item types is another specialisation, by name
+    q = Other(p.x, p.y, p.r)
+    k_fields[1, 1](q, out)
+    assert list(out) == [q.x, q.y, q.r, q.r]
+
+
+def test_namedtuple_unknown_field():
+    @gpu.jit
+    def k(p, out):
+        out[0] = p.z
+
+    with pytest.raises(gpu.TypingError, match="has no attribute 'z'"):
+        k[1, 1](Point(1, 2, 3.0), np.zeros(1))

@@ -79,6 +79,10 @@ def typeof(value, position=None):
     if isinstance(value, tuple):
         # a tuple (a namedtuple too) of kernel arguments: its items' parameters, in order
         items = [typeof(v, position) for v in value]
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None and type(value) is not tuple:
+            return "NamedTuple(%s)" % ", ".join([type(value).__name__] +
+                                                 ["%s=%s" % (f, t) for f, t in zip(fields, items)])
         if items and all(t == items[0] for t in items):
             return "UniTuple(%s x %d)" % (items[0], len(items))
         return "Tuple(%s)" % ", ".join(items)
