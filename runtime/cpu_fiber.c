@@ -456,9 +456,10 @@ void cpu_worker_free(Worker *w) {
 int cpu_worker_reserve(Worker *w, const Job *j) {
     if (!w->shared || j->shared_bytes > w->shared_cap) {
         if (j->shared_bytes > SIZE_MAX / 2) return -1;
-        size_t cap = (j->shared_bytes + 63) & ~(size_t)63;
-        if (cap < 64) cap = 64;
-        char *p = aligned_alloc(64, cap);
+        /* aligned as the largest alignment= a shared array may ask (LIMIT_ALIGN) */
+        size_t cap = (j->shared_bytes + 4095) & ~(size_t)4095;
+        if (cap < 4096) cap = 4096;
+        char *p = aligned_alloc(4096, cap);
         if (!p) return -1;
         free(w->shared);
         w->shared = p;

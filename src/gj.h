@@ -77,6 +77,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 #define LIMIT_TUPLE_NESTING 32    /* levels of tuples nested in one value */
 #define LIMIT_CALL_DEPTH 100      /* device functions typed inside one another */
 #define LIMIT_CONST_BYTES 65536   /* const.array_like data: the GPU's constant bank */
+#define LIMIT_ALIGN 4096          /* alignment= of a shared or local array (the CPU runtime's shared base) */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
@@ -367,6 +368,7 @@ struct Instr {
     Type *conv; /* typeinfer.c: operand type an op computes in (binop/cmp); a setitem's view */
     bool alloc_done;
     size_t shared_off; /* typeinfer.c: offset of a shared array in the block's shared memory */
+    int align; /* typeinfer.c: a shared or local array's alignment in bytes (alignment=, at least 16) */
 };
 
 typedef struct Var {

@@ -225,12 +225,29 @@ static bool shape_is_dynamic(Instr *shape) {
     return shape->op == IR_CONST && shape->ckind == CK_INT && shape->ival == 0;
 }
 
+/* alignment=: None (16 bytes), or a constant power of two. */
+static int array_alignment(Ctx *c, Instr *in, Instr *a) {
+    if (!a) return 16;
+    a = literal_operand(c, in, a);
+    if (a->op == IR_CONST && a->ckind == CK_NONE) return 16;
+    if (a->op != IR_CONST || a->ckind != CK_INT)
+        return error_at(c, ERR_TYPING, in->loc, "alignment must be a constant integer, not %s", type_name(c, a->type));
+    if (a->ival <= 0 || (a->ival & (a->ival - 1)))
+        return error_at(c, ERR_TYPING, in->loc, "Alignment must be a positive power of 2, not %lld",
+                        (long long)a->ival);
+    if (a->ival > LIMIT_ALIGN) return error_limit(c, in->loc, "bytes of alignment", LIMIT_ALIGN);
+    return a->ival < 16 ? 16 : (int)a->ival;
+}
+
 static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
-    static const char *const params[] = {"shape", "dtype"};
-    Instr *a[2];
-    if (bind(c, in, params, 2, 2, a) < 0) return NULL;
+    static const char *const params[] = {"shape", "dtype", "alignment"};
+    Instr *a[3];
+    if (bind(c, in, params, 3, 2, a) < 0) return NULL;
     Type *elem = dtype_of(c, in, a[1]);
     if (!elem) return NULL;
+    int align = array_alignment(c, in, a[2]);
+    if (align < 0) return NULL;
+    in->align = align;
     Instr *shape = literal_operand(c, in, a[0]);
     int ndim;
     int64_t n = 1;
@@ -264,7 +281,7 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
     }
     size_t bytes = (size_t)n * (size_t)(type_bits(elem) / 8);
     if (shared && !in->alloc_done) {
-        size_t align = 16;
+        size_t align = (size_t)in->align;
         c->shared_bytes = (c->shared_bytes + align - 1) & ~(align - 1);
         in->shared_off = c->shared_bytes;
         in->alloc_done = true;
@@ -553,9 +570,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
     case IK_SHARED_ARRAY:
     case IK_LOCAL_ARRAY: {
-        static const char *const params[] = {"shape", "dtype"};
-        Instr *bound[2];
-        if (bind(c, in, params, 2, 2, bound) < 0) return NULL; /* shape= may come after dtype= */
+        static const char *const params[] = {"shape", "dtype", "alignment"};
+        Instr *bound[3];
+        if (bind(c, in, params, 3, 2, bound) < 0) return NULL; /* shape= may come after dtype= */
         Instr *shape = bound[0];
         int64_t n = 1;
         if (shape->ckind == CK_TUPLE)
@@ -572,9 +589,11 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         if (k->kind == IK_SHARED_ARRAY) {
             data = c->target->shared_array(c, arrty, in->shared_off);
             if (!data) return NULL;
+            /* a global of its own (the GPU's .shared), or an offset the layout aligned */
+            if (in->align > 16 && LLVMIsAGlobalVariable(data)) LLVMSetAlignment(data, (unsigned)in->align);
         } else {
             data = entry_alloca(c, arrty, "local");
-            LLVMSetAlignment(data, 16);
+            LLVMSetAlignment(data, (unsigned)in->align);
         }
         return const_shape_array(c, rt, data, shape);
     }

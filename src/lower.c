@@ -602,6 +602,10 @@ static int lower_instr(Ctx *c, Instr *in) {
                 r = t;
             } else if (!strcmp(in->name, "ndim")) {
                 r = ci64(c, at->ndim);
+            } else if (!strcmp(in->name, "ctypes.data")) { /* the address, generic as numba's */
+                LLVMValueRef p = LLVMBuildExtractValue(c->b, a, 0, "");
+                if (LLVMGetPointerAddressSpace(LLVMTypeOf(p))) p = LLVMBuildAddrSpaceCast(c->b, p, c->ptr, "");
+                r = LLVMBuildPtrToInt(c->b, p, c->i64, "");
             } else if (!strcmp(in->name, "itemsize")) {
                 r = ci64(c, type_bits(at->elem) / 8);
             } else { /* size, nbytes */

@@ -313,6 +313,10 @@ Instr *load_global(Builder *bd, const char *name) {
 
 Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
     Ctx *c = bd->c;
+    if (obj->op == IR_ATTR && !strcmp(obj->name, "ctypes") && !strcmp(name, "data")) {
+        obj->name = "ctypes.data"; /* a.ctypes.data, an array's address, is one attribute */
+        return obj;
+    }
     if (obj->op == IR_OBJ && obj->pyobj && PyModule_Check(obj->pyobj)) {
         PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
         if (!a) {

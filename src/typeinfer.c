@@ -375,6 +375,7 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "size") || !strcmp(in->name, "ndim") || !strcmp(in->name, "itemsize") ||
                 !strcmp(in->name, "nbytes"))
                 return &ty_int64;
+            if (!strcmp(in->name, "ctypes.data")) return &ty_uint64;
             /* views: .T reverses the axes; .real and .imag of a complex array
              * see one part of each element (the stride stays the complex's) */
             if (!strcmp(in->name, "T")) return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
