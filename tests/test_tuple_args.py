@@ -128,3 +128,21 @@ def test_namedtuple_unknown_field():
 
     with pytest.raises(gpu.TypingError, match="has no attribute 'z'"):
         k[1, 1](Point(1, 2, 3.0), np.zeros(1))
+
+
+# -- the layout -----------------------------------------------------------------------------------
+def test_tuple_and_record_parameters():
+    """A tuple's items are flattened in order under its argument; a record is its address."""
+    from gpujit.np.numpy_support import from_dtype
+    rec = from_dtype(np.dtype([("a", np.float64), ("b", np.int32)], align=True))
+    sig = "void(Tuple(int32, UniTuple(float64[::1] x 2)), %s, complex64)" % rec
+
+    def k(t, r, z):
+        t[1][0][0] = r.a + t[0] + z.real
+
+    for target in ("cpu", "cuda"):
+        ck = gpu.jit(k, boundscheck=False).compile(sig, target=target, cc=(9, 0))
+        assert [(p[0], p[1]) for p in ck.params] == [
+            ("value", 0), ("data", 0), ("shape", 0), ("stride", 0), ("data", 0), ("shape", 0), ("stride", 0),
+            ("data", 1), ("real", 2), ("imag", 2)]
+        assert [a[0] for a in ck.args] == [3, 2, 0]
