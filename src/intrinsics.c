@@ -654,6 +654,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MIN:
     case IK_MAX: {
         bool mx = k->kind == IK_MAX;
+        if (nargs == 2 && is_float(a[0]->type) && is_float(a[1]->type))
+            /* two floats: numba.cuda's fmin/fmax (PTX min/max; a NaN loses), not Python's compare */
+            return fcall2(c, mx ? "llvm.maxnum" : "llvm.minnum", val_as(c, a[0], rt), val_as(c, a[1], rt));
         LLVMValueRef v[256];
         Type *vt[256];
         nargs = spread_args(c, a, nargs, v, vt);
