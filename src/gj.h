@@ -468,6 +468,7 @@ typedef enum {
     IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -597,6 +598,35 @@ int verify_ir(Ctx *c, const char *pass);
 #define VERIFY_ALWAYS 1
 #endif
 int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
+
+//
+// reductions.c: whole-array reductions (np.sum(a), a.max(), np.nanmean(a), ...)
+//
+typedef enum {
+    RD_SUM,
+    RD_PROD,
+    RD_MIN,
+    RD_MAX,
+    RD_MEAN,
+    RD_VAR,
+    RD_STD,
+    RD_ALL,
+    RD_ANY,
+    RD_ARGMIN,
+    RD_ARGMAX,
+    RD_COUNT_NONZERO,
+    RD_NANSUM,
+    RD_NANPROD,
+    RD_NANMIN,
+    RD_NANMAX,
+    RD_NANMEAN,
+    RD_NANVAR,
+    RD_NANSTD,
+} ReduceFn;
+const char *reduce_name(ReduceFn fn);
+Instr *reduce_operand(Instr *in); /* the array of np.f(a) or a.f(); NULL if the arguments are wrong */
+Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn);
+LLVMValueRef lower_reduction(Ctx *c, ReduceFn fn, Instr *in, Type *rt);
 
 //
 // atomics.c: atomics and warp-level operations
