@@ -469,6 +469,7 @@ typedef enum {
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
     IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
+    IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -740,7 +741,9 @@ void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
 LLVMValueRef lower_slice(Ctx *c, Instr *in);
 LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
 LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name); /* a.T, a.real, a.imag */
-void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src); /* view[...] = src */
+void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);
+Type *type_reshape(Ctx *c, Instr *in); /* a.reshape(...) */
+LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt); /* view[...] = src */
 
 //
 // lanepos.c: each lane's position in the program (activemask on the CPU)
