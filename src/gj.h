@@ -470,6 +470,7 @@ typedef enum {
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
     IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
     IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
+    IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -743,7 +744,9 @@ LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); 
 LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name); /* a.T, a.real, a.imag */
 void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);
 Type *type_reshape(Ctx *c, Instr *in); /* a.reshape(...) */
-LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt); /* view[...] = src */
+LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt);
+Type *type_view_dtype(Ctx *c, Instr *in, Type *elem); /* a.view(dtype), elem its element type */
+LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt); /* view[...] = src */
 
 //
 // lanepos.c: each lane's position in the program (activemask on the CPU)

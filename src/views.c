@@ -1,7 +1,7 @@
 /* views.c: slices and array views in lowering: slice values, a[idx] with
  * slices, ellipses and integers as a view (its data, shape and strides),
- * a.T / a.real / a.imag, a.reshape(shape), and stores through a view
- * (a[idx] = v). */
+ * a.T / a.real / a.imag, a.reshape(shape), a.view(dtype), and stores
+ * through a view (a[idx] = v). */
 #include <string.h>
 
 #include "gj.h"
@@ -296,4 +296,41 @@ LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt) {
         check_or_raise(c, contig, PyExc_NotImplementedError, "incompatible shape for array") < 0)
         return NULL;
     return array_value(c, rt, LLVMBuildExtractValue(c->b, a, 0, ""), dims);
+}
+
+/* ---- a.view(dtype) ---- */
+
+/* The same bytes read as another element type: a C array stays C; a view of
+ * a different itemsize is 'A' (its last axis rescaled, as NumPy's). */
+Type *type_view_dtype(Ctx *c, Instr *in, Type *elem) {
+    Type *at = in->args[0]->args[0]->type;
+    bool same = type_bits(elem) == type_bits(at->elem);
+    return type_array(c, elem, at->ndim, same || at->layout == 'C' ? at->layout : 'A', at->space);
+}
+
+LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt) {
+    Instr *self = in->args[0]->args[0];
+    Type *at = self->type;
+    LLVMValueRef a = val(c, self);
+    int64_t old = type_bits(at->elem) / 8, nw = type_bits(rt->elem) / 8;
+    if (old == nw || at->ndim == 0) return a;
+    unsigned last = (unsigned)(at->ndim - 1);
+    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, ""), strides = LLVMBuildExtractValue(c->b, a, 2, "");
+    LLVMValueRef n = LLVMBuildExtractValue(c->b, shape, last, ""), st = LLVMBuildExtractValue(c->b, strides, last, "");
+    LLVMValueRef contig = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, st, ci64(c, old), ""),
+                                      LLVMBuildICmp(c->b, LLVMIntEQ, n, ci64(c, 1), ""), "");
+    LLVMValueRef bytes = LLVMBuildMul(c->b, n, ci64(c, old), "");
+    LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildSRem(c->b, bytes, ci64(c, nw), ""), ci64(c, 0), "");
+    if (check_or_raise(c, contig, PyExc_ValueError,
+                       "To change to a dtype of a different size, the last axis must be contiguous") < 0 ||
+        check_or_raise(c, fits, PyExc_ValueError,
+                       nw > old ? "When changing to a larger dtype, its size must be a divisor of the total size in "
+                                  "bytes of the last axis of the array."
+                                : "When changing to a smaller dtype, its size must be a divisor of the size of "
+                                  "original dtype") < 0)
+        return NULL;
+    shape = LLVMBuildInsertValue(c->b, shape, LLVMBuildSDiv(c->b, bytes, ci64(c, nw), ""), last, "");
+    strides = LLVMBuildInsertValue(c->b, strides, ci64(c, nw), last, "");
+    a = LLVMBuildInsertValue(c->b, a, shape, 1, "");
+    return LLVMBuildInsertValue(c->b, a, strides, 2, "");
 }
