@@ -1,6 +1,7 @@
-"""literal_unroll(t): in a kernel, `for x in literal_unroll(t)` runs the loop body once per
-item of the tuple t, each copy typed for its own item, so the items may differ in type (arrays
-of different shapes, numbers of different types). Called outside a kernel it returns t."""
+"""literal_unroll(t), under numba.cuda's name: `for x in literal_unroll(t)` is `for x in t`.
+A kernel compiles it as any plain function (it returns its argument), so the loop is gpujit's
+loop over a tuple: items of one type. numba also unrolls tuples of mixed types; gpujit raises
+a TypingError for those ("variable index into a tuple of mixed types")."""
 
 
 def literal_unroll(container):
