@@ -4,10 +4,13 @@
  *
  * The formulas are CPython's (Objects/complexobject.c: _Py_c_quot, _Py_c_pow,
  * c_powi; Modules/cmathmodule.c), so results agree with CPython on ordinary
- * finite inputs. Not reproduced: cmath's special-value tables (infinite and
- * NaN parts, signed zeros on the branch cuts), its rescaling near overflow
- * and underflow (|z| beyond ~1e154 or subnormal), and its ValueErrors (a
- * domain error gives inf or NaN); division by zero gives NaNs instead of
+ * finite inputs. An infinite or NaN part takes the cmath function's special
+ * value, as CPython gives it: its table of answers by the class of each part
+ * (-inf, negative, -0, +0, positive, +inf, NaN) is read from the running
+ * CPython's cmath at compile time and becomes a constant table in the
+ * kernel. Not reproduced: cmath's rescaling near overflow and underflow
+ * (|z| beyond ~1e154 or subnormal), and its ValueErrors (a domain error
+ * gives the special value or NaN); division by zero gives NaNs instead of
  * raising ZeroDivisionError, as numba.cuda's does.
  * Requires: infer_types; lower.c's helpers (math_call: libdevice or libm). */
 #include <math.h>
@@ -248,6 +251,125 @@ static const char *const cmath_names[] = {
 };
 /* clang-format on */
 
+/* ---- special values: an infinite or NaN part ---- */
+
+/* CPython's classes of a part, the index of its special-value tables. */
+enum { SV_NINF, SV_NEG, SV_NZERO, SV_PZERO, SV_POS, SV_PINF, SV_NAN, SV_N };
+static const double sv_sample[SV_N] = {-INFINITY, -1.0, -0.0, 0.0, 1.0, INFINITY, NAN};
+
+/* The answers of CPython's cmath.<fn> (or rect) with a non-finite part, by
+ * class: one call per pair, made once per process. A pair that raises (a
+ * domain error) has NaNs; a finite pair is never read. */
+static int special_table(Ctx *c, CmathFn fn, double (**out)[2]) {
+    static double tables[CM_ISFINITE + 1][SV_N * SV_N][2];
+    static bool have[CM_ISFINITE + 1];
+    *out = tables[fn];
+    if (have[fn]) return 0;
+    PyObject *mod = PyImport_ImportModule("cmath");
+    PyObject *f = mod ? PyObject_GetAttrString(mod, cmath_names[fn]) : NULL;
+    Py_XDECREF(mod);
+    if (!f) return internal_error(c, c->cur_loc, "lower: cmath.%s is not in this CPython", cmath_names[fn]);
+    for (int i = 0; i < SV_N; i++)
+        for (int j = 0; j < SV_N; j++) {
+            double *cell = tables[fn][i * SV_N + j];
+            cell[0] = cell[1] = NAN;
+            if (isfinite(sv_sample[i]) && isfinite(sv_sample[j])) continue;
+            PyObject *r = fn == CM_RECT ? PyObject_CallFunction(f, "dd", sv_sample[i], sv_sample[j])
+                                        : PyObject_CallFunction(f, "D", &(Py_complex){sv_sample[i], sv_sample[j]});
+            if (!r) {
+                if (!PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    Py_DECREF(f);
+                    return -1;
+                }
+                PyErr_Clear();
+                continue;
+            }
+            Py_complex v = PyComplex_AsCComplex(r);
+            Py_DECREF(r);
+            if (PyErr_Occurred()) {
+                Py_DECREF(f);
+                return -1;
+            }
+            cell[0] = v.real;
+            cell[1] = v.imag;
+        }
+    Py_DECREF(f);
+    have[fn] = true;
+    return 0;
+}
+
+/* The class of x (an i32 in SV_*); no fast-math flags, which would let LLVM assume x finite. */
+static LLVMValueRef sv_class(Ctx *c, Type *ft, LLVMValueRef x) {
+    LLVMTypeRef t = llvm_type(c, ft);
+    LLVMValueRef ax = call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1);
+    LLVMValueRef neg = cmp(c, LLVMRealOLT, call_intrinsic(c, "llvm.copysign", &t, 1,
+                                                          (LLVMValueRef[]){LLVMConstReal(t, 1.0), x}, 2),
+                           LLVMConstReal(t, 0.0));
+#define I(v) LLVMConstInt(c->i32, v, 0)
+    LLVMValueRef k = sel(c, neg, I(SV_NEG), I(SV_POS));
+    k = sel(c, cmp(c, LLVMRealOEQ, ax, LLVMConstReal(t, 0.0)), sel(c, neg, I(SV_NZERO), I(SV_PZERO)), k);
+    k = sel(c, cmp(c, LLVMRealOEQ, ax, LLVMConstReal(t, INFINITY)), sel(c, neg, I(SV_NINF), I(SV_PINF)), k);
+    return sel(c, cmp(c, LLVMRealUNO, x, x), I(SV_NAN), k);
+#undef I
+}
+
+static LLVMValueRef is_inf(Ctx *c, Type *ft, LLVMValueRef x) {
+    LLVMTypeRef t = llvm_type(c, ft);
+    return cmp(c, LLVMRealOEQ, call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1), LLVMConstReal(t, INFINITY));
+}
+static LLVMValueRef is_finite(Ctx *c, Type *ft, LLVMValueRef x) {
+    LLVMTypeRef t = llvm_type(c, ft);
+    return cmp(c, LLVMRealOLT, call_intrinsic(c, "llvm.fabs", &t, 1, &x, 1), LLVMConstReal(t, INFINITY));
+}
+
+/* cmath.<fn>(z) (rect(r, phi): z = (r, phi)) from its value on finite input
+ * `fin`: a non-finite part takes the table's answer, except where CPython
+ * computes it (an infinite real part with a finite non-zero imaginary part
+ * in exp, sinh, cosh, tanh and rect, whose signs follow cos and sin). */
+static int with_special(Ctx *c, Type *ft, CmathFn fn, Cx z, Cx *fin) {
+    double (*tab)[2];
+    RETURN_IF_ERROR(special_table(c, fn, &tab));
+    bool dbl = ft->kind == TY_FLOAT64;
+    size_t part = dbl ? sizeof(double) : sizeof(float);
+    char *bytes = arena_alloc(&c->arena, SV_N * SV_N * 2 * part);
+    for (int i = 0; i < SV_N * SV_N * 2; i++) {
+        double v = tab[i / 2][i % 2];
+        float f = (float)v;
+        memcpy(bytes + (size_t)i * part, dbl ? (void *)&v : (void *)&f, part);
+    }
+    LLVMTypeRef t = llvm_type(c, ft);
+    LLVMValueRef data = c->target->const_array(c, bytes, SV_N * SV_N * 2 * part);
+    LLVMValueRef idx = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, sv_class(c, ft, z.re), LLVMConstInt(c->i32, SV_N * 2, 0), ""),
+                                    LLVMBuildMul(c->b, sv_class(c, ft, z.im), LLVMConstInt(c->i32, 2, 0), ""), "");
+    LLVMValueRef idx1 = LLVMBuildAdd(c->b, idx, LLVMConstInt(c->i32, 1, 0), "");
+    Cx sp = {LLVMBuildLoad2(c->b, t, LLVMBuildGEP2(c->b, t, data, &idx, 1, ""), "sv.re"),
+             LLVMBuildLoad2(c->b, t, LLVMBuildGEP2(c->b, t, data, &idx1, 1, ""), "sv.im")};
+    if (fn == CM_EXP || fn == CM_SINH || fn == CM_COSH || fn == CM_TANH || fn == CM_RECT) {
+        LLVMValueRef zero = K(c, ft, 0.0), inf = K(c, ft, INFINITY);
+        LLVMValueRef computed = LLVMBuildAnd(c->b, LLVMBuildAnd(c->b, is_inf(c, ft, z.re), is_finite(c, ft, z.im), ""),
+                                             cmp(c, LLVMRealUNE, z.im, zero), "");
+        LLVMValueRef pos = cmp(c, LLVMRealOGT, z.re, zero);
+        LLVMValueRef co = m1(c, ft, "cos", z.im), si = m1(c, ft, "sin", z.im);
+        LLVMTypeRef tt[1] = {t};
+#define CS(mag, sgn) call_intrinsic(c, "llvm.copysign", tt, 1, (LLVMValueRef[]){mag, sgn}, 2)
+        Cx pinf = {CS(inf, co), CS(inf, si)}, r;
+        switch (fn) {
+        case CM_EXP: r = csel(c, pos, pinf, (Cx){CS(zero, co), CS(zero, si)}); break;
+        case CM_COSH: r = csel(c, pos, pinf, (Cx){pinf.re, neg(c, pinf.im)}); break;
+        case CM_SINH: r = csel(c, pos, pinf, (Cx){neg(c, pinf.re), pinf.im}); break;
+        case CM_RECT: r = csel(c, pos, pinf, (Cx){neg(c, pinf.re), neg(c, pinf.im)}); break;
+        default: /* tanh */
+            r = (Cx){CS(K(c, ft, 1.0), z.re), CS(zero, mul(c, K(c, ft, 2.0), mul(c, si, co)))};
+            break;
+        }
+#undef CS
+        sp = csel(c, computed, r, sp);
+    }
+    LLVMValueRef finite = LLVMBuildAnd(c->b, is_finite(c, ft, z.re), is_finite(c, ft, z.im), "");
+    *fin = csel(c, finite, *fin, sp);
+    return 0;
+}
+
 /* A real argument becomes the complex of its width (float32 -> complex64,
  * ints and float64 -> complex128); a complex keeps its type. */
 Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs) {
@@ -278,42 +400,68 @@ Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs) {
     }
 }
 
+/* One of the functions CPython computes directly (the others are these on
+ * i*z), with its special values. */
+static int cmath_base(Ctx *c, Type *ft, CmathFn fn, Cx z, Cx *r) {
+    switch (fn) {
+    case CM_SQRT: *r = c_sqrt(c, ft, z); break;
+    case CM_EXP: *r = c_exp(c, ft, z); break;
+    case CM_LOG: *r = c_log(c, ft, z); break;
+    case CM_SINH: *r = c_sinh(c, ft, z); break;
+    case CM_COSH: *r = c_cosh(c, ft, z); break;
+    case CM_TANH: *r = c_tanh(c, ft, z); break;
+    case CM_ASINH: *r = c_asinh(c, ft, z); break;
+    case CM_ACOS: *r = c_acos(c, ft, z); break;
+    case CM_ACOSH: *r = c_acosh(c, ft, z); break;
+    case CM_ATANH: *r = c_atanh(c, ft, z); break;
+    default: return internal_error(c, c->cur_loc, "lower: cmath.%s has no formula of its own", cmath_names[fn]);
+    }
+    return with_special(c, ft, fn, z, r);
+}
+
 LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt) {
     if (fn == CM_RECT) {
         Type *ft = complex_part(rt);
         LLVMValueRef r = val_as(c, args[0], ft), phi = val_as(c, args[1], ft);
-        return complex_make(c, rt, mul(c, r, m1(c, ft, "cos", phi)), mul(c, r, m1(c, ft, "sin", phi)));
+        Cx v = {mul(c, r, m1(c, ft, "cos", phi)), mul(c, r, m1(c, ft, "sin", phi))};
+        if (with_special(c, ft, CM_RECT, (Cx){r, phi}, &v) < 0) return NULL;
+        return join(c, rt, v);
     }
     Type *z0 = args[0]->type->kind == TY_BOOL ? &ty_int64 : args[0]->type;
     Type *ct = is_complex(rt) ? rt : complex_of(nargs == 2 ? promote_arith(z0, args[1]->type) : z0);
     if (fn == CM_PHASE || fn == CM_POLAR) ct = complex_of(z0);
     Type *ft = complex_part(ct);
     Cx z = split(c, val_as(c, args[0], ct)), r;
+    int rc = 0;
     switch (fn) {
-    case CM_SQRT: r = c_sqrt(c, ft, z); break;
-    case CM_EXP: r = c_exp(c, ft, z); break;
     case CM_LOG:
-        r = c_log(c, ft, z);
-        if (nargs == 2) r = c_quot(c, r, c_log(c, ft, split(c, val_as(c, args[1], ct))));
+        rc = cmath_base(c, ft, CM_LOG, z, &r);
+        if (rc == 0 && nargs == 2) {
+            Cx lb;
+            rc = cmath_base(c, ft, CM_LOG, split(c, val_as(c, args[1], ct)), &lb);
+            r = c_quot(c, r, lb);
+        }
         break;
     case CM_LOG10: {
-        r = c_log(c, ft, z);
+        rc = cmath_base(c, ft, CM_LOG, z, &r);
         LLVMValueRef ln10 = K(c, ft, M_LN10);
         r = (Cx){dvd(c, r.re, ln10), dvd(c, r.im, ln10)};
         break;
     }
-    case CM_SINH: r = c_sinh(c, ft, z); break;
-    case CM_COSH: r = c_cosh(c, ft, z); break;
-    case CM_TANH: r = c_tanh(c, ft, z); break;
-    case CM_ASINH: r = c_asinh(c, ft, z); break;
-    case CM_ACOS: r = c_acos(c, ft, z); break;
-    case CM_ACOSH: r = c_acosh(c, ft, z); break;
-    case CM_ATANH: r = c_atanh(c, ft, z); break;
-    case CM_SIN: r = times_minus_i(c, c_sinh(c, ft, times_i(c, z))); break;
-    case CM_COS: r = c_cosh(c, ft, times_i(c, z)); break;
-    case CM_TAN: r = times_minus_i(c, c_tanh(c, ft, times_i(c, z))); break;
-    case CM_ASIN: r = times_minus_i(c, c_asinh(c, ft, times_i(c, z))); break;
-    case CM_ATAN: r = times_minus_i(c, c_atanh(c, ft, times_i(c, z))); break;
+    case CM_SQRT:
+    case CM_EXP:
+    case CM_SINH:
+    case CM_COSH:
+    case CM_TANH:
+    case CM_ASINH:
+    case CM_ACOS:
+    case CM_ACOSH:
+    case CM_ATANH: rc = cmath_base(c, ft, fn, z, &r); break;
+    case CM_SIN: rc = cmath_base(c, ft, CM_SINH, times_i(c, z), &r); r = times_minus_i(c, r); break;
+    case CM_COS: rc = cmath_base(c, ft, CM_COSH, times_i(c, z), &r); break;
+    case CM_TAN: rc = cmath_base(c, ft, CM_TANH, times_i(c, z), &r); r = times_minus_i(c, r); break;
+    case CM_ASIN: rc = cmath_base(c, ft, CM_ASINH, times_i(c, z), &r); r = times_minus_i(c, r); break;
+    case CM_ATAN: rc = cmath_base(c, ft, CM_ATANH, times_i(c, z), &r); r = times_minus_i(c, r); break;
     case CM_PHASE: return m2(c, ft, "atan2", z.im, z.re);
     case CM_POLAR: {
         LLVMValueRef t = LLVMGetUndef(llvm_type(c, rt));
@@ -333,5 +481,5 @@ LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt) 
     }
     default: internal_error(c, c->cur_loc, "lower: cmath.%s", cmath_names[fn]); return NULL;
     }
-    return join(c, ct, r);
+    return rc < 0 ? NULL : join(c, ct, r);
 }

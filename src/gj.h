@@ -492,6 +492,9 @@ typedef enum {
     IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
+    IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
+    IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -623,6 +626,35 @@ int verify_ir(Ctx *c, const char *pass);
 int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
 
 //
+// reductions.c: whole-array reductions (np.sum(a), a.max(), np.nanmean(a), ...)
+//
+typedef enum {
+    RD_SUM,
+    RD_PROD,
+    RD_MIN,
+    RD_MAX,
+    RD_MEAN,
+    RD_VAR,
+    RD_STD,
+    RD_ALL,
+    RD_ANY,
+    RD_ARGMIN,
+    RD_ARGMAX,
+    RD_COUNT_NONZERO,
+    RD_NANSUM,
+    RD_NANPROD,
+    RD_NANMIN,
+    RD_NANMAX,
+    RD_NANMEAN,
+    RD_NANVAR,
+    RD_NANSTD,
+} ReduceFn;
+const char *reduce_name(ReduceFn fn);
+Instr *reduce_operand(Instr *in); /* the array of np.f(a) or a.f(); NULL if the arguments are wrong */
+Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn);
+LLVMValueRef lower_reduction(Ctx *c, ReduceFn fn, Instr *in, Type *rt);
+
+//
 // atomics.c: atomics and warp-level operations
 //
 /* gpu.atomic.*: the op (an Intrinsic's id). */
@@ -734,7 +766,11 @@ void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
 LLVMValueRef lower_slice(Ctx *c, Instr *in);
 LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt); /* a[idx], a view of type vt */
 LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name); /* a.T, a.real, a.imag */
-void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src); /* view[...] = src */
+void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src);
+Type *type_reshape(Ctx *c, Instr *in); /* a.reshape(...) */
+LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt);
+Type *type_view_dtype(Ctx *c, Instr *in, Type *elem); /* a.view(dtype), elem its element type */
+LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt); /* view[...] = src */
 
 //
 // records.c: structured dtypes' fields (rec.x, rec['x'], and stores into them)

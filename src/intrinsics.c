@@ -132,6 +132,24 @@ static const Intrinsic intrinsics[] = {
     {"numpy.nextafter", IK_MATH2, 0, 0, "nextafter"},
     {"numpy.radians", IK_MATH_SCALE, SCALE_RADIANS}, {"numpy.deg2rad", IK_MATH_SCALE, SCALE_RADIANS},
     {"numpy.degrees", IK_MATH_SCALE, SCALE_DEGREES}, {"numpy.rad2deg", IK_MATH_SCALE, SCALE_DEGREES},
+    /* whole-array reductions (reductions.c): NumPy's functions and the array methods */
+    {"numpy.sum", IK_REDUCE, RD_SUM}, {"numpy.prod", IK_REDUCE, RD_PROD},
+    {"numpy.min", IK_REDUCE, RD_MIN}, {"numpy.amin", IK_REDUCE, RD_MIN},
+    {"numpy.max", IK_REDUCE, RD_MAX}, {"numpy.amax", IK_REDUCE, RD_MAX},
+    {"numpy.mean", IK_REDUCE, RD_MEAN}, {"numpy.var", IK_REDUCE, RD_VAR}, {"numpy.std", IK_REDUCE, RD_STD},
+    {"numpy.all", IK_REDUCE, RD_ALL}, {"numpy.any", IK_REDUCE, RD_ANY},
+    {"numpy.argmin", IK_REDUCE, RD_ARGMIN}, {"numpy.argmax", IK_REDUCE, RD_ARGMAX},
+    {"numpy.count_nonzero", IK_REDUCE, RD_COUNT_NONZERO},
+    {"numpy.nansum", IK_REDUCE, RD_NANSUM}, {"numpy.nanprod", IK_REDUCE, RD_NANPROD},
+    {"numpy.nanmin", IK_REDUCE, RD_NANMIN}, {"numpy.nanmax", IK_REDUCE, RD_NANMAX},
+    {"numpy.nanmean", IK_REDUCE, RD_NANMEAN}, {"numpy.nanvar", IK_REDUCE, RD_NANVAR},
+    {"numpy.nanstd", IK_REDUCE, RD_NANSTD},
+    {"ndarray.sum", IK_REDUCE, RD_SUM}, {"ndarray.prod", IK_REDUCE, RD_PROD},
+    {"ndarray.min", IK_REDUCE, RD_MIN}, {"ndarray.max", IK_REDUCE, RD_MAX},
+    {"ndarray.mean", IK_REDUCE, RD_MEAN}, {"ndarray.var", IK_REDUCE, RD_VAR}, {"ndarray.std", IK_REDUCE, RD_STD},
+    {"ndarray.all", IK_REDUCE, RD_ALL}, {"ndarray.any", IK_REDUCE, RD_ANY},
+    {"ndarray.argmin", IK_REDUCE, RD_ARGMIN}, {"ndarray.argmax", IK_REDUCE, RD_ARGMAX},
+    {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE},
 };
 /* clang-format on */
 
@@ -505,6 +523,13 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("conjugate() takes no arguments");
         return in->args[0]->args[0]->type;
     case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
+    case IK_REDUCE: return reduce_type(c, in, (ReduceFn)k->id);
+    case IK_RESHAPE: return type_reshape(c, in);
+    case IK_VIEW_DTYPE: {
+        if (nargs != 1) TERR("view() takes one dtype");
+        Type *e = dtype_of(c, in, in->args[1]);
+        return e ? type_view_dtype(c, in, e) : NULL;
+    }
     case IK_MATH1:
     case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
@@ -680,6 +705,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MIN:
     case IK_MAX: {
         bool mx = k->kind == IK_MAX;
+        if (nargs == 2 && is_float(a[0]->type) && is_float(a[1]->type))
+            /* two floats: numba.cuda's fmin/fmax (PTX min/max; a NaN loses), not Python's compare */
+            return fcall2(c, mx ? "llvm.maxnum" : "llvm.minnum", val_as(c, a[0], rt), val_as(c, a[1], rt));
         LLVMValueRef v[256];
         Type *vt[256];
         nargs = spread_args(c, a, nargs, v, vt);
@@ -821,6 +849,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return LLVMBuildInsertValue(c->b, z, im, 1, "");
     }
     case IK_CMATH: return cmath_lower(c, (CmathFn)k->id, a, nargs, rt);
+    case IK_REDUCE: return lower_reduction(c, (ReduceFn)k->id, in, rt);
+    case IK_RESHAPE: return lower_reshape(c, in, rt);
+    case IK_VIEW_DTYPE: return lower_view_dtype(c, in, rt);
     case IK_MATH1: {
         LLVMValueRef x = val_as(c, a[0], rt);
         if (!strcmp(k->name, "sqrt")) return fcall1(c, "llvm.sqrt", x);

@@ -385,6 +385,10 @@ static Type *type_of(TI *ti, Instr *in) {
                     UNSUP("'.imag' of a %s array (it has no imaginary part to view)", type_name(c, a->elem));
                 return type_array(c, complex_part(a->elem), a->ndim, 'A', a->space);
             }
+            /* a.sum(), the other reductions, a.reshape() and a.view(): methods, called next */
+            const Intrinsic *m = intrinsic_lookup(arena_printf(&c->arena, "ndarray.%s", in->name));
+            if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE))
+                return type_obj(c, m->path);
             UNSUP("array attribute '%s'", in->name);
         }
         if (a->kind == TY_RECORD) return type_record_field(c, in, a, in->name);

@@ -1,6 +1,7 @@
 /* views.c: slices and array views in lowering: slice values, a[idx] with
  * slices, ellipses and integers as a view (its data, shape and strides),
- * a.T / a.real / a.imag, and stores through a view (a[idx] = v). */
+ * a.T / a.real / a.imag, a.reshape(shape), a.view(dtype), and stores
+ * through a view (a[idx] = v). */
 #include <string.h>
 
 #include "gj.h"
@@ -226,4 +227,110 @@ void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src) {
         LLVMBuildBr(c->b, heads[k]);
     }
     LLVMPositionBuilderAtEnd(c->b, exit);
+}
+
+/* ---- a.reshape(shape) ---- */
+
+/* a.reshape(d0, d1, ...) or a.reshape((d0, d1, ...)): a C-contiguous view of
+ * the same elements with the new shape's rank (one axis may be -1). */
+Type *type_reshape(Ctx *c, Instr *in) {
+    Type *at = in->args[0]->args[0]->type;
+    int nargs = in->nargs - 1, ndim = nargs;
+    Type **dims = NULL;
+    if (nargs == 1 && in->args[1]->type->kind == TY_TUPLE) {
+        ndim = in->args[1]->type->n;
+        dims = in->args[1]->type->items;
+    }
+    if (ndim < 1) TERR("reshape() takes the new shape: ints or a tuple of ints (a 0-d result is not supported)");
+    if (ndim > LIMIT_NDIM) TERR("too many dimensions in reshape() (limit is %d)", LIMIT_NDIM);
+    for (int k = 0; k < ndim; k++) {
+        Type *t = dims ? dims[k] : in->args[1 + k]->type;
+        if (!is_index(t) || t->kind == TY_BOOL) TERR("reshape() takes ints or a tuple of ints, not %s", type_name(c, t));
+    }
+    return type_array(c, at->elem, ndim, 'C', at->space);
+}
+
+LLVMValueRef lower_reshape(Ctx *c, Instr *in, Type *rt) {
+    Instr *self = in->args[0]->args[0];
+    Type *at = self->type;
+    LLVMValueRef a = val(c, self), dims[LIMIT_NDIM];
+    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, ""), strides = LLVMBuildExtractValue(c->b, a, 2, "");
+    if (in->nargs == 2 && in->args[1]->type->kind == TY_TUPLE) {
+        LLVMValueRef t = val(c, in->args[1]);
+        for (int k = 0; k < rt->ndim; k++)
+            dims[k] = convert(c, LLVMBuildExtractValue(c->b, t, (unsigned)k, ""), in->args[1]->type->items[k], &ty_int64);
+    } else {
+        for (int k = 0; k < rt->ndim; k++) dims[k] = val_as(c, in->args[1 + k], &ty_int64);
+    }
+    /* the old size, and whether the elements lie in C order (axes of length 1 have any stride) */
+    LLVMValueRef size = ci64(c, 1), expect = ci64(c, type_bits(at->elem) / 8), contig = LLVMConstInt(c->i1, 1, 0);
+    for (int k = at->ndim - 1; k >= 0; k--) {
+        LLVMValueRef n = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
+        LLVMValueRef st = LLVMBuildExtractValue(c->b, strides, (unsigned)k, "");
+        LLVMValueRef ok = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, n, ci64(c, 1), ""),
+                                      LLVMBuildICmp(c->b, LLVMIntEQ, st, expect, ""), "");
+        contig = LLVMBuildAnd(c->b, contig, ok, "");
+        expect = LLVMBuildMul(c->b, expect, n, "");
+        size = LLVMBuildMul(c->b, size, n, "");
+    }
+    /* one -1 takes what the others leave */
+    LLVMValueRef known = ci64(c, 1), nunknown = ci64(c, 0), bad = LLVMConstInt(c->i1, 0, 0);
+    for (int k = 0; k < rt->ndim; k++) {
+        LLVMValueRef unk = LLVMBuildICmp(c->b, LLVMIntEQ, dims[k], ci64(c, -1), "");
+        nunknown = LLVMBuildAdd(c->b, nunknown, LLVMBuildZExt(c->b, unk, c->i64, ""), "");
+        bad = LLVMBuildOr(c->b, bad, LLVMBuildICmp(c->b, LLVMIntSLT, dims[k], ci64(c, -1), ""), "");
+        known = LLVMBuildMul(c->b, known, LLVMBuildSelect(c->b, unk, ci64(c, 1), dims[k], ""), "");
+    }
+    LLVMValueRef known0 = LLVMBuildICmp(c->b, LLVMIntEQ, known, ci64(c, 0), "");
+    LLVMValueRef fill = LLVMBuildSDiv(c->b, size, LLVMBuildSelect(c->b, known0, ci64(c, 1), known, ""), "");
+    bad = LLVMBuildOr(c->b, bad, LLVMBuildICmp(c->b, LLVMIntUGT, nunknown, ci64(c, 1), ""), "");
+    LLVMValueRef total = known;
+    for (int k = 0; k < rt->ndim; k++) {
+        LLVMValueRef unk = LLVMBuildICmp(c->b, LLVMIntEQ, dims[k], ci64(c, -1), "");
+        dims[k] = LLVMBuildSelect(c->b, unk, fill, dims[k], "");
+    }
+    total = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, nunknown, ci64(c, 1), ""),
+                            LLVMBuildMul(c->b, known, fill, ""), known, "");
+    bad = LLVMBuildOr(c->b, bad, LLVMBuildICmp(c->b, LLVMIntNE, total, size, ""), "");
+    if (check_or_raise(c, LLVMBuildNot(c->b, bad, ""), PyExc_ValueError, "total size of new array must be unchanged") < 0 ||
+        check_or_raise(c, contig, PyExc_NotImplementedError, "incompatible shape for array") < 0)
+        return NULL;
+    return array_value(c, rt, LLVMBuildExtractValue(c->b, a, 0, ""), dims);
+}
+
+/* ---- a.view(dtype) ---- */
+
+/* The same bytes read as another element type: a C array stays C; a view of
+ * a different itemsize is 'A' (its last axis rescaled, as NumPy's). */
+Type *type_view_dtype(Ctx *c, Instr *in, Type *elem) {
+    Type *at = in->args[0]->args[0]->type;
+    bool same = type_bits(elem) == type_bits(at->elem);
+    return type_array(c, elem, at->ndim, same || at->layout == 'C' ? at->layout : 'A', at->space);
+}
+
+LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt) {
+    Instr *self = in->args[0]->args[0];
+    Type *at = self->type;
+    LLVMValueRef a = val(c, self);
+    int64_t old = type_bits(at->elem) / 8, nw = type_bits(rt->elem) / 8;
+    if (old == nw || at->ndim == 0) return a;
+    unsigned last = (unsigned)(at->ndim - 1);
+    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, ""), strides = LLVMBuildExtractValue(c->b, a, 2, "");
+    LLVMValueRef n = LLVMBuildExtractValue(c->b, shape, last, ""), st = LLVMBuildExtractValue(c->b, strides, last, "");
+    LLVMValueRef contig = LLVMBuildOr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, st, ci64(c, old), ""),
+                                      LLVMBuildICmp(c->b, LLVMIntEQ, n, ci64(c, 1), ""), "");
+    LLVMValueRef bytes = LLVMBuildMul(c->b, n, ci64(c, old), "");
+    LLVMValueRef fits = LLVMBuildICmp(c->b, LLVMIntEQ, LLVMBuildSRem(c->b, bytes, ci64(c, nw), ""), ci64(c, 0), "");
+    if (check_or_raise(c, contig, PyExc_ValueError,
+                       "To change to a dtype of a different size, the last axis must be contiguous") < 0 ||
+        check_or_raise(c, fits, PyExc_ValueError,
+                       nw > old ? "When changing to a larger dtype, its size must be a divisor of the total size in "
+                                  "bytes of the last axis of the array."
+                                : "When changing to a smaller dtype, its size must be a divisor of the size of "
+                                  "original dtype") < 0)
+        return NULL;
+    shape = LLVMBuildInsertValue(c->b, shape, LLVMBuildSDiv(c->b, bytes, ci64(c, nw), ""), last, "");
+    strides = LLVMBuildInsertValue(c->b, strides, ci64(c, nw), last, "");
+    a = LLVMBuildInsertValue(c->b, a, shape, 1, "");
+    return LLVMBuildInsertValue(c->b, a, strides, 2, "");
 }

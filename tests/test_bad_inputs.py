@@ -357,7 +357,7 @@ def k_print(out, n):
 
 
 def k_numpy_function(out, n):
-    out[0] = np.sum(out)  # <-
+    out[0] = np.cumsum(out)  # <-
 
 
 def k_math_unsupported(out, n):
@@ -373,7 +373,7 @@ def k_builtin_unsupported(out, n):
 
 
 def k_array_method(out, n):
-    out[0] = out.sum()  # <-
+    out[0] = out.cumsum()  # <-
 
 
 def k_array_unknown_attr(out, n):

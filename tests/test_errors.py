@@ -247,7 +247,7 @@ def k_class_attr(out, n):
 
 
 def k_unsupported_function(out, n):
-    out[0] = math.lgamma(n) + np.sum(out)  # <-
+    out[0] = math.lgamma(n) + np.cumsum(out)  # <-
 
 
 def k_print(out, n):
@@ -265,7 +265,7 @@ def k_grid_nonconst(out, n):
 
 
 def k_method_call(out, n):
-    out[0] = out.sum()  # <-
+    out[0] = out.cumsum()  # <-
 
 
 def k_unknown_attr(out, n):

@@ -19,7 +19,7 @@ from . import _core
 
 __all__ = [
     "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array",
-    "as_cuda_array", "is_cuda_array",
+    "as_cuda_array", "is_cuda_array", "mapped_array", "mapped_array_like", "pinned_array_like",
 ]
 
 _CODES = dict(_core.dtype_codes)                       # 'float32' -> GjDtype code
@@ -132,6 +132,11 @@ class DeviceArray(_core.DeviceArrayBase):
     def __repr__(self):
         return (f"<gpujit.DeviceArray shape={self.shape} dtype={self.dtype} "
                 f"target={self._target} ptr=0x{self._ptr:x}>")
+
+    @property
+    def flags(self):
+        """NumPy's contiguity flags: flags['C_CONTIGUOUS'] or flags.c_contiguous."""
+        return _Flags(C_CONTIGUOUS=self.is_c_contiguous(), F_CONTIGUOUS=self.is_f_contiguous())
 
     def is_f_contiguous(self):
         expect = self.itemsize
@@ -382,9 +387,72 @@ def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     return DeviceArray(shape, strides, dtype, stream=stream)
 
 
+class _Flags(dict):
+    """An array's flags, by key (as NumPy's flags['C_CONTIGUOUS']) and attribute (c_contiguous)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name.upper()]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _strides_like(ary):
+    """Contiguous strides keeping ary's order of axes, as np.empty_like(ary) (order 'K') picks:
+    a C- or F-contiguous array keeps its layout, any other is laid out with the axes in the
+    order of their strides' magnitudes, largest outermost."""
+    shape, itemsize = tuple(ary.shape), np.dtype(ary.dtype).itemsize
+    flags = ary.flags
+    if len(shape) <= 1 or flags["C_CONTIGUOUS"]:
+        return _c_strides(shape, itemsize)
+    if flags["F_CONTIGUOUS"]:
+        return tuple(reversed(_c_strides(tuple(reversed(shape)), itemsize)))
+    order = sorted(range(len(shape)), key=lambda k: -abs(ary.strides[k]))  # stable: ties keep axis order
+    strides, step = [0] * len(shape), itemsize
+    for k in reversed(order):
+        strides[k] = step
+        step *= shape[k]
+    return tuple(strides)
+
+
 def device_array_like(ary, stream=0):
-    """A new uninitialised C-contiguous DeviceArray with ary's shape and dtype."""
-    return DeviceArray(tuple(ary.shape), None, ary.dtype, stream=stream)
+    """A new uninitialised DeviceArray with ary's shape, dtype and order of axes (contiguous)."""
+    return DeviceArray(tuple(ary.shape), _strides_like(ary), ary.dtype, stream=stream)
+
+
+def pinned_array_like(ary):
+    """pinned_array() with ary's shape, dtype and order of axes (contiguous)."""
+    return pinned_array(tuple(ary.shape), ary.dtype, strides=_strides_like(ary))
+
+
+def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
+    """A host array a kernel can take (numba's mapped memory). gpujit passes host arrays to
+    kernels by copying them to the device and back around the launch, so this is
+    pinned_array(): page-locked memory, which makes those copies fast."""
+    return pinned_array(shape, dtype, strides=strides, order=order)
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False):
+    """mapped_array() with ary's shape, dtype and order of axes (contiguous)."""
+    return pinned_array_like(ary)
+
+
+def auto_device(obj, stream=0, copy=True, user_explicit=False):
+    """(a DeviceArray holding obj, True), or (obj, False) if it is a device array already.
+    A NumPy array that is neither C- nor F-contiguous raises ValueError."""
+    if isinstance(obj, _core.DeviceArrayBase):
+        return obj, False
+    if is_cuda_array(obj):
+        return as_cuda_array(obj), False
+    a = np.asarray(obj)
+    if not (a.flags["C_CONTIGUOUS"] or a.flags["F_CONTIGUOUS"]):
+        raise ValueError("auto_device: the array is not contiguous (copy it with np.ascontiguousarray first)")
+    if a.flags["F_CONTIGUOUS"] and not a.flags["C_CONTIGUOUS"]:
+        d = DeviceArray(a.shape, a.strides, a.dtype, stream=stream)
+        if copy:
+            d.copy_to_device(a, stream=stream)
+        return d, True
+    return to_device(a, stream=stream, copy=copy), True
 
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
@@ -392,11 +460,14 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     target, a plain NumPy array on the cpu target."""
     shape = _shape_tuple(shape)
     dtype = np.dtype(dtype)
-    if _core.get_target() == "cpu" or math.prod(shape) == 0:
+    if math.prod(shape) == 0 or (_core.get_target() == "cpu" and strides is None):
         return np.empty(shape, dtype=dtype, order=order)
     size = math.prod(shape)
-    alloc = _core.alloc(size * dtype.itemsize, pinned=True)
-    flat = np.frombuffer(alloc, dtype=dtype, count=size)  # keeps alloc alive
+    if _core.get_target() == "cpu":
+        flat = np.empty(size, dtype=dtype)
+    else:
+        alloc = _core.alloc(size * dtype.itemsize, pinned=True)
+        flat = np.frombuffer(alloc, dtype=dtype, count=size)  # keeps alloc alive
     return flat.reshape(shape, order=order) if strides is None else np.lib.stride_tricks.as_strided(
         flat, shape, strides)
 

@@ -123,9 +123,14 @@ class Dispatcher(_core.DispatcherBase):
 
     def inspect_ptx(self, sig=None):
         """PTX text of a signature (or {signature: ptx} of all compiled)."""
+        cc = _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
         if sig is not None:
-            return self.compile(sig, "cuda", _target_cc("cuda") if _current_target() == "cuda" else (9, 0)).ptx
-        return self._inspect("ptx", None, "cuda")
+            return self.compile(sig, "cuda", cc).ptx
+        if not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        # every signature compiled so far, for any target (the CPU target's too: compiled again for the GPU)
+        return {k[0]: (v if k[1] == "cuda" else self.compile(k[0], "cuda", cc)).ptx
+                for k, v in list(self._compiled.items())}
 
     def inspect_asm(self, sig=None):
         return self.inspect_ptx(sig)

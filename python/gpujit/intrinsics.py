@@ -123,6 +123,11 @@ _NUMPY_UFUNCS = (
     "left_shift", "right_shift", "less", "less_equal", "equal", "not_equal", "greater", "greater_equal",
     "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign")
 
+# NumPy's whole-array reductions a kernel may call (np.sum(a); the compiler's reductions.c).
+_NUMPY_REDUCTIONS = (
+    "sum", "prod", "min", "amin", "max", "amax", "mean", "var", "std", "all", "any", "argmin", "argmax",
+    "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd")
+
 
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them). gpujit's
@@ -132,6 +137,10 @@ def registry():
     paths = {id(t): path for path, t in NUMBERS.items()}
     import numpy
     for name in _NUMPY_UFUNCS:
+        obj = getattr(numpy, name, None)
+        if obj is not None and id(obj) not in paths:
+            paths[id(obj)] = "numpy." + name
+    for name in _NUMPY_REDUCTIONS:
         obj = getattr(numpy, name, None)
         if obj is not None and id(obj) not in paths:
             paths[id(obj)] = "numpy." + name

@@ -44,3 +44,23 @@ def as_dtype(t):
     if isinstance(t, (types.Number, types.Record)):
         return t.dtype
     raise NotImplementedError("%r has no NumPy dtype" % (t,))
+
+
+class _PointerView:
+    """carray/farray(ptr, shape, dtype): an array view of a raw pointer, in C or
+    Fortran order. They need pointer (CPointer) kernel arguments, which gpujit
+    does not take, so they exist for imports and fail clearly when used."""
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def __repr__(self):
+        return "<gpujit %s (unsupported: gpujit has no pointer arguments)>" % self.__name__
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError("%s() needs pointer (CPointer) arguments, which gpujit does not support"
+                                  % self.__name__)
+
+
+carray = _PointerView("carray")
+farray = _PointerView("farray")

@@ -1,0 +1,1 @@
+"""Kernel-language helpers under numba.cuda's module names (numba.cuda.misc.special)."""
