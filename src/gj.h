@@ -100,6 +100,7 @@ typedef enum {
     TY_FLOAT64,
     TY_COMPLEX64,
     TY_COMPLEX128, /* {float, float}, {double, double} */
+    TY_FLOAT16,    /* LLVM's half */
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -130,7 +131,7 @@ struct Type {
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
-        ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
+        ty_float16, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
         ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
@@ -577,6 +578,10 @@ struct Target {
      * lane_position): the CPU runs a warp's lanes one after another, and
      * the runtime groups the lanes that reach the same point together. */
     bool lane_positions;
+    /* The back end has no single instruction from double to half (x86 calls
+     * a runtime library the JIT may not find): lower.c rounds in two steps,
+     * the first to odd, which keeps the result exact. */
+    bool f64_to_f16_in_steps;
     /* An out-of-bounds index, its error record written: end the launch here
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */

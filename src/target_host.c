@@ -345,5 +345,6 @@ const Target target_host = {
     .begin_device_fn = begin_device_fn,
     .trap = trap,
     .lane_positions = true,
+    .f64_to_f16_in_steps = true,
 };
 /* clang-format on */

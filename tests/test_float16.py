@@ -1,0 +1,182 @@
+"""float16 (NumPy's half): arrays and scalars as kernel arguments, arithmetic,
+comparisons, casts and promotion, checked bit for bit against NumPy's float16."""
+import operator
+
+import numpy as np
+import pytest
+
+import gpujit as gpu
+from gpujit import types
+from conftest import launch1d, poisoned
+
+
+def halves(rng, n, lo=-100.0, hi=100.0):
+    """Random float16 values, with a few special ones (zeros, subnormals, the extremes)."""
+    edge = np.array([0.0, -0.0, 1.0, -1.0, 6.1e-5, -6.0e-8, 65504.0, -65504.0, 0.5, 2048.0], np.float16)
+    return np.concatenate([edge, rng.uniform(lo, hi, n).astype(np.float16)])
+
+
+def same_bits(got, want):
+    """Equal as float16 bit patterns (any NaN matches any NaN)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    nan = np.isnan(got) & np.isnan(want)
+    bad = (got.view(np.uint16) != want.view(np.uint16)) & ~nan
+    assert not bad.any(), list(zip(got[bad][:5], want[bad][:5]))
+
+
+def test_types_exported():
+    assert gpu.float16 is gpu.f2 is types.float16 is types.f2
+    assert np.dtype(gpu.float16) == np.float16
+    assert gpu.float16(1.5) == np.float16(1.5) and type(gpu.float16(1.5)) is np.float16
+    assert str(gpu.float16[::1]) == "float16[::1]"
+
+
+BINOPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod]
+
+
+@pytest.mark.parametrize("op", BINOPS, ids=lambda o: o.__name__)
+def test_binary_bit_exact(rng, op):
+    @gpu.jit
+    def k(out, a, b):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = op(a[i], b[i])
+    a, b = halves(rng, 500), halves(rng, 500, -8.0, 8.0)
+    b[b == 0] = np.float16(0.25)
+    out = poisoned(a.size, np.float16)
+    launch1d(k, a.size, out, a, b)
+    with np.errstate(all="ignore"):
+        same_bits(out, op(a, b))
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge],
+                         ids=lambda o: o.__name__)
+def test_compare(rng, op):
+    @gpu.jit("void(b1[:], f2[:], f2[:])")
+    def k(out, a, b):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = op(a[i], b[i])
+    a = halves(rng, 300, -4, 4)
+    b = a.copy()
+    b[::2] = halves(rng, 300, -4, 4)[::2]
+    a[3] = np.nan
+    out = poisoned(a.size, np.bool_)
+    launch1d(k, a.size, out, a, b)
+    np.testing.assert_array_equal(out, op(a, b))
+
+
+def test_scalar_args_and_unary(rng):
+    @gpu.jit("void(f2[:], f2, f2)")
+    def k(out, x, y):
+        out[0] = x + y
+        out[1] = -x
+        out[2] = abs(y)
+        out[3] = x * y
+        out[4] = x ** 2
+        out[5] = x ** y
+        out[6] = 1 if x else 0
+    for _ in range(20):
+        x, y = np.float16(rng.uniform(0.1, 9)), np.float16(rng.uniform(-3, 3))
+        out = poisoned(7, np.float16)
+        k[1, 1](out, x, y)
+        want = np.array([x + y, -x, abs(y), x * y, x * x, x ** y, 1], np.float16)
+        same_bits(out, want)
+
+
+def test_python_float_rounds_once(rng):
+    """A Python float passed to a float16 parameter rounds once, to nearest even, as np.float16()."""
+    @gpu.jit("void(f2[:], f2)")
+    def k(out, x):
+        out[0] = x
+    vals = list(rng.uniform(-70000, 70000, 200)) + list(rng.uniform(-1e-4, 1e-4, 200)) + [
+        1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 2.0 ** -25, 2.0 ** -25 * 1.0000001, 2.0 ** -24 * 1.5, 65520.0,
+        65519.99, 1e300, float("inf"), -0.0]
+    for v in vals:
+        out = poisoned(1, np.float16)
+        k[1, 1](out, v)
+        with np.errstate(over="ignore"):
+            same_bits(out, np.array([v]).astype(np.float16))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                np.uint64, np.float32, np.float64])
+def test_casts(rng, dt):
+    @gpu.jit
+    def to_half(out, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = np.float16(x[i])
+
+    @gpu.jit
+    def from_half(out, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = x[i]
+    kind = np.dtype(dt).kind
+    if kind == "f":
+        src = rng.uniform(-70000, 70000, 300).astype(dt)
+        src[:3] = [2.0 ** -25 * 1.25, 1.0 + 2.0 ** -11, 65519.0]
+        if dt == np.float64:
+            # just off the halfway points between float16 neighbours: rounding through
+            # float32 with round-to-nearest would land on the halfway point and round wrongly
+            h = halves(rng, 100, -1000, 1000)
+            half_ulp = np.spacing(h).astype(np.float64) / 2
+            near = np.concatenate([h + half_ulp * (1 + 2.0 ** -40), h + half_ulp * (1 - 2.0 ** -40),
+                                   h - half_ulp * (1 + 2.0 ** -40), h + half_ulp])
+            src = np.concatenate([src, near])
+    else:
+        info = np.iinfo(dt)
+        src = rng.integers(max(info.min, -70000), min(info.max, 70000), 300, endpoint=True).astype(dt)
+    out = poisoned(src.size, np.float16)
+    launch1d(to_half, src.size, out, src)
+    with np.errstate(all="ignore"):
+        same_bits(out, src.astype(np.float16))
+    h = halves(rng, 300, -100, 100) if kind != "u" else np.abs(halves(rng, 300, 0, 250))
+    if kind == "i" or kind == "u":
+        info = np.iinfo(dt)
+        h = h[(h.astype(np.float64) >= info.min) & (h.astype(np.float64) <= info.max)]
+    back = poisoned(h.size, dt)
+    launch1d(from_half, h.size, back, h)
+    np.testing.assert_array_equal(back, h.astype(dt))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.float32, np.float64])
+def test_promotion(rng, dt):
+    """float16 with another type gives NumPy's result_type (float16 + int8 -> float16, + int16 -> float32)."""
+    @gpu.jit
+    def k(out, a, b):
+        out[0] = a + b
+        out[1] = a * b
+    a = np.float16(rng.uniform(0, 1))
+    b = (np.array([rng.uniform(0, 100)])).astype(dt)[0]
+    res = np.result_type(np.float16, dt)
+    out = poisoned(2, res)
+    k[1, 1](out, a, b)
+    np.testing.assert_array_equal(out, np.array([a + b, a * b], res))
+    ptx = gpu.compile_ptx(k.py_func, "void(%s[:], float16, %s)" % (res.name, np.dtype(dt).name))[0]
+    if res == np.float16:
+        assert "add.rn.f16" in ptx or "fma.rn.f16" in ptx
+
+
+def test_half_array_2d_and_scalar_return(rng):
+    @gpu.jit(device=True)
+    def twice(x):
+        return x * np.float16(2)
+
+    @gpu.jit
+    def k(out, a):
+        i, j = gpu.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            out[i, j] = twice(a[i, j]) + types.float16(0.5)
+    a = rng.uniform(-10, 10, (7, 9)).astype(np.float16)
+    out = poisoned(a.shape, np.float16)
+    k[(1, 1), (8, 16)](out, a)
+    same_bits(out, a * np.float16(2) + np.float16(0.5))
+
+
+def test_device_array_and_dlpack():
+    d = gpu.to_device(np.arange(6, dtype=np.float16))
+    assert d.dtype == np.float16
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(6, dtype=np.float16))
