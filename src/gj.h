@@ -469,6 +469,7 @@ typedef enum {
     IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -578,10 +579,11 @@ struct Target {
      * lane_position): the CPU runs a warp's lanes one after another, and
      * the runtime groups the lanes that reach the same point together. */
     bool lane_positions;
-    /* The back end has no single instruction from double to half (x86 calls
-     * a runtime library the JIT may not find): lower.c rounds in two steps,
-     * the first to odd, which keeps the result exact. */
-    bool f64_to_f16_in_steps;
+    /* The back end computes half in float (x86): a half fma would round
+     * twice, and double -> half calls a runtime library the JIT may not
+     * find. lower.c rounds double to half in two steps, the first to odd
+     * (which keeps the result exact); fp16.c computes an fma in double. */
+    bool half_via_float;
     /* An out-of-bounds index, its error record written: end the launch here
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */
@@ -602,6 +604,19 @@ int verify_ir(Ctx *c, const char *pass);
 #define VERIFY_ALWAYS 1
 #endif
 int verify_break(Ctx *c, const char *what); /* tests: break one invariant */
+
+//
+// fp16.c: gpu.fp16.* (hadd, hfma, hsin, heq, ...)
+//
+typedef enum {
+    FP16_ADD, FP16_SUB, FP16_MUL, FP16_DIV, FP16_FMA, FP16_NEG, FP16_ABS, FP16_MAX, FP16_MIN,
+    FP16_CEIL, FP16_FLOOR, FP16_TRUNC, FP16_RINT, FP16_SQRT, FP16_RSQRT, FP16_RCP,
+    FP16_EXP, FP16_EXP2, FP16_EXP10, FP16_LOG, FP16_LOG2, FP16_LOG10, FP16_SIN, FP16_COS,
+    FP16_EQ, FP16_NE, FP16_GT, FP16_GE, FP16_LT, FP16_LE, /* the comparisons, together: bool results */
+    FP16_NOPS
+} Fp16Op;
+Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *rt);
 
 //
 // atomics.c: atomics and warp-level operations

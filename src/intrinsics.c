@@ -53,6 +53,21 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
     {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
     {"gpujit.brev", IK_BITS, BITS_BREV},
+    {"gpujit.fp16.hadd", IK_FP16, FP16_ADD}, {"gpujit.fp16.hsub", IK_FP16, FP16_SUB},
+    {"gpujit.fp16.hmul", IK_FP16, FP16_MUL}, {"gpujit.fp16.hdiv", IK_FP16, FP16_DIV},
+    {"gpujit.fp16.hfma", IK_FP16, FP16_FMA}, {"gpujit.fp16.hneg", IK_FP16, FP16_NEG},
+    {"gpujit.fp16.habs", IK_FP16, FP16_ABS}, {"gpujit.fp16.hmax", IK_FP16, FP16_MAX},
+    {"gpujit.fp16.hmin", IK_FP16, FP16_MIN}, {"gpujit.fp16.hceil", IK_FP16, FP16_CEIL},
+    {"gpujit.fp16.hfloor", IK_FP16, FP16_FLOOR}, {"gpujit.fp16.htrunc", IK_FP16, FP16_TRUNC},
+    {"gpujit.fp16.hrint", IK_FP16, FP16_RINT}, {"gpujit.fp16.hsqrt", IK_FP16, FP16_SQRT},
+    {"gpujit.fp16.hrsqrt", IK_FP16, FP16_RSQRT}, {"gpujit.fp16.hrcp", IK_FP16, FP16_RCP},
+    {"gpujit.fp16.hexp", IK_FP16, FP16_EXP}, {"gpujit.fp16.hexp2", IK_FP16, FP16_EXP2},
+    {"gpujit.fp16.hexp10", IK_FP16, FP16_EXP10}, {"gpujit.fp16.hlog", IK_FP16, FP16_LOG},
+    {"gpujit.fp16.hlog2", IK_FP16, FP16_LOG2}, {"gpujit.fp16.hlog10", IK_FP16, FP16_LOG10},
+    {"gpujit.fp16.hsin", IK_FP16, FP16_SIN}, {"gpujit.fp16.hcos", IK_FP16, FP16_COS},
+    {"gpujit.fp16.heq", IK_FP16, FP16_EQ}, {"gpujit.fp16.hne", IK_FP16, FP16_NE},
+    {"gpujit.fp16.hgt", IK_FP16, FP16_GT}, {"gpujit.fp16.hge", IK_FP16, FP16_GE},
+    {"gpujit.fp16.hlt", IK_FP16, FP16_LT}, {"gpujit.fp16.hle", IK_FP16, FP16_LE},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -308,6 +323,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_SHARED_ARRAY: return array_alloc_type(c, in, true);
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
+    case IK_FP16: return type_fp16(c, in, k, at, nargs);
     case IK_SYNC_REDUCE:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s(predicate) takes one number", path_pretty(k->path));
         c->uses_barrier = true;
@@ -573,6 +589,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return const_shape_array(c, rt, data, shape);
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
+    case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
     case IK_SYNC_REDUCE: {
         LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[0]), a[0]->type), c->i32, "");
         return c->target->barrier_reduce(c, k->id, p);

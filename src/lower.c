@@ -147,7 +147,7 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         LLVMTypeRef over[2] = {tt, llvm_type(c, from)};
         return call_intrinsic(c, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
     }
-    if (from->kind == TY_FLOAT64 && to->kind == TY_FLOAT16 && c->target->f64_to_f16_in_steps)
+    if (from->kind == TY_FLOAT64 && to->kind == TY_FLOAT16 && c->target->half_via_float)
         return LLVMBuildFPTrunc(c->b, f64_to_f32_odd(c, v), tt, "");
     return type_bits(from) > type_bits(to) ? LLVMBuildFPTrunc(c->b, v, tt, "") : LLVMBuildFPExt(c->b, v, tt, "");
 }

@@ -345,6 +345,6 @@ const Target target_host = {
     .begin_device_fn = begin_device_fn,
     .trap = trap,
     .lane_positions = true,
-    .f64_to_f16_in_steps = true,
+    .half_via_float = true,
 };
 /* clang-format on */

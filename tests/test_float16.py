@@ -122,7 +122,8 @@ def test_casts(rng, dt):
             # just off the halfway points between float16 neighbours: rounding through
             # float32 with round-to-nearest would land on the halfway point and round wrongly
             h = halves(rng, 100, -1000, 1000)
-            half_ulp = np.spacing(h).astype(np.float64) / 2
+            with np.errstate(over="ignore"):
+                half_ulp = np.spacing(h).astype(np.float64) / 2
             near = np.concatenate([h + half_ulp * (1 + 2.0 ** -40), h + half_ulp * (1 - 2.0 ** -40),
                                    h - half_ulp * (1 + 2.0 ** -40), h + half_ulp])
             src = np.concatenate([src, near])
@@ -180,3 +181,89 @@ def test_device_array_and_dlpack():
     d = gpu.to_device(np.arange(6, dtype=np.float16))
     assert d.dtype == np.float16
     np.testing.assert_array_equal(d.copy_to_host(), np.arange(6, dtype=np.float16))
+
+
+# -- gpu.fp16.*: against NumPy's float16 (each computed in float32 and rounded once) ------------
+FP16_BINARY = {"hadd": np.add, "hsub": np.subtract, "hmul": np.multiply, "hdiv": np.divide, "hmax": np.fmax,
+               "hmin": np.fmin}
+FP16_UNARY = {"hneg": np.negative, "habs": np.abs, "hceil": np.ceil, "hfloor": np.floor, "htrunc": np.trunc,
+              "hrint": np.rint, "hsqrt": np.sqrt, "hrcp": np.reciprocal, "hexp": np.exp, "hexp2": np.exp2,
+              "hexp10": lambda x: np.power(np.float32(10), x.astype(np.float32)).astype(np.float16),
+              "hlog": np.log, "hlog2": np.log2, "hlog10": np.log10, "hsin": np.sin, "hcos": np.cos,
+              "hrsqrt": lambda x: (np.float32(1) / np.sqrt(x.astype(np.float32))).astype(np.float16)}
+FP16_CMP = {"heq": np.equal, "hgt": np.greater, "hge": np.greater_equal, "hlt": np.less, "hle": np.less_equal,
+            "hne": lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b)}
+
+
+@pytest.mark.parametrize("name", sorted(FP16_BINARY) + sorted(FP16_CMP))
+def test_fp16_binary(rng, name):
+    fn = getattr(gpu.fp16, name)
+
+    @gpu.jit
+    def k(out, a, b):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = fn(a[i], b[i])
+    a, b = halves(rng, 300, -50, 50), halves(rng, 300, -6, 6)
+    b[b == 0] = np.float16(3)
+    a[5], b[6], a[7], b[7] = np.nan, np.nan, np.nan, np.nan
+    b[9] = a[9]
+    ref = {**FP16_BINARY, **FP16_CMP}[name]
+    out = poisoned(a.size, np.bool_ if name in FP16_CMP else np.float16)
+    launch1d(k, a.size, out, a, b)
+    with np.errstate(all="ignore"):
+        want = ref(a, b)
+    if name in FP16_CMP:
+        np.testing.assert_array_equal(out, want)
+    else:
+        same_bits(out, want)
+
+
+@pytest.mark.parametrize("name", sorted(FP16_UNARY))
+def test_fp16_unary(rng, name):
+    fn = getattr(gpu.fp16, name)
+
+    @gpu.jit("void(f2[::1], f2[::1])")
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = fn(x[i])
+    lo, hi = {"hexp": (-9, 9), "hexp2": (-14, 14), "hexp10": (-4, 4)}.get(name, (-100, 100))
+    x = halves(rng, 300, lo, hi)
+    if name.startswith(("hlog", "hsqrt", "hrsqrt")):
+        x = np.abs(x)
+    out = poisoned(x.size, np.float16)
+    launch1d(k, x.size, out, x)
+    with np.errstate(all="ignore"):
+        same_bits(out, FP16_UNARY[name](x))
+
+
+def test_fp16_fma_rounds_once(rng):
+    @gpu.jit
+    def k(out, a, b, c):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = gpu.fp16.hfma(a[i], b[i], c[i])
+    a, b, c = halves(rng, 2000, -300, 300), halves(rng, 2000, -300, 300), halves(rng, 2000, -3000, 3000)
+    out = poisoned(a.size, np.float16)
+    launch1d(k, a.size, out, a, b, c)
+    exact = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)  # exact: 22 + 11 bits
+    with np.errstate(over="ignore"):
+        same_bits(out, exact.astype(np.float16))
+
+
+def test_fp16_takes_other_numbers_and_checks_arity():
+    @gpu.jit("void(f2[:], f2)")
+    def k(out, x):
+        out[0] = gpu.fp16.hmul(x, 2)
+        out[1] = gpu.fp16.hadd(x, 2.5)
+    out = poisoned(2, np.float16)
+    k[1, 1](out, np.float16(321))
+    same_bits(out, np.array([642, 323.5], np.float16))
+
+    def bad(out, x):
+        out[0] = gpu.fp16.hadd(x)
+    with pytest.raises(gpu.TypingError, match=r"hadd\(\) takes 2 float16 arguments, got 1"):
+        gpu.jit("void(f2[:], f2)")(bad)
+    with pytest.raises(RuntimeError):
+        gpu.fp16.hadd(1, 2)
