@@ -470,6 +470,7 @@ typedef enum {
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
+    IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
 } IntrinsicKind;
 
 typedef struct Intrinsic {

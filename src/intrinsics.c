@@ -53,6 +53,7 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
     {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
     {"gpujit.brev", IK_BITS, BITS_BREV},
+    {"gpujit.selp", IK_SELP},
     {"gpujit.fp16.hadd", IK_FP16, FP16_ADD}, {"gpujit.fp16.hsub", IK_FP16, FP16_SUB},
     {"gpujit.fp16.hmul", IK_FP16, FP16_MUL}, {"gpujit.fp16.hdiv", IK_FP16, FP16_DIV},
     {"gpujit.fp16.hfma", IK_FP16, FP16_FMA}, {"gpujit.fp16.hneg", IK_FP16, FP16_NEG},
@@ -324,6 +325,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_SELP: {
+        Type *r = nargs == 3 && is_number(at[0]) ? unify(c, at[1], at[2]) : NULL;
+        if (!r || !is_number(r)) TERR("selp(predicate, a, b) takes a predicate and two numbers");
+        return r;
+    }
     case IK_SYNC_REDUCE:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s(predicate) takes one number", path_pretty(k->path));
         c->uses_barrier = true;
@@ -590,6 +596,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_SELP:
+        return LLVMBuildSelect(c->b, to_bool(c, val(c, a[0]), a[0]->type), val_as(c, a[1], rt), val_as(c, a[2], rt), "");
     case IK_SYNC_REDUCE: {
         LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[0]), a[0]->type), c->i32, "");
         return c->target->barrier_reduce(c, k->id, p);

@@ -98,6 +98,7 @@ clz = _KernelOnly("gpujit.clz", "clz(x): number of leading zero bits.")
 ffs = _KernelOnly("gpujit.ffs", "ffs(x): uint32, 1 + the position of the lowest set bit, 0 if x is 0.")
 brev = _KernelOnly("gpujit.brev", "brev(x): the bits reversed (uint32 or uint64).")
 
+selp = _KernelOnly("gpujit.selp", "selp(pred, a, b): a if pred else b, both evaluated, without a branch.")
 fp16 = _Namespace(
     "gpujit.fp16", "float16 functions (numba.cuda's cuda.fp16): each takes float16 values (other numbers "
     "convert) and gives a float16, or a bool for the comparisons.",
@@ -113,7 +114,7 @@ fp16 = _Namespace(
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
         threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
-        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, fp16)
+        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16)
 
 
 def _walk(obj):
