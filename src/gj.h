@@ -125,7 +125,7 @@ struct Type {
     int n;
     Type **items;
     int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
-    /* TY_OBJ */
+    /* TY_OBJ; a TY_TUPLE that is a CUDA vector type (float32x3, with .x .y .z .w): its name */
     const char *path;
     PyObject *obj; /* a Python function called as a device function, else NULL */
 };
@@ -137,6 +137,9 @@ extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
 Type *type_tuple(Ctx *c, int n, Type **items);
+/* CUDA's vector type of n (1-4) items of a scalar: a tuple named, e.g., float32x3 */
+Type *type_vector(Ctx *c, Type *base, int n);
+bool is_vector(const Type *t);
 Type *type_obj(Ctx *c, const char *path);
 Type *type_func(Ctx *c, const char *path, PyObject *func); /* a device function */
 bool type_eq(const Type *a, const Type *b);
@@ -471,6 +474,7 @@ typedef enum {
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
+    IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
 } IntrinsicKind;
 
 typedef struct Intrinsic {

@@ -54,6 +54,13 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
     {"gpujit.brev", IK_BITS, BITS_BREV},
     {"gpujit.selp", IK_SELP},
+#define VECTORS(base, T) \
+    {"gpujit." base "x1", IK_VECTOR, T, 1}, {"gpujit." base "x2", IK_VECTOR, T, 2}, \
+    {"gpujit." base "x3", IK_VECTOR, T, 3}, {"gpujit." base "x4", IK_VECTOR, T, 4}
+    VECTORS("int8", TY_INT8), VECTORS("int16", TY_INT16), VECTORS("int32", TY_INT32), VECTORS("int64", TY_INT64),
+    VECTORS("uint8", TY_UINT8), VECTORS("uint16", TY_UINT16), VECTORS("uint32", TY_UINT32),
+    VECTORS("uint64", TY_UINT64), VECTORS("float32", TY_FLOAT32), VECTORS("float64", TY_FLOAT64),
+#undef VECTORS
     {"gpujit.fp16.hadd", IK_FP16, FP16_ADD}, {"gpujit.fp16.hsub", IK_FP16, FP16_SUB},
     {"gpujit.fp16.hmul", IK_FP16, FP16_MUL}, {"gpujit.fp16.hdiv", IK_FP16, FP16_DIV},
     {"gpujit.fp16.hfma", IK_FP16, FP16_FMA}, {"gpujit.fp16.hneg", IK_FP16, FP16_NEG},
@@ -325,6 +332,19 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_VECTOR: {
+        /* the items, in order, from numbers and from smaller vectors */
+        int n = 0;
+        for (int i = 0; i < nargs; i++) {
+            if (!is_vector(at[i]) && !(is_scalar(at[i])))
+                TERR("%s() takes numbers and vectors, not %s (argument %d)", path_pretty(k->path), type_name(c, at[i]),
+                     i + 1);
+            n += is_vector(at[i]) ? at[i]->n : 1;
+        }
+        if (n != k->dim)
+            TERR("%s() makes %d item%s from its arguments, got %d", path_pretty(k->path), k->dim, k->dim == 1 ? "" : "s", n);
+        return type_vector(c, type_scalar((TypeKind)k->id), k->dim);
+    }
     case IK_SELP: {
         Type *r = nargs == 3 && is_number(at[0]) ? unify(c, at[1], at[2]) : NULL;
         if (!r || !is_number(r)) TERR("selp(predicate, a, b) takes a predicate and two numbers");
@@ -596,6 +616,23 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_VECTOR: {
+        LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
+        unsigned j = 0;
+        for (int i = 0; i < nargs; i++) {
+            Type *t = a[i]->type;
+            if (!is_vector(t)) {
+                v = LLVMBuildInsertValue(c->b, v, val_as(c, a[i], rt->items[0]), j++, "");
+                continue;
+            }
+            LLVMValueRef sv = val(c, a[i]);
+            for (int e = 0; e < t->n; e++)
+                v = LLVMBuildInsertValue(
+                        c->b, v, convert(c, LLVMBuildExtractValue(c->b, sv, (unsigned)e, ""), t->items[e], rt->items[0]),
+                        j++, "");
+        }
+        return v;
+    }
     case IK_SELP:
         return LLVMBuildSelect(c->b, to_bool(c, val(c, a[0]), a[0]->type), val_as(c, a[1], rt), val_as(c, a[2], rt), "");
     case IK_SYNC_REDUCE: {

@@ -599,6 +599,8 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_ATTR: {
         Type *at = in->args[0]->type;
         if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
+        if (is_vector(at)) /* .x .y .z .w: typeinfer checked the name */
+            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)(strchr("xyzw", in->name[0]) - "xyzw"), "");
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
         if (at->kind == TY_ARRAY) {

@@ -69,6 +69,15 @@ Type *type_tuple(Ctx *c, int n, Type **items) {
     return t;
 }
 
+Type *type_vector(Ctx *c, Type *base, int n) {
+    Type *items[4] = {base, base, base, base};
+    Type *t = type_tuple(c, n, items);
+    if (t) t->path = arena_printf(&c->arena, "%sx%d", type_name(c, base), n);
+    return t;
+}
+
+bool is_vector(const Type *t) { return t && t->kind == TY_TUPLE && t->path; }
+
 Type *type_obj(Ctx *c, const char *path) {
     Type *t = arena_alloc(&c->arena, sizeof *t);
     if (!t) return NULL;
@@ -90,7 +99,8 @@ bool type_eq(const Type *a, const Type *b) {
     case TY_ARRAY:
         return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space && type_eq(a->elem, b->elem);
     case TY_TUPLE:
-        if (a->n != b->n) return false;
+        if (a->n != b->n || (a->path || b->path) != (a->path && b->path)) return false;
+        if (a->path && strcmp(a->path, b->path)) return false;
         for (int i = 0; i < a->n; i++)
             if (!type_eq(a->items[i], b->items[i])) return false;
         return true;
@@ -163,6 +173,7 @@ const char *type_name(Ctx *c, const Type *t) {
         return arena_printf(&c->arena, "%s[%s]%s", type_name(c, t->elem), dims, sp);
     }
     case TY_TUPLE: {
+        if (t->path) return t->path;
         bool uni = t->n > 0;
         for (int i = 1; i < t->n; i++) uni = uni && type_eq(t->items[i], t->items[0]);
         if (uni) return arena_printf(&c->arena, "UniTuple(%s x %d)", type_name(c, t->items[0]), t->n);

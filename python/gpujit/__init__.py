@@ -73,5 +73,19 @@ def compile_ptx_for_current_device(pyfunc, sig, **kw):
     return compile_ptx(pyfunc, sig, cc=get_current_device().compute_capability, **kw)
 
 
+def __getattr__(name):
+    """CUDA's vector types (gpu.float32x3, gpu.float3, ...): made on first use."""
+    if name[-1:] in "1234" and not name.startswith("_"):
+        from .vector_types import constructors
+        if name in constructors:
+            return constructors[name]
+    raise AttributeError("module 'gpujit' has no attribute %r" % name)
+
+
+def __dir__():
+    from .vector_types import constructors
+    return sorted(set(globals()) | set(constructors))
+
+
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)

@@ -137,12 +137,22 @@ _NUMPY_UFUNCS = (
     "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign")
 
 
+_paths = {}  # the registry: the compiler holds this dict and sees what add_paths() adds to it
+
+
+def add_paths(objs):
+    """Name intrinsic objects made after import (gpujit.vector_types's) to the compiler."""
+    for obj in objs:
+        _paths[id(obj)] = obj._path
+
+
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them). gpujit's
     scalar types (gpujit.float32, gpujit.types.int32) are named as NumPy's, so a kernel
     uses them as it uses np.float32: as casts and as dtypes."""
     from .types import NUMBERS
-    paths = {id(t): path for path, t in NUMBERS.items()}
+    paths = _paths
+    paths.update({id(t): path for path, t in NUMBERS.items()})
     import numpy
     for name in _NUMPY_UFUNCS:
         obj = getattr(numpy, name, None)
