@@ -462,6 +462,7 @@ typedef enum {
     IK_POWMOD, /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
     IK_SEQ, /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
     IK_SUM, /* sum(tuple) */
+    IK_TUPLE, /* tuple(), tuple(a tuple) */
     IK_ANYALL, /* any(tuple) (id 0), all(tuple) (id 1) */
     IK_ISINSTANCE, /* isinstance(x, cls or tuple of classes): a constant of the static type */
     IK_BIT_COUNT, /* x.bit_count(), int.bit_count(x) */
@@ -503,6 +504,9 @@ Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
 /* prune.c: before infer_types, in a device function: `if p:` on a literal
  * argument p keeps only the branch its value takes, as numba prunes. */
 int prune_literal_branches(Ctx *c);
+/* webs.c: before infer_types, each variable split into its webs (assignments
+ * reaching common uses), so that a reused name may hold another type. */
+int split_webs(Ctx *c);
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
 

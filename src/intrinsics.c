@@ -126,7 +126,7 @@ static const Intrinsic intrinsics[] = {
     /* builtins beyond the casts (operator.*, pow(a, b) and divmod are operators: build.c) */
     {"builtins.round", IK_ROUND}, {"builtins.pow", IK_POWMOD},
     {"builtins.enumerate", IK_SEQ}, {"builtins.zip", IK_SEQ},
-    {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
+    {"builtins.tuple", IK_TUPLE}, {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
     {"builtins.isinstance", IK_ISINSTANCE},
     {"int.bit_count", IK_BIT_COUNT}, {"builtins.int.bit_count", IK_BIT_COUNT},
     {"_operator.abs", IK_ABS},
@@ -423,6 +423,10 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         }
         return r;
     }
+    case IK_TUPLE:
+        if (nargs == 0) return type_tuple(c, 0, NULL);
+        if (nargs != 1 || at[0]->kind != TY_TUPLE) TERR("tuple() in a kernel takes a tuple");
+        return type_tuple(c, at[0]->n, at[0]->items); /* a vector's items become a plain tuple */
     case IK_SUM:
     case IK_ANYALL: {
         const char *name = path_pretty(k->path);
@@ -739,6 +743,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         }
         return r;
     }
+    case IK_TUPLE: return nargs ? val(c, a[0]) : LLVMGetUndef(llvm_type(c, rt));
     case IK_SUM:
     case IK_ANYALL: {
         LLVMValueRef v[256];

@@ -554,6 +554,7 @@ def k_conflict_array_int(out, n):
     x = out
     if n > 0:
         x = 2  # <-
+    y = x  # both reach this use: one variable, two types
     out[0] = n
 
 
@@ -561,6 +562,7 @@ def k_conflict_int_tuple(out, n):
     x = 1
     if n > 0:
         x = (1, 2)  # <-
+    y = x
     out[0] = n
 
 
@@ -1059,7 +1061,9 @@ G_MIXED_151 = tuple(range(150)) + (1.5,)
 
 def k_long_message(out, n):
     t = G_MIXED_151
-    t = 1.0  # <-
+    if n > 0:
+        t = 1.0  # <-
+    u = t
     out[0] = n
 
 

@@ -191,6 +191,7 @@ FP16_UNARY = {"hneg": np.negative, "habs": np.abs, "hceil": np.ceil, "hfloor": n
               "hexp10": lambda x: np.power(np.float32(10), x.astype(np.float32)).astype(np.float16),
               "hlog": np.log, "hlog2": np.log2, "hlog10": np.log10, "hsin": np.sin, "hcos": np.cos,
               "hrsqrt": lambda x: (np.float32(1) / np.sqrt(x.astype(np.float32))).astype(np.float16)}
+FP16_EXACT = {"hneg", "habs", "hceil", "hfloor", "htrunc", "hrint", "hsqrt", "hrcp"}
 FP16_CMP = {"heq": np.equal, "hgt": np.greater, "hge": np.greater_equal, "hlt": np.less, "hle": np.less_equal,
             "hne": lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b)}
 
@@ -235,7 +236,17 @@ def test_fp16_unary(rng, name):
     out = poisoned(x.size, np.float16)
     launch1d(k, x.size, out, x)
     with np.errstate(all="ignore"):
-        same_bits(out, FP16_UNARY[name](x))
+        want = FP16_UNARY[name](x)
+    if name in FP16_EXACT:
+        same_bits(out, want)
+    else:
+        # float32 libm results (the C library's, or libdevice's) may differ from NumPy's own
+        # float32 code by an ulp, and so, rarely, round to the neighbouring float16
+        assert not (np.isnan(out) ^ np.isnan(want)).any()
+        ok = ~np.isnan(want)
+        got, want = out[ok].astype(np.float64), want[ok]
+        with np.errstate(invalid="ignore"):
+            assert ((got == want) | (np.abs(got - want) <= np.spacing(np.abs(want)))).all()
 
 
 def test_fp16_fma_rounds_once(rng):
