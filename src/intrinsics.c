@@ -531,6 +531,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MATH1:
     case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        if (at[0]->kind == TY_FLOAT16) /* numba.cuda's float16 overloads; the others take it as a float32 */
+            return strstr(" sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc ",
+                          arena_printf(&c->arena, " %s ", k->name))
+                           ? &ty_float16
+                           : &ty_float32;
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     case IK_MATH2: {

@@ -278,3 +278,34 @@ def test_fp16_takes_other_numbers_and_checks_arity():
         gpu.jit("void(f2[:], f2)")(bad)
     with pytest.raises(RuntimeError):
         gpu.fp16.hadd(1, 2)
+
+
+MATH_HALF = ["sin", "cos", "ceil", "floor", "sqrt", "log", "log2", "log10", "exp", "exp2", "fabs", "trunc"]
+
+
+@pytest.mark.parametrize("name", MATH_HALF)
+def test_math_keeps_float16(rng, name):
+    """numba.cuda's float16 overloads of math functions: float16 in, float16 out, computed
+    in float32 and rounded once (math.floor/ceil/trunc of a float16 stay float16)."""
+    import math
+    fn = getattr(math, name)
+
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = fn(x[i]) + np.float16(0)   # a float16 + float16 stays float16 only if fn's result is one
+    x = halves(rng, 200, 0.01, 10) if name.startswith(("log", "sqrt")) else halves(rng, 200, -10, 10)
+    if name.startswith(("log", "sqrt")):
+        x = np.abs(x)
+    out = poisoned(x.size, np.float16)
+    launch1d(k, x.size, out, x)
+    ref = {"fabs": np.fabs, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc}.get(name, getattr(np, name))
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float32)).astype(np.float16)
+    ok = ~np.isnan(want)
+    got, want = out[ok].astype(np.float64), want[ok]
+    with np.errstate(invalid="ignore"):
+        assert ((got == want) | (np.abs(got - want) <= np.spacing(np.abs(want)))).all()
+    ptx = gpu.compile_ptx(k.py_func, "void(float16[::1], float16[::1])")[0]
+    assert "cvt.f64.f16" not in ptx and "cvt.rn.f16.f64" not in ptx    # no detour through float64
