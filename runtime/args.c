@@ -5,6 +5,7 @@
  * arrays are staged to the device on the cuda target; and kernelParams are
  * packed by walking the kernel's parameter layout (gj_layout, src/layout.c),
  * the one description the compiler also lowered the kernel from. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,35 @@ static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
     return 0;
 }
 
+/* IEEE binary16 <-> double, exactly (a double -> half rounds once, to
+ * nearest even, as NumPy's float16(x)): the C compiler may have no _Float16. */
+static double half_to_double(uint16_t h) {
+    int e = (h >> 10) & 0x1f;
+    double m = h & 0x3ff, v;
+    if (e == 0x1f) v = m ? NAN : INFINITY;
+    else if (e == 0) v = ldexp(m, -24);
+    else v = ldexp(m + 1024, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+static uint16_t half_from_double(double f) {
+    uint64_t b;
+    memcpy(&b, &f, 8);
+    uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
+    b &= 0x7fffffffffffffffull;
+    if (b >= 0x7ff0000000000000ull) return sign | (b > 0x7ff0000000000000ull ? 0x7e00 : 0x7c00);
+    int e = (int)(b >> 52) - 1023;
+    if (e >= 16) return sign | 0x7c00;
+    uint64_t m = (b & ((1ull << 52) - 1)) | (1ull << 52);
+    /* m * 2**(e - 52) in units of the result's last place: 2**(e - 10), or 2**-24 below the normals */
+    int shift = (e >= -14 ? e - 10 : -24) - (e - 52);
+    if (shift > 54) return sign;
+    uint64_t q = m >> shift, rem = m & ((1ull << shift) - 1), halfway = 1ull << (shift - 1);
+    if (rem > halfway || (rem == halfway && (q & 1))) q++;
+    uint32_t bits = e >= -14 ? (uint32_t)((e + 14) << 10) + (uint32_t)q : (uint32_t)q;
+    return sign | (uint16_t)(bits >= 0x7c00 ? 0x7c00 : bits);
+}
+
 static PyObject *np_generic; /* numpy.generic, imported on first need */
 
 static int numpy_scalar_type(PyObject *o) {
@@ -121,6 +151,7 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p) {
     case GJ_UINT16: d->value.u = *(const uint16_t *)p; break;
     case GJ_UINT32: d->value.u = *(const uint32_t *)p; break;
     case GJ_UINT64: d->value.u = *(const uint64_t *)p; break;
+    case GJ_FLOAT16: d->value.f = half_to_double(*(const uint16_t *)p); break;
     case GJ_FLOAT32: d->value.f = *(const float *)p; break;
     case GJ_FLOAT64: d->value.f = *(const double *)p; break;
     case GJ_COMPLEX64: d->value.f = ((const float *)p)[0], d->imag = ((const float *)p)[1]; break;
@@ -339,7 +370,7 @@ static GjDtype dl_dtype(DLDataType t) {
                 : t.bits == 32 ? GJ_UINT32
                 : t.bits == 64 ? GJ_UINT64
                                : 0;
-    case kDLFloat: return t.bits == 32 ? GJ_FLOAT32 : t.bits == 64 ? GJ_FLOAT64 : 0;
+    case kDLFloat: return t.bits == 16 ? GJ_FLOAT16 : t.bits == 32 ? GJ_FLOAT32 : t.bits == 64 ? GJ_FLOAT64 : 0;
     case kDLBool: return t.bits == 8 ? GJ_BOOL : 0;
     case kDLComplex: return t.bits == 64 ? GJ_COMPLEX64 : t.bits == 128 ? GJ_COMPLEX128 : 0;
     }
@@ -620,7 +651,7 @@ void gj_args_release(ArgDesc *d, int n, int dev) {
 /* ---- checking a kernel against the arguments (once per cache entry) ---- */
 
 static int is_int(GjDtype t) { return t >= GJ_INT8 && t <= GJ_UINT64; }
-static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64; }
+static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64 || t == GJ_FLOAT16; }
 static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
 static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
@@ -776,6 +807,7 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag) {
     case GJ_UINT16: *(uint16_t *)slot = (uint16_t)u; break;
     case GJ_UINT32: *(uint32_t *)slot = (uint32_t)u; break;
     case GJ_UINT64: *(uint64_t *)slot = u; break;
+    case GJ_FLOAT16: *(uint16_t *)slot = half_from_double(f); break;
     case GJ_FLOAT32: *(float *)slot = (float)f; break;
     case GJ_FLOAT64: *(double *)slot = f; break;
     default: break;

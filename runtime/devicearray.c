@@ -19,7 +19,7 @@ static const struct {
     [GJ_BOOL] = {"bool", 1},       [GJ_INT8] = {"int8", 1},     [GJ_INT16] = {"int16", 2},
     [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
     [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
-    [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_FLOAT16] = {"float16", 2}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
     [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
 /* clang-format on */
@@ -61,6 +61,7 @@ GjDtype gj_dtype_from_format(const char *fmt, Py_ssize_t itemsize) {
     case 'L':
     case 'Q':
     case 'N': return int_dtype(0, itemsize);
+    case 'e': return itemsize == 2 ? GJ_FLOAT16 : 0;
     case 'f': return itemsize == 4 ? GJ_FLOAT32 : 0;
     case 'd': return itemsize == 8 ? GJ_FLOAT64 : 0;
     }
@@ -74,7 +75,7 @@ GjDtype gj_dtype_from_typestr(const char *ts) {
     case 'b': return size == 1 ? GJ_BOOL : 0;
     case 'i': return int_dtype(1, size);
     case 'u': return int_dtype(0, size);
-    case 'f': return size == 4 ? GJ_FLOAT32 : size == 8 ? GJ_FLOAT64 : 0;
+    case 'f': return size == 2 ? GJ_FLOAT16 : size == 4 ? GJ_FLOAT32 : size == 8 ? GJ_FLOAT64 : 0;
     case 'c': return size == 8 ? GJ_COMPLEX64 : size == 16 ? GJ_COMPLEX128 : 0;
     }
     return 0;
@@ -416,7 +417,7 @@ static const DLDataType dl_types[GJ_NDTYPES] = {
     [GJ_BOOL] = {kDLBool, 8, 1},     [GJ_INT8] = {kDLInt, 8, 1},     [GJ_INT16] = {kDLInt, 16, 1},
     [GJ_INT32] = {kDLInt, 32, 1},    [GJ_INT64] = {kDLInt, 64, 1},   [GJ_UINT8] = {kDLUInt, 8, 1},
     [GJ_UINT16] = {kDLUInt, 16, 1},  [GJ_UINT32] = {kDLUInt, 32, 1}, [GJ_UINT64] = {kDLUInt, 64, 1},
-    [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
+    [GJ_FLOAT16] = {kDLFloat, 16, 1}, [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
     [GJ_COMPLEX64] = {kDLComplex, 64, 1}, [GJ_COMPLEX128] = {kDLComplex, 128, 1},
 };
 /* clang-format on */

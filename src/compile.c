@@ -113,6 +113,7 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(build_cfg(c));
     STAGE(build_ir(c));
     STAGE(verify_ir(c, "build_ir"));
+    STAGE(split_webs(c));
     STAGE(infer_types(c));
     STAGE(verify_ir(c, "infer_types"));
     STAGE(make_target_machine(c));
@@ -233,6 +234,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     RETURN_IF_ERROR(verify_ir(s, "build_ir"));
     RETURN_IF_ERROR(prune_literal_branches(s));
     RETURN_IF_ERROR(verify_ir(s, "prune_literal_branches"));
+    RETURN_IF_ERROR(split_webs(s));
     RETURN_IF_ERROR(infer_types(s));
     RETURN_IF_ERROR(verify_ir(s, "infer_types"));
     f->typing = false;

@@ -101,6 +101,7 @@ typedef enum {
     TY_FLOAT64,
     TY_COMPLEX64,
     TY_COMPLEX128, /* {float, float}, {double, double} */
+    TY_FLOAT16,    /* LLVM's half */
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -136,7 +137,7 @@ struct Type {
     int depth, nested_items; /* levels of tuples; items counting those of nested tuples (saturates past LIMIT_TUPLE) */
     const char **names; /* a namedtuple's field names (items in order), else NULL */
     const char *cls;    /* a namedtuple's class name */
-    /* TY_OBJ */
+    /* TY_OBJ; a TY_TUPLE that is a CUDA vector type (float32x3, with .x .y .z .w): its name */
     const char *path;
     PyObject *obj; /* a Python function called as a device function, else NULL */
     /* TY_RECORD: its fields, size and alignment in bytes, and its spelling (type_eq compares it) */
@@ -150,13 +151,16 @@ struct Type {
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
-        ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
+        ty_float16, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
         ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
 Type *type_tuple(Ctx *c, int n, Type **items);
 int tuple_field(const Type *t, const char *name); /* a namedtuple's item of that name, or -1 */
+/* CUDA's vector type of n (1-4) items of a scalar: a tuple named, e.g., float32x3 */
+Type *type_vector(Ctx *c, Type *base, int n);
+bool is_vector(const Type *t);
 Type *type_obj(Ctx *c, const char *path);
 Type *type_func(Ctx *c, const char *path, PyObject *func); /* a device function */
 bool type_eq(const Type *a, const Type *b);
@@ -482,6 +486,7 @@ typedef enum {
     IK_POWMOD, /* pow(a, b, m) of integers (pow(a, b) is the ** operator) */
     IK_SEQ, /* enumerate(), zip(): only as a for loop's iterable (build.c counts over them) */
     IK_SUM, /* sum(tuple) */
+    IK_TUPLE, /* tuple(), tuple(a tuple) */
     IK_ANYALL, /* any(tuple) (id 0), all(tuple) (id 1) */
     IK_ISINSTANCE, /* isinstance(x, cls or tuple of classes): a constant of the static type */
     IK_BIT_COUNT, /* x.bit_count(), int.bit_count(x) */
@@ -495,6 +500,9 @@ typedef enum {
     IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
     IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
+    IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
+    IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
+    IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
 } IntrinsicKind;
 
 typedef struct Intrinsic {
@@ -523,6 +531,9 @@ Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
 /* prune.c: before infer_types, in a device function: `if p:` on a literal
  * argument p keeps only the branch its value takes, as numba prunes. */
 int prune_literal_branches(Ctx *c);
+/* webs.c: before infer_types, each variable split into its webs (assignments
+ * reaching common uses), so that a reused name may hold another type. */
+int split_webs(Ctx *c);
 /* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
 
@@ -604,6 +615,11 @@ struct Target {
      * lane_position): the CPU runs a warp's lanes one after another, and
      * the runtime groups the lanes that reach the same point together. */
     bool lane_positions;
+    /* The back end computes half in float (x86): a half fma would round
+     * twice, and double -> half calls a runtime library the JIT may not
+     * find. lower.c rounds double to half in two steps, the first to odd
+     * (which keeps the result exact); fp16.c computes an fma in double. */
+    bool half_via_float;
     /* An out-of-bounds index, its error record written: end the launch here
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */
@@ -653,6 +669,19 @@ const char *reduce_name(ReduceFn fn);
 Instr *reduce_operand(Instr *in); /* the array of np.f(a) or a.f(); NULL if the arguments are wrong */
 Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn);
 LLVMValueRef lower_reduction(Ctx *c, ReduceFn fn, Instr *in, Type *rt);
+
+//
+// fp16.c: gpu.fp16.* (hadd, hfma, hsin, heq, ...)
+//
+typedef enum {
+    FP16_ADD, FP16_SUB, FP16_MUL, FP16_DIV, FP16_FMA, FP16_NEG, FP16_ABS, FP16_MAX, FP16_MIN,
+    FP16_CEIL, FP16_FLOOR, FP16_TRUNC, FP16_RINT, FP16_SQRT, FP16_RSQRT, FP16_RCP,
+    FP16_EXP, FP16_EXP2, FP16_EXP10, FP16_LOG, FP16_LOG2, FP16_LOG10, FP16_SIN, FP16_COS,
+    FP16_EQ, FP16_NE, FP16_GT, FP16_GE, FP16_LT, FP16_LE, /* the comparisons, together: bool results */
+    FP16_NOPS
+} Fp16Op;
+Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *rt);
 
 //
 // atomics.c: atomics and warp-level operations

@@ -53,6 +53,29 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
     {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
     {"gpujit.brev", IK_BITS, BITS_BREV},
+    {"gpujit.selp", IK_SELP},
+#define VECTORS(base, T) \
+    {"gpujit." base "x1", IK_VECTOR, T, 1}, {"gpujit." base "x2", IK_VECTOR, T, 2}, \
+    {"gpujit." base "x3", IK_VECTOR, T, 3}, {"gpujit." base "x4", IK_VECTOR, T, 4}
+    VECTORS("int8", TY_INT8), VECTORS("int16", TY_INT16), VECTORS("int32", TY_INT32), VECTORS("int64", TY_INT64),
+    VECTORS("uint8", TY_UINT8), VECTORS("uint16", TY_UINT16), VECTORS("uint32", TY_UINT32),
+    VECTORS("uint64", TY_UINT64), VECTORS("float32", TY_FLOAT32), VECTORS("float64", TY_FLOAT64),
+#undef VECTORS
+    {"gpujit.fp16.hadd", IK_FP16, FP16_ADD}, {"gpujit.fp16.hsub", IK_FP16, FP16_SUB},
+    {"gpujit.fp16.hmul", IK_FP16, FP16_MUL}, {"gpujit.fp16.hdiv", IK_FP16, FP16_DIV},
+    {"gpujit.fp16.hfma", IK_FP16, FP16_FMA}, {"gpujit.fp16.hneg", IK_FP16, FP16_NEG},
+    {"gpujit.fp16.habs", IK_FP16, FP16_ABS}, {"gpujit.fp16.hmax", IK_FP16, FP16_MAX},
+    {"gpujit.fp16.hmin", IK_FP16, FP16_MIN}, {"gpujit.fp16.hceil", IK_FP16, FP16_CEIL},
+    {"gpujit.fp16.hfloor", IK_FP16, FP16_FLOOR}, {"gpujit.fp16.htrunc", IK_FP16, FP16_TRUNC},
+    {"gpujit.fp16.hrint", IK_FP16, FP16_RINT}, {"gpujit.fp16.hsqrt", IK_FP16, FP16_SQRT},
+    {"gpujit.fp16.hrsqrt", IK_FP16, FP16_RSQRT}, {"gpujit.fp16.hrcp", IK_FP16, FP16_RCP},
+    {"gpujit.fp16.hexp", IK_FP16, FP16_EXP}, {"gpujit.fp16.hexp2", IK_FP16, FP16_EXP2},
+    {"gpujit.fp16.hexp10", IK_FP16, FP16_EXP10}, {"gpujit.fp16.hlog", IK_FP16, FP16_LOG},
+    {"gpujit.fp16.hlog2", IK_FP16, FP16_LOG2}, {"gpujit.fp16.hlog10", IK_FP16, FP16_LOG10},
+    {"gpujit.fp16.hsin", IK_FP16, FP16_SIN}, {"gpujit.fp16.hcos", IK_FP16, FP16_COS},
+    {"gpujit.fp16.heq", IK_FP16, FP16_EQ}, {"gpujit.fp16.hne", IK_FP16, FP16_NE},
+    {"gpujit.fp16.hgt", IK_FP16, FP16_GT}, {"gpujit.fp16.hge", IK_FP16, FP16_GE},
+    {"gpujit.fp16.hlt", IK_FP16, FP16_LT}, {"gpujit.fp16.hle", IK_FP16, FP16_LE},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -62,6 +85,7 @@ static const Intrinsic intrinsics[] = {
     {"numpy.int32", IK_CAST, TY_INT32}, {"numpy.int64", IK_CAST, TY_INT64},
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
+    {"numpy.float16", IK_CAST, TY_FLOAT16},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
     {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
     {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
@@ -102,7 +126,7 @@ static const Intrinsic intrinsics[] = {
     /* builtins beyond the casts (operator.*, pow(a, b) and divmod are operators: build.c) */
     {"builtins.round", IK_ROUND}, {"builtins.pow", IK_POWMOD},
     {"builtins.enumerate", IK_SEQ}, {"builtins.zip", IK_SEQ},
-    {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
+    {"builtins.tuple", IK_TUPLE}, {"builtins.sum", IK_SUM}, {"builtins.any", IK_ANYALL, 0}, {"builtins.all", IK_ANYALL, 1},
     {"builtins.isinstance", IK_ISINSTANCE},
     {"int.bit_count", IK_BIT_COUNT}, {"builtins.int.bit_count", IK_BIT_COUNT},
     {"_operator.abs", IK_ABS},
@@ -349,6 +373,25 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_SHARED_ARRAY: return array_alloc_type(c, in, true);
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
+    case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_VECTOR: {
+        /* the items, in order, from numbers and from smaller vectors */
+        int n = 0;
+        for (int i = 0; i < nargs; i++) {
+            if (!is_vector(at[i]) && !(is_scalar(at[i])))
+                TERR("%s() takes numbers and vectors, not %s (argument %d)", path_pretty(k->path), type_name(c, at[i]),
+                     i + 1);
+            n += is_vector(at[i]) ? at[i]->n : 1;
+        }
+        if (n != k->dim)
+            TERR("%s() makes %d item%s from its arguments, got %d", path_pretty(k->path), k->dim, k->dim == 1 ? "" : "s", n);
+        return type_vector(c, type_scalar((TypeKind)k->id), k->dim);
+    }
+    case IK_SELP: {
+        Type *r = nargs == 3 && is_number(at[0]) ? unify(c, at[1], at[2]) : NULL;
+        if (!r || !is_number(r)) TERR("selp(predicate, a, b) takes a predicate and two numbers");
+        return r;
+    }
     case IK_SYNC_REDUCE:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s(predicate) takes one number", path_pretty(k->path));
         c->uses_barrier = true;
@@ -422,6 +465,10 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         }
         return r;
     }
+    case IK_TUPLE:
+        if (nargs == 0) return type_tuple(c, 0, NULL);
+        if (nargs != 1 || at[0]->kind != TY_TUPLE) TERR("tuple() in a kernel takes a tuple");
+        return type_tuple(c, at[0]->n, at[0]->items); /* a vector's items become a plain tuple */
     case IK_SUM:
     case IK_ANYALL: {
         const char *name = path_pretty(k->path);
@@ -533,6 +580,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MATH1:
     case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
+        if (at[0]->kind == TY_FLOAT16) /* numba.cuda's float16 overloads; the others take it as a float32 */
+            return strstr(" sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc ",
+                          arena_printf(&c->arena, " %s ", k->name))
+                           ? &ty_float16
+                           : &ty_float32;
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     case IK_MATH2: {
@@ -623,6 +675,26 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return const_shape_array(c, rt, data, shape);
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
+    case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_VECTOR: {
+        LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
+        unsigned j = 0;
+        for (int i = 0; i < nargs; i++) {
+            Type *t = a[i]->type;
+            if (!is_vector(t)) {
+                v = LLVMBuildInsertValue(c->b, v, val_as(c, a[i], rt->items[0]), j++, "");
+                continue;
+            }
+            LLVMValueRef sv = val(c, a[i]);
+            for (int e = 0; e < t->n; e++)
+                v = LLVMBuildInsertValue(
+                        c->b, v, convert(c, LLVMBuildExtractValue(c->b, sv, (unsigned)e, ""), t->items[e], rt->items[0]),
+                        j++, "");
+        }
+        return v;
+    }
+    case IK_SELP:
+        return LLVMBuildSelect(c->b, to_bool(c, val(c, a[0]), a[0]->type), val_as(c, a[1], rt), val_as(c, a[2], rt), "");
     case IK_SYNC_REDUCE: {
         LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[0]), a[0]->type), c->i32, "");
         return c->target->barrier_reduce(c, k->id, p);
@@ -730,6 +802,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         }
         return r;
     }
+    case IK_TUPLE: return nargs ? val(c, a[0]) : LLVMGetUndef(llvm_type(c, rt));
     case IK_SUM:
     case IK_ANYALL: {
         LLVMValueRef v[256];

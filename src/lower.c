@@ -34,6 +34,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     case TY_UINT32: return c->i32;
     case TY_INT64:
     case TY_UINT64: return c->i64;
+    case TY_FLOAT16: return LLVMHalfTypeInContext(c->llctx);
     case TY_FLOAT32: return c->f32;
     case TY_FLOAT64: return c->f64;
     case TY_COMPLEX64:
@@ -99,6 +100,20 @@ LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nov
     return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)nargs, "");
 }
 
+/* double -> float rounded to odd (toward zero, the last bit set when
+ * inexact): float's 24 bits then round to half's 11 exactly as one rounding
+ * from double would. */
+static LLVMValueRef f64_to_f32_odd(Ctx *c, LLVMValueRef d) {
+    LLVMValueRef f = LLVMBuildFPTrunc(c->b, d, c->f32, "");
+    LLVMValueRef back = LLVMBuildFPExt(c->b, f, c->f64, "");
+    LLVMValueRef exact = LLVMBuildFCmp(c->b, LLVMRealUEQ, back, d, ""); /* NaN: keep f */
+    LLVMValueRef away = LLVMBuildFCmp(c->b, LLVMRealOGT, fcall1(c, "llvm.fabs", back), fcall1(c, "llvm.fabs", d), "");
+    LLVMValueRef bits = LLVMBuildBitCast(c->b, f, c->i32, "");
+    bits = LLVMBuildSub(c->b, bits, LLVMBuildZExt(c->b, away, c->i32, ""), ""); /* one step toward zero */
+    bits = LLVMBuildOr(c->b, bits, LLVMConstInt(c->i32, 1, 0), "");
+    return LLVMBuildSelect(c->b, exact, f, LLVMBuildBitCast(c->b, bits, c->f32, ""), "");
+}
+
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
     if (from->kind == TY_TUPLE && to->kind == TY_TUPLE && from->n == to->n && !type_eq(from, to)) {
         /* a variable unified wider than a value stored in it: t = (i32, i32), later (i64, i64) */
@@ -136,6 +151,8 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         LLVMTypeRef over[2] = {tt, llvm_type(c, from)};
         return call_intrinsic(c, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
     }
+    if (from->kind == TY_FLOAT64 && to->kind == TY_FLOAT16 && c->target->half_via_float)
+        return LLVMBuildFPTrunc(c->b, f64_to_f32_odd(c, v), tt, "");
     return type_bits(from) > type_bits(to) ? LLVMBuildFPTrunc(c->b, v, tt, "") : LLVMBuildFPExt(c->b, v, tt, "");
 }
 
@@ -293,6 +310,13 @@ static LLVMValueRef int_pow(Ctx *c, LLVMValueRef base, LLVMValueRef e, Type *t) 
 }
 
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs) {
+    if (t->kind == TY_FLOAT16) {
+        /* no libm has float16 functions: float32's, rounded once to float16 (NumPy's way) */
+        LLVMValueRef wide[2];
+        for (int i = 0; i < nargs && i < 2; i++) wide[i] = convert(c, args[i], t, &ty_float32);
+        LLVMValueRef r = math_call(c, name, &ty_float32, wide, nargs);
+        return r ? convert(c, r, &ty_float32, t) : NULL;
+    }
     char fname[64];
     snprintf(fname, sizeof fname, "%s%s", name, t->kind == TY_FLOAT32 ? "f" : "");
     LLVMTypeRef ft = llvm_type(c, t);
@@ -342,8 +366,15 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
         return t->kind == TY_INT64 ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
     case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
-    case BIN_FLOORDIV: return f ? float_divmod(c, a, b, t, false) : int_divmod(c, a, b, t, false);
-    case BIN_MOD: return f ? float_divmod(c, a, b, t, true) : int_divmod(c, a, b, t, true);
+    case BIN_FLOORDIV:
+    case BIN_MOD:
+        if (t->kind == TY_FLOAT16) /* in float32, rounded once, as NumPy's float16 divmod */
+            return convert(c,
+                           float_divmod(c, convert(c, a, t, &ty_float32), convert(c, b, t, &ty_float32), &ty_float32,
+                                        in->ival == BIN_MOD),
+                           &ty_float32, t);
+        if (in->ival == BIN_MOD) return f ? float_divmod(c, a, b, t, true) : int_divmod(c, a, b, t, true);
+        return f ? float_divmod(c, a, b, t, false) : int_divmod(c, a, b, t, false);
     case BIN_POW: {
         if (!f) return int_pow(c, a, b, t);
         LLVMValueRef args[2] = {a, b};
@@ -587,6 +618,8 @@ static int lower_instr(Ctx *c, Instr *in) {
             break;
         }
         if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
+        if (is_vector(at)) /* .x .y .z .w: typeinfer checked the name */
+            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)(strchr("xyzw", in->name[0]) - "xyzw"), "");
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
             r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
         if (at->kind == TY_ARRAY) {

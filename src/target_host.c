@@ -345,5 +345,6 @@ const Target target_host = {
     .begin_device_fn = begin_device_fn,
     .trap = trap,
     .lane_positions = true,
+    .half_via_float = true,
 };
 /* clang-format on */

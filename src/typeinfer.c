@@ -398,6 +398,12 @@ static Type *type_of(TI *ti, Instr *in) {
             if (!strcmp(in->name, "conjugate")) return type_obj(c, "complex.conjugate"); /* a method: called next */
             TERR("%s has no attribute '%s'", type_name(c, a), in->name);
         }
+        if (is_vector(a)) {
+            static const char members[] = "xyzw";
+            const char *m = in->name[0] && !in->name[1] ? strchr(members, in->name[0]) : NULL;
+            if (!m || m - members >= a->n) TERR("%s has no attribute '%s'", type_name(c, a), in->name);
+            return a->items[m - members];
+        }
         if (is_index(a) && !strcmp(in->name, "bit_count"))
             return type_obj(c, "int.bit_count"); /* a method: called next */
         if (a->kind == TY_OBJ) {

@@ -9,7 +9,7 @@
 
 Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int16 = {TY_INT16}, ty_int32 = {TY_INT32},
      ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16}, ty_uint32 = {TY_UINT32},
-     ty_uint64 = {TY_UINT64}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
+     ty_uint64 = {TY_UINT64}, ty_float16 = {TY_FLOAT16}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
      ty_range = {TY_RANGE}, ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
      ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
      ty_ellipsis = {TY_ELLIPSIS};
@@ -19,7 +19,7 @@ static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
     [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
     [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
-    [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
+    [TY_FLOAT16] = &ty_float16, [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
     [TY_COMPLEX128] = &ty_complex128,
 };
 /* clang-format on */
@@ -29,12 +29,12 @@ static const char *const scalar_names[] = {
     [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
     [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
     [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
-    [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
+    [TY_FLOAT16] = "float16", [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
     [TY_COMPLEX128] = "complex128",
 };
 /* clang-format on */
 
-Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_COMPLEX128 ? scalars[k] : NULL; }
+Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_FLOAT16 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
     if (ndim > LIMIT_NDIM) { /* from a signature: point at the def line */
@@ -69,6 +69,15 @@ Type *type_tuple(Ctx *c, int n, Type **items) {
     return t;
 }
 
+Type *type_vector(Ctx *c, Type *base, int n) {
+    Type *items[4] = {base, base, base, base};
+    Type *t = type_tuple(c, n, items);
+    if (t) t->path = arena_printf(&c->arena, "%sx%d", type_name(c, base), n);
+    return t;
+}
+
+bool is_vector(const Type *t) { return t && t->kind == TY_TUPLE && t->path; }
+
 Type *type_obj(Ctx *c, const char *path) {
     Type *t = arena_alloc(&c->arena, sizeof *t);
     if (!t) return NULL;
@@ -94,6 +103,8 @@ bool type_eq(const Type *a, const Type *b) {
         if (a->names && strcmp(a->cls, b->cls)) return false;
         for (int i = 0; a->names && i < a->n; i++)
             if (strcmp(a->names[i], b->names[i])) return false;
+        if ((a->path || b->path) != (a->path && b->path)) return false;
+        if (a->path && strcmp(a->path, b->path)) return false;
         for (int i = 0; i < a->n; i++)
             if (!type_eq(a->items[i], b->items[i])) return false;
         return true;
@@ -116,10 +127,10 @@ const RecField *record_field(const Type *rec, const char *name) {
     return NULL;
 }
 
-bool is_scalar(const Type *t) { return t && t->kind >= TY_BOOL && t->kind <= TY_FLOAT64; }
+bool is_scalar(const Type *t) { return t && ((t->kind >= TY_BOOL && t->kind <= TY_FLOAT64) || t->kind == TY_FLOAT16); }
 bool is_int(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_UINT64; }
 bool is_signed(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_INT64; }
-bool is_float(const Type *t) { return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64); }
+bool is_float(const Type *t) { return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64 || t->kind == TY_FLOAT16); }
 bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
@@ -137,7 +148,7 @@ bool has_value(const Type *t) {
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
 Type *complex_of(const Type *t) {
     if (is_complex(t)) return (Type *)t;
-    return t->kind == TY_FLOAT32 ? &ty_complex64 : &ty_complex128;
+    return t->kind == TY_FLOAT32 || t->kind == TY_FLOAT16 ? &ty_complex64 : &ty_complex128;
 }
 
 int type_bits(const Type *t) {
@@ -146,7 +157,8 @@ int type_bits(const Type *t) {
     case TY_INT8:
     case TY_UINT8: return 8;
     case TY_INT16:
-    case TY_UINT16: return 16;
+    case TY_UINT16:
+    case TY_FLOAT16: return 16;
     case TY_INT32:
     case TY_UINT32:
     case TY_FLOAT32: return 32;
@@ -208,6 +220,7 @@ const char *type_name(Ctx *c, const Type *t) {
                 s = arena_printf(&c->arena, "%s, %s=%s", s, t->names[i], type_name(c, t->items[i]));
             return arena_printf(&c->arena, "%s)", s);
         }
+        if (t->path) return t->path;
         bool uni = t->n > 0;
         for (int i = 1; i < t->n; i++) uni = uni && type_eq(t->items[i], t->items[0]);
         if (uni) return arena_printf(&c->arena, "UniTuple(%s x %d)", type_name(c, t->items[0]), t->n);
@@ -239,7 +252,8 @@ Type *type_from_name(const char *name) {
         {"ulong", &ty_uint64},      {"ulonglong", &ty_uint64},   {"float32", &ty_float32},
         {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
         {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
-        {"double", &ty_float64},    {"none", &ty_none},          {"void", &ty_none},
+        {"double", &ty_float64},    {"float16", &ty_float16},    {"f2", &ty_float16},
+        {"half", &ty_float16},    {"none", &ty_none},          {"void", &ty_none},
         {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
         {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
         {"complex_", &ty_complex128},
@@ -248,6 +262,16 @@ Type *type_from_name(const char *name) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i].name, name) == 0) return names[i].t;
     return NULL;
+}
+
+/* float16 with float16 or an 8-bit int stays float16; with a 16-bit int or
+ * float32, float32; wider ints need float64 (NumPy's result_type). */
+static Type *promote_half(Type *a, Type *b) {
+    Type *other = a->kind == TY_FLOAT16 ? b : a;
+    if (other->kind == TY_FLOAT16) return &ty_float16;
+    if (other->kind == TY_FLOAT32) return &ty_float32;
+    int bits = type_bits(other);
+    return bits <= 8 ? &ty_float16 : bits <= 16 ? &ty_float32 : &ty_float64;
 }
 
 /* numba types integer arithmetic on machine integers (int64/uint64): small
@@ -266,6 +290,7 @@ Type *promote_arith(Type *a, Type *b) {
     if (b->kind == TY_BOOL) b = &ty_int64;
     if (is_float(a) || is_float(b)) {
         if (a->kind == TY_FLOAT64 || b->kind == TY_FLOAT64) return &ty_float64;
+        if (a->kind == TY_FLOAT16 || b->kind == TY_FLOAT16) return promote_half(a, b);
         Type *other = is_float(a) && is_float(b) ? NULL : is_float(a) ? b : a;
         if (!other || type_bits(other) <= 16) return &ty_float32;
         return &ty_float64;

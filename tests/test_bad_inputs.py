@@ -554,6 +554,7 @@ def k_conflict_array_int(out, n):
     x = out
     if n > 0:
         x = 2  # <-
+    y = x  # both reach this use: one variable, two types
     out[0] = n
 
 
@@ -561,6 +562,7 @@ def k_conflict_int_tuple(out, n):
     x = 1
     if n > 0:
         x = (1, 2)  # <-
+    y = x
     out[0] = n
 
 
@@ -797,7 +799,7 @@ def k_ok_array(out, a):
     (lambda: k_ok_array[1, 1](np.zeros(2), np.array([1, None], dtype=object)), TypeError),
     # a record stored into a float64 array: the kernel's typing refuses it
     (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, dtype=[("x", "f8"), ("y", "i4")])), gpu.TypingError),
-    (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, np.float16)), TypeError),
+    (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, np.longdouble)), TypeError),
     (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, np.complex64)), gpu.TypingError),   # complex into float
     (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, np.complex128)), gpu.TypingError),
     (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, ">f8")), TypeError),          # byte-swapped
@@ -855,7 +857,7 @@ def plain(out, n):
 BAD_SIGS = [
     "void(float33[:])", "void(float32[:]", "(int32)", "void(float64[::1])", "void(float64[::1], int64, int64)",
     "void(float65[::1], int64)", "void(float64[::1, int64)", "float64[::1], int64", "", "void", "void()",
-    "void(complex128, int64)", "void(float16[:], int64)", "void(object, int64)", "void(str, int64)",
+    "void(complex128, int64)", "void(float128[:], int64)", "void(object, int64)", "void(str, int64)",
     "void(int32[::2], int64)", "void(float32[::1, :], int64)", "void(float32[], int64)", "void(,)",
     "void(float32[:] int64)", "void(float32[:], int64,)", "void(float32[:], int64) trailing",
     "void((float32[:]), int64)", "void(float32[:][:], int64)", "int32(float64[::1], int64)",
@@ -1060,7 +1062,9 @@ G_MIXED_151 = tuple(range(150)) + (1.5,)
 
 def k_long_message(out, n):
     t = G_MIXED_151
-    t = 1.0  # <-
+    if n > 0:
+        t = 1.0  # <-
+    u = t
     out[0] = n
 
 

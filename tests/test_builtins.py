@@ -281,3 +281,17 @@ def test_range_with_int32_bounds():
         ks = list(range(t, 100, 32))
         want.append(sum(ks) * 1000 + ks[-1])
     assert out.tolist() == want
+
+
+def test_tuple_of_a_tuple_and_of_a_vector():
+    @gpu.jit
+    def k(out, a):
+        t = tuple((a[0], a[1], a[2]))
+        e = tuple()
+        v = tuple(gpu.float64x2(a[3], a[4]))
+        out[0] = t[0] + t[1] + t[2] + len(e)
+        out[1] = v[0] - v[1]
+    a = np.array([1.0, 2.0, 4.0, 10.0, 3.0])
+    out = np.full(2, np.nan)
+    k[1, 1](out, a)
+    np.testing.assert_array_equal(out, [7.0, 7.0])

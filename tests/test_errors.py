@@ -479,7 +479,7 @@ def test_launch_with_bad_arguments():
     with pytest.raises(TypeError):
         k[1, 1]([1.0, 2.0], 1)             # a list, not an array
     with pytest.raises(TypeError):
-        k[1, 1](np.zeros(2, np.float16), 1)  # an unsupported dtype
+        k[1, 1](np.zeros(2, np.longdouble), 1)  # an unsupported dtype
 
 
 def test_eager_signature_mismatch():

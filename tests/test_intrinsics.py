@@ -350,3 +350,36 @@ def test_syncthreads_in_loop():
     out = poisoned((3, 256), np.int32)
     k_syncthreads_phases[3, 256](out)
     assert_same(out, np.tile((np.arange(256) + 5) % 256, (3, 1)).astype(np.int32))
+
+
+def test_selp_selects_without_branch(rng):
+    @gpu.jit("void(int64[::1], float64[::1], int64[::1], float64[::1])")
+    def k(out, fout, x, y):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = gpu.selp(x[i] % 3 == 0, x[i], 13)
+            fout[i] = gpu.selp(y[i], y[i] * 2.0, -1.0)
+    x = rng.integers(-100, 100, 300)
+    y = rng.uniform(-1, 1, 300)
+    y[::7] = 0
+    out, fout = poisoned(300, np.int64), poisoned(300, np.float64)
+    k[5, 64](out, fout, x, y)
+    np.testing.assert_array_equal(out, np.where(x % 3 == 0, x, 13))
+    np.testing.assert_array_equal(fout, np.where(y != 0, y * 2.0, -1.0))
+    ptx = k.inspect_ptx("void(int64[::1], float64[::1], int64[::1], float64[::1])")
+    assert ptx.count("selp.") >= 2
+
+    def bad(out):
+        out[0] = gpu.selp(True, out, 1)
+    with pytest.raises(gpu.TypingError, match=r"selp\(predicate, a, b\)"):
+        gpu.jit("void(int64[::1])")(bad)
+
+
+def test_lto_accepted_and_lto_ptx_is_the_ptx():
+    def k(out, a):
+        out[0] = -a
+    kern = gpu.jit("void(f2[:], f2)", lto=True)(k)
+    ptx = kern.inspect_lto_ptx((gpu.f2[:], gpu.f2))
+    assert "neg.f16" in ptx and ptx == kern.inspect_ptx("void(f2[:], f2)")
+    from gpujit.typing import signature
+    assert signature(gpu.void, gpu.f2[:], gpu.f2) == gpu.void(gpu.f2[:], gpu.f2)

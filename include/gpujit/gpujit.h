@@ -61,6 +61,7 @@ typedef enum GjDtype {
     GJ_FLOAT64,
     GJ_COMPLEX64,
     GJ_COMPLEX128,  /* NumPy's layout: re, im */
+    GJ_FLOAT16,     /* IEEE binary16 (NumPy's float16) */
     GJ_NDTYPES
 } GjDtype;
 

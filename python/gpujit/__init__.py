@@ -20,7 +20,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,
                          shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
-                         popc, clz, ffs, brev)
+                         popc, clz, ffs, brev, selp, fp16)
 from . import intrinsics as _intrinsics
 from . import types
 from .dispatcher import Dispatcher, DeviceFunction
@@ -31,9 +31,9 @@ _core.register_paths(_intrinsics.registry())
 # Types: numba's type objects (gpujit.types): signatures (void(float32[::1], int32)),
 # dtypes (np.dtype(gpujit.float32), shared.array(n, gpujit.float32)) and casts in kernels.
 from .types import (boolean, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: E402
-                    float32, float64, complex64, complex128, intp, uintp, intc, uintc, byte, char, uchar, short,
+                    float16, float32, float64, complex64, complex128, intp, uintp, intc, uintc, byte, char, uchar, short,
                     ushort, int_, uint, long_, ulong, longlong, ulonglong, float_, double, void, none, b1, i1, i2,
-                    i4, i8, u1, u2, u4, u8, f4, f8, c8, c16)
+                    i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16)
 
 __version__ = "0.1.0"
 
@@ -71,6 +71,20 @@ def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=F
 def compile_ptx_for_current_device(pyfunc, sig, **kw):
     from .cudadrv import get_current_device
     return compile_ptx(pyfunc, sig, cc=get_current_device().compute_capability, **kw)
+
+
+def __getattr__(name):
+    """CUDA's vector types (gpu.float32x3, gpu.float3, ...): made on first use."""
+    if name[-1:] in "1234" and not name.startswith("_"):
+        from .vector_types import constructors
+        if name in constructors:
+            return constructors[name]
+    raise AttributeError("module 'gpujit' has no attribute %r" % name)
+
+
+def __dir__():
+    from .vector_types import constructors
+    return sorted(set(globals()) | set(constructors))
 
 
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)

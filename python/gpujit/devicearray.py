@@ -31,7 +31,7 @@ def _dtype_code(dtype):
     code = _CODES.get(dt.name) if dt.kind in "biufc" else None
     if code is None or (not dt.isnative and dt.itemsize > 1):
         raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, "
-                        "uint8-uint64, float32, float64, complex64 or complex128 (native byte order)")
+                        "uint8-uint64, float16, float32, float64, complex64 or complex128 (native byte order)")
     return code
 
 

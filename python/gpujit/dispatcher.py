@@ -30,7 +30,7 @@ class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use."""
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
-                 inline=False, opt=True, cache=False, boundscheck=None, **options):
+                 inline=False, opt=True, cache=False, boundscheck=None, lto=False, **options):
         super().__init__()
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
@@ -135,6 +135,12 @@ class Dispatcher(_core.DispatcherBase):
     def inspect_asm(self, sig=None):
         return self.inspect_ptx(sig)
 
+    def inspect_lto_ptx(self, sig=None):
+        """numba's PTX after link-time optimisation: a kernel is already one LLVM module
+        (device functions and libdevice linked in before LLVM's optimiser), so
+        this is its PTX, and jit(lto=True) changes nothing."""
+        return self.inspect_ptx(sig)
+
     def inspect_llvm(self, sig=None):
         """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
         The IR text is not kept by ordinary compiles (printing it costs time), so
@@ -199,7 +205,7 @@ class DeviceFunction:
     def __init__(self, pyfunc, sigs=None, **options):
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
-        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck"}
+        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck", "lto"}
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc

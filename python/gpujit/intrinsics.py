@@ -98,10 +98,23 @@ clz = _KernelOnly("gpujit.clz", "clz(x): number of leading zero bits.")
 ffs = _KernelOnly("gpujit.ffs", "ffs(x): uint32, 1 + the position of the lowest set bit, 0 if x is 0.")
 brev = _KernelOnly("gpujit.brev", "brev(x): the bits reversed (uint32 or uint64).")
 
+selp = _KernelOnly("gpujit.selp", "selp(pred, a, b): a if pred else b, both evaluated, without a branch.")
+fp16 = _Namespace(
+    "gpujit.fp16", "float16 functions (numba.cuda's cuda.fp16): each takes float16 values (other numbers "
+    "convert) and gives a float16, or a bool for the comparisons.",
+    hadd="hadd(a, b): a + b.", hsub="hsub(a, b): a - b.", hmul="hmul(a, b): a * b.", hdiv="hdiv(a, b): a / b.",
+    hfma="hfma(a, b, c): a * b + c, rounded once.", hneg="hneg(a): -a.", habs="habs(a): |a|.",
+    hmax="hmax(a, b): the larger; a NaN loses.", hmin="hmin(a, b): the smaller; a NaN loses.",
+    hceil="hceil(a)", hfloor="hfloor(a)", htrunc="htrunc(a)", hrint="hrint(a): to the nearest, ties to even.",
+    hsqrt="hsqrt(a)", hrsqrt="hrsqrt(a): 1 / sqrt(a).", hrcp="hrcp(a): 1 / a.", hexp="hexp(a)",
+    hexp2="hexp2(a)", hexp10="hexp10(a)", hlog="hlog(a)", hlog2="hlog2(a)", hlog10="hlog10(a)", hsin="hsin(a)",
+    hcos="hcos(a)", heq="heq(a, b): a == b.", hne="hne(a, b): a != b, False if either is NaN.",
+    hgt="hgt(a, b): a > b.", hge="hge(a, b): a >= b.", hlt="hlt(a, b): a < b.", hle="hle(a, b): a <= b.")
+
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
         threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
-        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev)
+        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16)
 
 
 def _walk(obj):
@@ -129,12 +142,22 @@ _NUMPY_REDUCTIONS = (
     "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd")
 
 
+_paths = {}  # the registry: the compiler holds this dict and sees what add_paths() adds to it
+
+
+def add_paths(objs):
+    """Name intrinsic objects made after import (gpujit.vector_types's) to the compiler."""
+    for obj in objs:
+        _paths[id(obj)] = obj._path
+
+
 def registry():
     """{id(obj): path} for every intrinsic object (the compiler's view of them). gpujit's
     scalar types (gpujit.float32, gpujit.types.int32) are named as NumPy's, so a kernel
     uses them as it uses np.float32: as casts and as dtypes."""
     from .types import NUMBERS
-    paths = {id(t): path for path, t in NUMBERS.items()}
+    paths = _paths
+    paths.update({id(t): path for path, t in NUMBERS.items()})
     import numpy
     for name in _NUMPY_UFUNCS:
         obj = getattr(numpy, name, None)

@@ -11,13 +11,13 @@ import functools
 import numpy as np
 
 from .. import _core
-from ..types import Type, Signature
+from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing.signature)
 
 _DTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
     np.dtype(np.int32): "int32", np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8",
     np.dtype(np.uint16): "uint16", np.dtype(np.uint32): "uint32", np.dtype(np.uint64): "uint64",
-    np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
     np.dtype(np.complex64): "complex64", np.dtype(np.complex128): "complex128",
 }
 
@@ -31,8 +31,8 @@ def dtype_name(dtype):
         return _record_name(dt)
     name = _DTYPES.get(dt.newbyteorder("=") if dt.byteorder not in "=|" else dt)
     if name is None or (dt.byteorder not in "=|"):
-        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float32, "
-                        "float64, complex64 and complex128 in native byte order" % dt)
+        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float16, "
+                        "float32, float64, complex64 and complex128 in native byte order" % dt)
     return name
 
 
