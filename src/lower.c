@@ -612,7 +612,7 @@ static int lower_instr(Ctx *c, Instr *in) {
             if (!(r = lower_record_get(c, at, val(c, in->args[0]), in->name, in->type))) return -1;
             break;
         }
-        if (at->kind == TY_TUPLE) { /* a namedtuple's field */
+        if (at->kind == TY_TUPLE && at->names) { /* a namedtuple's field */
             if (llvm_type(c, in->type))
                 r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)tuple_field(at, in->name), in->name);
             break;
