@@ -138,3 +138,24 @@ def test_pickle():
     again = pickle.loads(pickle.dumps(row_sum))
     x = rng.integers(0, 9, (4, 6)).astype(np.int32)
     np.testing.assert_array_equal(again(x), x.sum(axis=1))
+
+
+def test_low_occupancy_warning(monkeypatch):
+    from gpujit import config
+    from gpujit.errors import NumbaPerformanceWarning
+
+    @gpu.guvectorize(["void(float32[:], float32[:], float32[:])"], "(n),(n)->(n)")
+    def mul(a, b, out):
+        for i in range(a.shape[0]):
+            out[i] = a[i] * b[i]
+    a = rng.random(1000).astype(np.float32)
+    out = np.full(1000, np.nan, np.float32)
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 1)
+    with pytest.warns(NumbaPerformanceWarning, match="Grid size 1 .* low occupancy"):
+        mul(a, a, out)      # one loop element: one block
+    np.testing.assert_array_equal(out, a * a)
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mul(a, a, out)

@@ -81,7 +81,7 @@ _LAZY = {
     "vectorize": ("vectorizers", "vectorize"), "guvectorize": ("vectorizers", "guvectorize"),
     "Reduce": ("reduction", "Reduce"), "reduce": ("reduction", "Reduce"),
     "typeof": ("typing.typeof", "typeof"), "deviceufunc": ("deviceufunc", None),
-    "kernels": ("kernels", None),
+    "kernels": ("kernels", None), "config": ("config", None),
 }
 
 

@@ -84,7 +84,7 @@ class Reduce:
         """Reduce arr (its first `size` elements if given) and `init`. Returns the result,
         or writes it to res[0] (a device array) and returns None."""
         from .devicearray import device_array, to_device
-        from .vectorizers import _as_device_array, _is_device_array, _stream_sync
+        from .vectorizers import _as_device_array, _is_device_array, _stream_sync, warn_occupancy
         dev = _is_device_array(arr)
         a = _as_device_array(arr) if dev else np.asarray(arr)
         if a.ndim != 1:
@@ -106,6 +106,7 @@ class Reduce:
         kernel = self._compile(dtype)
         blocks = min((n + _TPB - 1) // _TPB, _MAX_BLOCKS)
         partials = device_array(blocks, dtype=dtype, stream=stream)
+        warn_occupancy(blocks)
         kernel[blocks, _TPB, stream](a, partials, init, blocks == 1)
         if blocks > 1:
             kernel[1, _TPB, stream](partials, partials, init, True)

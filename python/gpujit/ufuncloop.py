@@ -61,7 +61,7 @@ def loop_function(path, ndims):
     idx = ", ".join("i%d" % d for d in range(ond))
     lines.append("    " * (ond + 1) + "out0[%s] = __np__.%s(%s)" % (idx, name, ", ".join(items[:nin])))
     src = "\n".join(lines) + "\n"
-    fn = _exec_source(src, "<gpujit np.%s loop %s>" % (name, "x".join(map(str, ndims))), {"__np__": np},
+    fn = _exec_source(src, "<gpujit np.%s loop, dimensions %s>" % (name, ",".join(map(str, ndims))), {"__np__": np},
                       "__ufunc_" + name)
     _cache[key] = fn
     return fn

@@ -180,8 +180,37 @@ def _jit(fn, sig):
 
 
 def _launch(kernel, n, stream, args):
+    """n threads, one per element, in blocks sized for occupancy."""
     if n:
-        kernel.forall(n, stream=stream)(*args)
+        _, tpb = _core.max_potential_block(kernel._specialize(args), 0)
+        blocks = (n + tpb - 1) // tpb
+        warn_occupancy(blocks)
+        kernel[blocks, tpb, stream](*args)
+
+
+def warn_occupancy(nblocks):
+    """config.CUDA_LOW_OCCUPANCY_WARNINGS: a grid under two blocks per multiprocessor leaves
+    the device mostly idle (numba's warning)."""
+    from . import config
+    if not config.CUDA_LOW_OCCUPANCY_WARNINGS:
+        return
+    from .cudadrv import get_current_device
+    sms = get_current_device().multiprocessor_count
+    if nblocks < 2 * sms:
+        from .errors import NumbaPerformanceWarning
+        warnings.warn(NumbaPerformanceWarning("Grid size %d will likely result in GPU under-utilization due to low "
+                                              "occupancy." % nblocks), stacklevel=3)
+
+
+def _to_device(host, stream):
+    """A host argument copied to the device; config.CUDA_WARN_ON_IMPLICIT_COPY warns on a GPU."""
+    from . import config
+    from .devicearray import to_device
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and _core.get_target() == "cuda":
+        from .errors import NumbaPerformanceWarning
+        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from "
+                                              "device."), stacklevel=3)
+    return to_device(host, stream=stream)
 
 
 # -- vectorize ------------------------------------------------------------------------------
@@ -374,7 +403,7 @@ class DeviceUFunc:
                 kargs.append(d.type(v))
                 continue
             if not _is_device_array(v):
-                v = to_device(v if v.dtype == d else v.astype(d), stream=stream)
+                v = _to_device(v if v.dtype == d else v.astype(d), stream)
             kargs.append(_broadcast_view(v, kshape))
         kargs.append(dev_out)
         arrays = [a for a in kargs if not isinstance(a, np.generic)]
@@ -644,7 +673,7 @@ class DeviceGUFunc:
         outer = sched.loopdims
         views, copies_back = [], []
         for a, dims in zip(inputs, sched.ishapes):
-            d = a if not isinstance(a, np.ndarray) else to_device(np.ascontiguousarray(a), stream=stream)
+            d = a if not isinstance(a, np.ndarray) else _to_device(np.ascontiguousarray(a), stream)
             v = self._loop_view(d, outer, max(loopn, 1), len(dims))
             if v is None:   # a device view whose outer dims do not merge: a contiguous copy
                 d = to_device(d.copy_to_host(stream=stream), stream=stream)
@@ -666,7 +695,7 @@ class DeviceGUFunc:
             views.append(v)
         if loopn:
             kernel = self._kernel(key)
-            kernel.forall(loopn, stream=stream)(*views)
+            _launch(kernel, loopn, stream, views)
         for tmp, o in copies_back:
             o.copy_to_device(tmp.reshape(o.shape) if o.shape else tmp, stream=stream)
 
