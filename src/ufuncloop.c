@@ -36,13 +36,15 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
     if (!any_array) return NULL;
     if (in->nkw) TERR("keyword arguments to %s() on arrays are not supported", path_pretty(f->path));
     PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
-    PyObject *dims = mod ? PyTuple_New(n) : NULL;
-    for (int i = 0; dims && i < n; i++) {
+    PyObject *dims = mod ? PyTuple_New(n) : NULL, *cplx = dims ? PyTuple_New(n) : NULL;
+    for (int i = 0; cplx && i < n; i++) {
         Type *t = in->args[1 + i]->type;
         PyTuple_SET_ITEM(dims, i, PyLong_FromLong(t->kind == TY_ARRAY ? t->ndim : 0));
+        PyTuple_SET_ITEM(cplx, i, PyBool_FromLong(is_complex(t->kind == TY_ARRAY ? t->elem : t)));
     }
-    PyObject *fn = dims ? PyObject_CallMethod(mod, "loop_function", "sO", f->path, dims) : NULL;
+    PyObject *fn = cplx ? PyObject_CallMethod(mod, "loop_function", "sOO", f->path, dims, cplx) : NULL;
     Py_XDECREF(dims);
+    Py_XDECREF(cplx);
     Py_XDECREF(mod);
     if (!fn) return *handled = true, report(c, in);
     if (fn == Py_None) {

@@ -71,3 +71,20 @@ def test_errors():
         np.sin(a, o)
     with pytest.raises(gpu.TypingError, match="more than the output's"):
         too_wide[1, 1](np.zeros((2, 2)), np.zeros(2))
+
+
+@pytest.mark.parametrize("ufunc", [np.less, np.less_equal, np.greater, np.greater_equal, np.maximum, np.minimum,
+                                   np.fmax, np.fmin])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_ordering(ufunc, dtype):
+    """NumPy orders complex numbers lexicographically; NaNs as its min/max do."""
+    re = rng.integers(0, 3, 40).astype(np.float64)
+    a = (re + 1j * rng.integers(0, 3, 40)).astype(dtype)
+    b = (rng.permutation(re) + 1j * rng.integers(0, 3, 40)).astype(dtype)
+    a[:2] = complex(np.nan, 1.0)
+    b[3] = complex(2.0, np.nan)
+    with np.errstate(invalid="ignore"):
+        want = ufunc(a, b)
+    out = poisoned(40, want.dtype)
+    kernel_for(ufunc)[1, 1](a, b, out)
+    np.testing.assert_array_equal(out, want)

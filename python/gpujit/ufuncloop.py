@@ -18,12 +18,86 @@ from .vectorizers import _exec_source
 
 _cache = {}
 
+# NumPy orders complex numbers lexicographically (real part, then imaginary) in its
+# comparison and min/max ufuncs; the kernel language's operators refuse to order them.
+_COMPLEX_SOURCE = """\
+def less(x, y):
+    x = complex(x)
+    y = complex(y)
+    nan = x.imag != x.imag or y.imag != y.imag
+    return (x.real < y.real and not nan) or (x.real == y.real and x.imag < y.imag)
 
-def loop_function(path, ndims):
-    """The device function for numpy.<name> called with arguments of these dimensions,
-    or None where the path is not a NumPy ufunc. TypeError for a call NumPy's form
-    does not fit (the compiler reports it at the call)."""
-    key = (path, tuple(ndims))
+
+def less_equal(x, y):
+    x = complex(x)
+    y = complex(y)
+    nan = x.imag != x.imag or y.imag != y.imag
+    return (x.real < y.real and not nan) or (x.real == y.real and x.imag <= y.imag)
+
+
+def greater(x, y):
+    return less(y, x)
+
+
+def greater_equal(x, y):
+    return less_equal(y, x)
+
+
+def isnan(x):
+    return x.real != x.real or x.imag != x.imag
+
+
+def maximum(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return x if isnan(x) else y
+    return x if less_equal(y, x) else y
+
+
+def minimum(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return x if isnan(x) else y
+    return x if less_equal(x, y) else y
+
+
+def fmax(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return y if isnan(x) else x
+    return x if less_equal(y, x) else y
+
+
+def fmin(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return y if isnan(x) else x
+    return x if less_equal(x, y) else y
+"""
+_complex_ops = None
+
+
+def _complex_op(name):
+    global _complex_ops
+    if _complex_ops is None:
+        _complex_ops = {}
+        exec(compile(_COMPLEX_SOURCE, "<gpujit complex ordering>", "exec"), _complex_ops)
+        import linecache
+        linecache.cache["<gpujit complex ordering>"] = (len(_COMPLEX_SOURCE), None,
+                                                         _COMPLEX_SOURCE.splitlines(True), "<gpujit complex ordering>")
+    return _complex_ops.get(name) if name not in ("isnan",) else None
+
+
+def loop_function(path, ndims, complex_args=()):
+    """The device function for numpy.<name> called with arguments of these dimensions
+    (complex_args: which have complex elements), or None where the path is not a NumPy
+    ufunc. TypeError for a call NumPy's form does not fit (the compiler reports it at
+    the call)."""
+    key = (path, tuple(ndims), tuple(complex_args))
     fn = _cache.get(key)
     if fn is not None:
         return fn
@@ -59,9 +133,11 @@ def loop_function(path, ndims):
         first = ond - nd
         items.append("%s[%s]" % (p, ", ".join("min(i%d, %s.shape[%d] - 1)" % (first + k, p, k) for k in range(nd))))
     idx = ", ".join("i%d" % d for d in range(ond))
-    lines.append("    " * (ond + 1) + "out0[%s] = __np__.%s(%s)" % (idx, name, ", ".join(items[:nin])))
+    op = _complex_op(name) if any(complex_args[:nin]) else None
+    call = "__op__" if op is not None else "__np__." + name
+    lines.append("    " * (ond + 1) + "out0[%s] = %s(%s)" % (idx, call, ", ".join(items[:nin])))
     src = "\n".join(lines) + "\n"
-    fn = _exec_source(src, "<gpujit np.%s loop, dimensions %s>" % (name, ",".join(map(str, ndims))), {"__np__": np},
-                      "__ufunc_" + name)
+    fn = _exec_source(src, "<gpujit np.%s loop, dimensions %s>" % (name, ",".join(map(str, ndims))),
+                      {"__np__": np, "__op__": op}, "__ufunc_" + name)
     _cache[key] = fn
     return fn
