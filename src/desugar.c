@@ -75,6 +75,8 @@ int operator_call(Builder *bd, const char *path, Instr **argv, int n, Instr **ou
     for (size_t i = 0; i < sizeof operator_calls / sizeof operator_calls[0]; i++) {
         if (strcmp(operator_calls[i].path, path)) continue;
         if (!strcmp(path, "builtins.pow") && n != 2) return 0; /* pow(a, b, m) is an intrinsic */
+        /* np.add(a, b, out): a ufunc with its output array, a loop (ufuncloop.c) */
+        if (!strncmp(path, "numpy.", 6) && n == operator_calls[i].nargs + 1) return 0;
         if (n != operator_calls[i].nargs) {
             const char *name = strncmp(path, "_operator.", 10) ? path_pretty(path) : path + 1; /* operator.add */
             return error_at(c, ERR_TYPING, bd->loc, "%s() takes %d argument%s (%d given)", name,

@@ -449,6 +449,9 @@ Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n); /* path
 Instr *seq_len(Builder *bd, Instr *s); /* how many items a loop over s takes */
 Instr *seq_item(Builder *bd, Instr *s, Instr *k); /* item k of s */
 
+// ufuncloop.c
+Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled); /* np.sin(x, out) on arrays; *handled if it was one */
+
 //
 // typeinfer.c
 //

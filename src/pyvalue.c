@@ -330,6 +330,18 @@ Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
+    if (obj->op == IR_OBJ && obj->pyobj && PyType_Check(obj->pyobj)) {
+        /* an IntEnum's member (RequestError.not_found): an int of its class, so an int constant */
+        PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
+        bool member = a && PyLong_Check(a) && PyObject_TypeCheck(a, (PyTypeObject *)obj->pyobj);
+        if (member) {
+            Instr *k = const_from_py(bd, a, 0);
+            Py_DECREF(a);
+            return k;
+        }
+        Py_XDECREF(a);
+        PyErr_Clear();
+    }
     bool array =
             obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));
     if (obj->op == IR_OBJ && !array) {

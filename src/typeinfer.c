@@ -441,9 +441,13 @@ static Type *type_of(TI *ti, Instr *in) {
         if (!type_known(a)) return &ty_unknown;
         if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
         return &ty_bool;
-    case IR_CALL:
+    case IR_CALL: {
         if (in->star) return spread_star(ti, in);
+        bool loop; /* a NumPy ufunc on arrays: a loop written in Python (ufuncloop.c) */
+        Type *t = type_ufunc_loop(c, in, &loop);
+        if (loop) return t;
         return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
+    }
     case IR_GETITEM:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
         return type_getitem(c, in, a, b);

@@ -89,3 +89,26 @@ def __dir__():
 
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)
+
+# Host-API pieces loaded on first use, so `import gpujit` stays fast: name -> (module, attribute).
+_LAZY = {
+    "vectorize": ("vectorizers", "vectorize"), "guvectorize": ("vectorizers", "guvectorize"),
+    "Reduce": ("reduction", "Reduce"), "reduce": ("reduction", "Reduce"),
+    "typeof": ("typing.typeof", "typeof"), "deviceufunc": ("deviceufunc", None),
+    "kernels": ("kernels", None), "config": ("config", None),
+}
+
+
+def __getattr__(name):
+    entry = _LAZY.get(name)
+    if entry is None:
+        raise AttributeError("module 'gpujit' has no attribute %r" % name)
+    import importlib
+    mod = importlib.import_module("." + entry[0], __name__)
+    value = mod if entry[1] is None else getattr(mod, entry[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

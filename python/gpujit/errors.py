@@ -10,3 +10,11 @@ CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 
 __all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError"]
+
+
+class NumbaWarning(Warning):
+    """A gpujit warning (numba's name)."""
+
+
+class NumbaPerformanceWarning(NumbaWarning):
+    """Code that works but runs slowly (numba's name): a launch too small to fill the device."""

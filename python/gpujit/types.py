@@ -309,3 +309,11 @@ NUMBERS = {"numpy.bool": boolean, "numpy.int8": int8, "numpy.int16": int16, "num
            "numpy.int64": int64, "numpy.uint8": uint8, "numpy.uint16": uint16, "numpy.uint32": uint32,
            "numpy.uint64": uint64, "numpy.float16": float16, "numpy.float32": float32, "numpy.float64": float64,
            "numpy.complex64": complex64, "numpy.complex128": complex128}
+
+# numba's sets of scalar types by kind (`ty in types.signed_domain`).
+signed_domain = frozenset([int8, int16, int32, int64])
+unsigned_domain = frozenset([uint8, uint16, uint32, uint64])
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset([float32, float64])
+complex_domain = frozenset([complex64, complex128])
+number_domain = integer_domain | real_domain | complex_domain

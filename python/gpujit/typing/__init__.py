@@ -1,7 +1,7 @@
 """Kernel argument types: numba-style type strings for Python values, and the
 matching of launch arguments to a kernel's eager signatures.
 
-typeof(np.zeros(3, np.float32)) == 'float32[::1]'; a non-contiguous view gives
+typeof_string(np.zeros(3, np.float32)) == 'float32[::1]'; a non-contiguous view gives
 'float32[:]'. The strings are what signatures and the compiler use; every
 signature, in whatever spelling, is read by the compiler's own parser
 (_core.parse_signature), so launching and compiling agree on what it means.
@@ -65,8 +65,9 @@ def _is_c_contiguous(shape, strides, itemsize):
     return True
 
 
-def typeof(value, position=None):
-    """The kernel type string of one launch argument."""
+def typeof_string(value, position=None):
+    """The kernel type string of one launch argument. (typing.typeof, a module of its own,
+    is numba's typeof: type objects.)"""
     where = "" if position is None else " (argument %d)" % (position + 1)  # 1-based, as the launcher
     if isinstance(value, (bool, np.bool_)):
         return "bool"
@@ -101,12 +102,12 @@ def typeof(value, position=None):
         return array_type(value.dtype, len(value.shape),
                           _is_c_contiguous(tuple(value.shape), tuple(value.strides), np.dtype(value.dtype).itemsize))
     if hasattr(value, "__dlpack__"):
-        return typeof(np.from_dlpack(value), position)
+        return typeof_string(np.from_dlpack(value), position)
     raise TypeError("unsupported kernel argument of type %s%s" % (type(value).__name__, where))
 
 
 def signature_of(args):
-    return "void(%s)" % ", ".join(typeof(a, i) for i, a in enumerate(args))
+    return "void(%s)" % ", ".join(typeof_string(a, i) for i, a in enumerate(args))
 
 
 # -- signatures --------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ if it were the gpujit package itself. Nothing is added except what the test
 harness needs to run the peer's tests at all:
   - `HAS_NUMBA = False`: numba really is absent, and the peer's tests use this
     flag to leave out their numba-CPU interop parts;
-  - `config` (also `numba.cuda.core.config`): the harness settings object the
-    peer's tests consult, holding only ENABLE_CUDASIM = 0;
+  - `config` (also `numba.cuda.core.config`) is gpujit.config, whose
+    ENABLE_CUDASIM is 0: gpujit is not numba's simulator;
   - `testing`: stand-ins for the peer's test decorators (testing.py);
   - `tests`: the peer's test package, found on __path__ at the folder the
     runner extracted from the numba-cuda wheel (GPUJIT_COMPAT_PEER).

@@ -1,0 +1,24 @@
+"""Settings under numba.cuda.config's names, read when they apply (set them as
+attributes: gpujit.config.CUDA_LOW_OCCUPANCY_WARNINGS = 1). Initial values come
+from the environment variables named GPUJIT_<NAME>.
+
+CUDA_LOW_OCCUPANCY_WARNINGS   warn (NumbaPerformanceWarning) when a ufunc, gufunc or
+                              Reduce launch has fewer blocks than twice the device's
+                              multiprocessors (cores on the cpu target); default 0
+CUDA_WARN_ON_IMPLICIT_COPY    warn when a ufunc or gufunc copies a host array to a GPU
+                              and back (cuda target only); default 0
+ENABLE_CUDASIM                numba's simulator switch: always 0 (gpujit compiles)
+"""
+import os
+
+
+def _env(name, default):
+    try:
+        return int(os.environ.get("GPUJIT_" + name, default))
+    except ValueError:
+        return default
+
+
+CUDA_LOW_OCCUPANCY_WARNINGS = _env("CUDA_LOW_OCCUPANCY_WARNINGS", 0)
+CUDA_WARN_ON_IMPLICIT_COPY = _env("CUDA_WARN_ON_IMPLICIT_COPY", 0)
+ENABLE_CUDASIM = 0

@@ -1,0 +1,1 @@
+"""Ready-made device kernels under numba.cuda's module names (kernels.transpose)."""

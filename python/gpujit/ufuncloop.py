@@ -1,0 +1,143 @@
+"""NumPy ufuncs on arrays inside kernels: np.sin(x, out), np.add(a, b, out).
+
+The compiler (src/ufuncloop.c) turns such a call into a call of a device
+function made here as Python source for the ufunc and the number of
+dimensions of each argument (0 for a scalar). The function loops over the
+output's elements in the calling thread, applying the ufunc to scalars (which
+the compiler knows), with NumPy's broadcasting: an input's dimensions line up
+with the output's last ones, and a dimension of length 1 repeats its element.
+
+    def __ufunc_sin_2_2(a0, out0):
+        for i0 in range(out0.shape[0]):
+            for i1 in range(out0.shape[1]):
+                out0[i0, i1] = __np__.sin(a0[min(i0, a0.shape[0] - 1), min(i1, a0.shape[1] - 1)])
+"""
+import numpy as np
+
+from .vectorizers import _exec_source
+
+_cache = {}
+
+# NumPy orders complex numbers lexicographically (real part, then imaginary) in its
+# comparison and min/max ufuncs; the kernel language's operators refuse to order them.
+_COMPLEX_SOURCE = """\
+def less(x, y):
+    x = complex(x)
+    y = complex(y)
+    nan = x.imag != x.imag or y.imag != y.imag
+    return (x.real < y.real and not nan) or (x.real == y.real and x.imag < y.imag)
+
+
+def less_equal(x, y):
+    x = complex(x)
+    y = complex(y)
+    nan = x.imag != x.imag or y.imag != y.imag
+    return (x.real < y.real and not nan) or (x.real == y.real and x.imag <= y.imag)
+
+
+def greater(x, y):
+    return less(y, x)
+
+
+def greater_equal(x, y):
+    return less_equal(y, x)
+
+
+def isnan(x):
+    return x.real != x.real or x.imag != x.imag
+
+
+def maximum(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return x if isnan(x) else y
+    return x if less_equal(y, x) else y
+
+
+def minimum(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return x if isnan(x) else y
+    return x if less_equal(x, y) else y
+
+
+def fmax(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return y if isnan(x) else x
+    return x if less_equal(y, x) else y
+
+
+def fmin(x, y):
+    x = complex(x)
+    y = complex(y)
+    if isnan(x) or isnan(y):
+        return y if isnan(x) else x
+    return x if less_equal(x, y) else y
+"""
+_complex_ops = None
+
+
+def _complex_op(name):
+    global _complex_ops
+    if _complex_ops is None:
+        _complex_ops = {}
+        exec(compile(_COMPLEX_SOURCE, "<gpujit complex ordering>", "exec"), _complex_ops)
+        import linecache
+        linecache.cache["<gpujit complex ordering>"] = (len(_COMPLEX_SOURCE), None,
+                                                         _COMPLEX_SOURCE.splitlines(True), "<gpujit complex ordering>")
+    return _complex_ops.get(name) if name not in ("isnan",) else None
+
+
+def loop_function(path, ndims, complex_args=()):
+    """The device function for numpy.<name> called with arguments of these dimensions
+    (complex_args: which have complex elements), or None where the path is not a NumPy
+    ufunc. TypeError for a call NumPy's form does not fit (the compiler reports it at
+    the call)."""
+    key = (path, tuple(ndims), tuple(complex_args))
+    fn = _cache.get(key)
+    if fn is not None:
+        return fn
+    mod, _, name = path.partition(".")
+    uf = getattr(np, name, None) if mod == "numpy" else None
+    if not isinstance(uf, np.ufunc):
+        return None
+    nin, nout = uf.nin, uf.nout
+    nargs = len(ndims)
+    if nout != 1:
+        raise TypeError("np.%s() has %d outputs: only ufuncs of one output take arrays in kernels" % (name, nout))
+    if nargs == nin:
+        raise TypeError("np.%s() on an array needs an output array in a kernel (no array is allocated): "
+                        "np.%s(%s, out)" % (name, name, ", ".join("x%d" % i for i in range(nin))))
+    if nargs != nin + nout:
+        raise TypeError("np.%s() takes %d input%s and an output array (%d arguments given)"
+                        % (name, nin, "" if nin == 1 else "s", nargs))
+    ond = ndims[-1]
+    if ond == 0:
+        raise TypeError("the output of np.%s() is an array, not a scalar" % name)
+    for i, nd in enumerate(ndims[:nin]):
+        if nd > ond:
+            raise TypeError("np.%s(): input %d has %d dimensions, more than the output's %d" % (name, i + 1, nd, ond))
+    params = ["a%d" % i for i in range(nin)] + ["out0"]
+    lines = ["def __ufunc_%s(%s):" % (name, ", ".join(params))]
+    for d in range(ond):
+        lines.append("    " * (d + 1) + "for i%d in range(out0.shape[%d]):" % (d, d))
+    items = []
+    for p, nd in zip(params, ndims):
+        if nd == 0:
+            items.append(p)
+            continue
+        first = ond - nd
+        items.append("%s[%s]" % (p, ", ".join("min(i%d, %s.shape[%d] - 1)" % (first + k, p, k) for k in range(nd))))
+    idx = ", ".join("i%d" % d for d in range(ond))
+    op = _complex_op(name) if any(complex_args[:nin]) else None
+    call = "__op__" if op is not None else "__np__." + name
+    lines.append("    " * (ond + 1) + "out0[%s] = %s(%s)" % (idx, call, ", ".join(items[:nin])))
+    src = "\n".join(lines) + "\n"
+    fn = _exec_source(src, "<gpujit np.%s loop, dimensions %s>" % (name, ",".join(map(str, ndims))),
+                      {"__np__": np, "__op__": op}, "__ufunc_" + name)
+    _cache[key] = fn
+    return fn

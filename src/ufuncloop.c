@@ -1,0 +1,74 @@
+/* ufuncloop.c: NumPy ufuncs on arrays in kernels (np.sin(x, out), np.add(a, b, out)).
+ * Typing such a call asks gpujit.ufuncloop for a device function written in Python for the
+ * ufunc and its arguments' dimensions (a loop over out's elements applying the ufunc to
+ * scalars, with NumPy's broadcasting); the call becomes a call of that function, compiled as
+ * any device function. Calls on scalars alone never come here (intrinsics.c types them). */
+#include <string.h>
+
+#include "gj.h"
+
+/* The Python exception raised by the generator, as a typing error at the call. */
+static Type *report(Ctx *c, Instr *in) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    char *text = arena_strdup(&c->arena, msg ? msg : "cannot make the ufunc's loop");
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+    TERR("%s", text);
+}
+
+Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
+    *handled = false;
+    Type *f = in->args[0]->type;
+    if (!f || f->kind != TY_OBJ || f->obj || !f->path || strncmp(f->path, "numpy.", 6) || in->star) return NULL;
+    int n = in->nargs - 1;
+    bool any_array = false;
+    for (int i = 0; i < n; i++) {
+        Type *t = in->args[1 + i]->type;
+        if (!type_known(t)) return *handled = true, &ty_unknown;
+        any_array |= t->kind == TY_ARRAY;
+    }
+    if (!any_array) return NULL;
+    if (in->nkw) TERR("keyword arguments to %s() on arrays are not supported", path_pretty(f->path));
+    PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
+    PyObject *dims = mod ? PyTuple_New(n) : NULL, *cplx = dims ? PyTuple_New(n) : NULL;
+    for (int i = 0; cplx && i < n; i++) {
+        Type *t = in->args[1 + i]->type;
+        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(t->kind == TY_ARRAY ? t->ndim : 0));
+        PyTuple_SET_ITEM(cplx, i, PyBool_FromLong(is_complex(t->kind == TY_ARRAY ? t->elem : t)));
+    }
+    PyObject *fn = cplx ? PyObject_CallMethod(mod, "loop_function", "sOO", f->path, dims, cplx) : NULL;
+    Py_XDECREF(dims);
+    Py_XDECREF(cplx);
+    Py_XDECREF(mod);
+    if (!fn) return *handled = true, report(c, in);
+    if (fn == Py_None) {
+        Py_DECREF(fn);
+        return NULL;
+    }
+    *handled = true;
+    if (!PyFunction_Check(fn)) {
+        Py_DECREF(fn);
+        return (Type *)(internal_error(c, in->loc, "gpujit.ufuncloop.loop_function returned no function"), NULL);
+    }
+    Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n + 1));
+    if (!at) return Py_DECREF(fn), NULL;
+    for (int i = 0; i < n; i++) {
+        at[i] = in->args[1 + i]->type;
+        if (at[i]->kind != TY_ARRAY && !is_number(at[i]))
+            return Py_DECREF(fn), (Type *)(error_at(c, ERR_TYPING, in->loc, "argument %d of %s() is %s, not a number or an array",
+                                                   i + 1, path_pretty(f->path), type_name(c, at[i])), NULL);
+    }
+    Func *callee = NULL;
+    /* the generator's cache keeps fn (and its code, the callee's key) alive */
+    int rc = compile_device_function(c, in, fn, at, n, &callee);
+    Py_DECREF(fn);
+    if (rc < 0) return NULL;
+    in->callee = callee;
+    return callee->sub->restype;
+}

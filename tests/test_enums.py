@@ -1,0 +1,41 @@
+"""IntEnum members in kernels: ints of their class, so int constants (as in Python, they
+compare and compute as their values)."""
+import enum
+
+import numpy as np
+
+import gpujit as gpu
+
+
+class Status(enum.IntEnum):
+    ok = 2
+    missing = 404
+    failed = 500
+
+
+class Shape(enum.IntEnum):
+    circle = 2
+    square = 500
+
+
+def test_members_compare_and_compute():
+    def f(x, out):
+        if x > Status.failed:
+            out[0] = x - Status.missing
+        else:
+            out[0] = x + Shape.circle
+        out[1] = Status.ok == Shape.circle
+        out[2] = gpu.int16(Status.failed) + x
+    k = gpu.jit(f)
+    for x in np.random.default_rng().integers(0, 1000, 6):
+        got = np.full(3, -7, np.int64)
+        want = np.zeros(3, np.int64)
+        f(int(x), want)
+        k[1, 1](int(x), got)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_vectorize_with_members():
+    uf = gpu.vectorize(["int64(int64)"])(lambda x: Status.failed if x != Status.missing else Status.ok)
+    x = np.array([2, 404, 500, 404, 7])
+    np.testing.assert_array_equal(uf(x), [500, 2, 500, 2, 500])
