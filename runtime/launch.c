@@ -645,6 +645,13 @@ static PyMethodDef disp_methods[] = {
 };
 /* clang-format on */
 
+/* clang-format off */
+static PyGetSetDef disp_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+/* clang-format on */
+
 static PyMappingMethods disp_as_mapping = {
         .mp_subscript = (binaryfunc)disp_subscript,
 };
@@ -664,6 +671,7 @@ static PyTypeObject GjDispatcher_Type = {
     .tp_clear = (inquiry)disp_clear,
     .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
     .tp_methods = disp_methods,
+    .tp_getset = disp_getset,
     .tp_dictoffset = offsetof(GjDispatcher, dict),
     .tp_new = PyType_GenericNew,
 };

@@ -161,10 +161,10 @@ class DeviceArray(_core.DeviceArrayBase):
                 f"target={self._target} ptr=0x{self._ptr:x}>")
 
     def is_f_contiguous(self):
+        if self.size == 0:
+            return True
         expect = self.itemsize
         for n, s in zip(self.shape, self.strides):
-            if n == 0:
-                return True
             if n != 1 and s != expect:
                 return False
             expect *= n
