@@ -206,7 +206,9 @@ def test_relaxed_strides():
 
 def test_stream_bind():
     s = gpujit.stream()
-    a = gpujit.device_array((3, 3), stream=s)
+    with s.auto_synchronize() as t:
+        assert t is s
+        a = gpujit.device_array((3, 3), stream=s)
     assert a.stream is s
     b = a.bind(s)
     assert b.stream is s and b.shape == a.shape

@@ -164,3 +164,20 @@ def test_launch_configuration_errors():
     for exc in (TypeError, ValueError):
         with pytest.raises(exc, match="launch configuration was not specified"):
             k(x, 1)
+
+
+def test_device_function_forceinline(rng):
+    @gpu.jit(device=True, forceinline=True)
+    def twice(v):
+        return 2 * v
+
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = twice(x[i])
+
+    x = random_array(rng, 20, np.float32)
+    out = poisoned(20, np.float32)
+    k[1, 32](out, x)
+    np.testing.assert_array_equal(out, 2 * x)
