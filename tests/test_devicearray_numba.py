@@ -322,3 +322,24 @@ def test_detect_reports_no_devices(capsys):
         pytest.skip("a CUDA driver is present")
     assert gpujit.detect() is False
     assert "Found 0 CUDA devices" in capsys.readouterr().out
+
+
+def test_setitem_broadcasts_like_numpy(rng):
+    h = random_array(rng, (5, 7), np.int32)
+    d = gpujit.to_device(h)
+    row = random_array(rng, 7, np.int32)
+    d[1:4] = row
+    h[1:4] = row
+    col = random_array(rng, (5, 1), np.int32)
+    d[:, ::3] = col
+    h[:, ::3] = col
+    dev_row = gpujit.to_device(random_array(rng, (1, 7), np.int32))
+    d[4:] = dev_row
+    h[4:] = dev_row.copy_to_host()
+    d.setitem((0, 2), -5, stream=gpujit.stream())
+    h[0, 2] = -5
+    np.testing.assert_array_equal(d.copy_to_host(), h)
+    with pytest.raises(ValueError, match="Can't assign 3-D array to 2-D self"):
+        d[:] = np.ones((1, 2, 3))
+    with pytest.raises(ValueError, match="Can't copy sequence with size 2 to array axis 1 with dimension 7"):
+        d[:] = [1, 3]

@@ -297,12 +297,27 @@ class DeviceArray(_core.DeviceArrayBase):
         return v
 
     def __setitem__(self, idx, value):
+        self.setitem(idx, value)
+
+    def setitem(self, idx, value, stream=0):
+        """d[idx] = value, the copy queued on `stream`: value broadcasts to the
+        indexed view as NumPy broadcasts (numba's messages when it cannot)."""
         shape, strides, offset, _ = self._index(idx)
         v = self._view(shape, strides, self._ptr + offset)
+        vshape = value.shape if isinstance(value, _core.DeviceArrayBase) else np.shape(value)
+        if len(vshape) > len(shape):
+            raise ValueError(f"Can't assign {len(vshape)}-D array to {len(shape)}-D self")
+        padded = (1,) * (len(shape) - len(vshape)) + tuple(vshape)
+        for axis, (n, r) in enumerate(zip(shape, padded)):
+            if r != 1 and r != n:
+                raise ValueError(f"Can't copy sequence with size {r} to array axis {axis} with dimension {n}")
         if isinstance(value, _core.DeviceArrayBase):
-            v.copy_to_device(value)
-        else:
-            v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape))
+            if tuple(vshape) == tuple(shape):
+                v.copy_to_device(value, stream=stream)
+                return
+            value = value.copy_to_host(stream=stream)
+            _sync(stream)
+        v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), stream=stream)
 
     def _index(self, idx):
         """Basic indexing: ints, slices (with steps), Ellipsis, None."""
