@@ -244,6 +244,14 @@ class DeviceArray(_core.DeviceArrayBase):
             a = a.astype(self.dtype)
         if self.size == 0:
             return
+        c, f = self.is_c_contiguous(), self.is_f_contiguous()
+        if c or f:
+            # straight from the caller's memory when it already has our layout
+            host = np.ascontiguousarray(a) if c else np.asfortranarray(a)
+            self._htod(0, _bytes_of(host if c else host.T), stream)
+            if host is not ary:
+                _sync(stream)  # a temporary: the queued copy must finish before it goes
+            return
         if _is_contiguous_core(self.shape, self.strides, self.itemsize):
             # the elements at index 0 of our broadcast dimensions, in our memory order
             core = a[tuple(0 if s == 0 else slice(None) for s in self.strides)]
