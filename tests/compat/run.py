@@ -101,8 +101,12 @@ def fetch_deps(cache):
     print("== installing %s into %s" % (", ".join(PEER_DEPS), site), flush=True)
     # into a private folder first, renamed when complete: runs in parallel never see half of it
     tmp = tempfile.mkdtemp(prefix="site-", dir=cache)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    "--root-user-action=ignore", "--no-deps", "--target", tmp] + PEER_DEPS, check=True)
+    rc = subprocess.call([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                          "--root-user-action=ignore", "--no-deps", "--target", tmp] + PEER_DEPS)
+    if rc:  # the modules that import them then fail on that import, and are counted so
+        print("== compat: could not install %s (pip exited %d)" % (", ".join(PEER_DEPS), rc), flush=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
     try:
         os.rename(tmp, site)
     except OSError:  # another run finished first
