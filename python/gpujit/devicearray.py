@@ -615,7 +615,12 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, at
 
 
 def _f_only(ary):
-    return not ary.flags["C_CONTIGUOUS"] and ary.flags["F_CONTIGUOUS"]
+    """Is ary F-contiguous and not C-contiguous (arrays without NumPy's flags: no)?"""
+    flags = getattr(ary, "flags", None)
+    try:
+        return not flags["C_CONTIGUOUS"] and bool(flags["F_CONTIGUOUS"])
+    except (TypeError, KeyError):
+        return False
 
 
 def is_cuda_array(obj):
