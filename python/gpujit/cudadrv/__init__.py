@@ -1,4 +1,6 @@
-"""The driver-facing Python API: devices, the target choice, streams, events.
+"""The driver-facing Python API: devices, the target choice, streams, events,
+and numba's names for them (current_context(), gpus, legacy and per-thread
+default streams); numba's submodules driver and devicearray load on first use.
 
 Thin wrappers over gpujit._core (runtime/driver.c, stream.c, module.c); the
 driver is loaded on first use, never at import, so importing gpujit works on
