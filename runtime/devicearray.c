@@ -82,9 +82,11 @@ GjDtype gj_dtype_from_typestr(const char *ts) {
 }
 
 int gj_is_c_contig(int ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize) {
+    /* an empty array is contiguous whatever its strides, as NumPy says */
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) return 1;
     int64_t expect = itemsize;
     for (int i = ndim - 1; i >= 0; i--) {
-        if (shape[i] == 0) return 1;
         if (shape[i] != 1 && strides[i] != expect) return 0;
         expect *= shape[i];
     }

@@ -120,21 +120,29 @@ typedef struct GjLaunchConfig {
 
 static PyTypeObject GjLaunchConfig_Type;
 
+/* numba's wording: the dimensions are shown as the list they were read as */
+static void dim_error(PyObject *exc, const char *what, const char *need, PyObject *o) {
+    PyObject *l = PyTuple_Check(o) || PyList_Check(o) ? PySequence_List(o) : Py_BuildValue("[O]", o);
+    if (l) PyErr_Format(exc, "%s must be a sequence of %s, got %R", what, need, l);
+    Py_XDECREF(l);
+}
+
 static int parse_dim(PyObject *o, const char *what, GjDim3 *out) {
     uint64_t v[3] = {1, 1, 1};
-    if (PyTuple_Check(o)) {
-        Py_ssize_t n = PyTuple_GET_SIZE(o);
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
         if (n < 1 || n > 3) {
-            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, not %R", what, o);
+            dim_error(PyExc_ValueError, what, "1, 2 or 3 integers", o);
             return -1;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *x = PyTuple_GET_ITEM(o, i);
+            PyObject *x = PySequence_Fast_GET_ITEM(o, i);
             long long y = PyLong_Check(x) ? PyLong_AsLongLong(x) : -1;
             if (!PyLong_Check(x) && !PyErr_Occurred()) {
                 PyObject *ix = PyNumber_Index(x);
                 if (!ix) {
-                    PyErr_Format(PyExc_TypeError, "%s must contain ints, not %R", what, o);
+                    PyErr_Clear();
+                    dim_error(PyExc_TypeError, what, "integers", o);
                     return -1;
                 }
                 y = PyLong_AsLongLong(ix);
@@ -150,8 +158,8 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out) {
     } else {
         PyObject *ix = PyNumber_Index(o);
         if (!ix) {
-            PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints, not %.100s", what,
-                         Py_TYPE(o)->tp_name);
+            PyErr_Clear();
+            dim_error(PyExc_TypeError, what, "integers", o);
             return -1;
         }
         long long y = PyLong_AsLongLong(ix);
@@ -249,10 +257,15 @@ static int check_dims(const GjLaunchConfig *c, const GjDeviceLimits *l, const ch
     return 0;
 }
 
+/* The launch whose kernel this thread is compiling (borrowed, set only around
+ * _specialize): what gpujit.launchconfig shows a compiler hook that needs the
+ * launch's configuration. */
+static _Thread_local PyObject *compiling_config, *compiling_args;
+
 /* Finds the kernel for the arguments' key: a hit is pure C; a miss calls
  * _specialize, checks the result against the arguments and caches it. */
-static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, int nargs, int ndesc,
-                          GjTargetKind target, int dev) {
+static CacheEntry *lookup(GjDispatcher *disp, PyObject *config, PyObject *args, const ArgDesc *d, int nargs,
+                          int ndesc, GjTargetKind target, int dev) {
     uint8_t kbuf[KEY_HEADER + GJ_ARG_KEY_BYTES * MAX_STACK_ARGS], *key = kbuf;
     size_t klen = KEY_HEADER + GJ_ARG_KEY_BYTES * (size_t)ndesc;
     if (ndesc > MAX_STACK_ARGS && !(key = malloc(klen))) {
@@ -267,7 +280,12 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *args, const ArgDesc *d, 
     uint64_t h = hash_key(key, klen);
     CacheEntry *e = cache_find(disp, key, klen, h);
     if (!e) {
+        PyObject *outer_config = compiling_config, *outer_args = compiling_args;
+        compiling_config = config;
+        compiling_args = args;
         PyObject *k = PyObject_CallMethod((PyObject *)disp, "_specialize", "(O)", args);
+        compiling_config = outer_config;
+        compiling_args = outer_args;
         GjOutput *o = k ? gj_compiled_output(k) : NULL;
         if (k && !o)
             PyErr_Format(PyExc_TypeError, "_specialize must return a CompiledKernel, not %.100s", Py_TYPE(k)->tp_name);
@@ -489,7 +507,7 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
         /* A producer's pending work on another stream must finish first. */
         if (sync && gj_stream_sync(dev, sync) < 0) goto done;
     }
-    CacheEntry *e = lookup(c->disp, args, d, nargs, ndesc, target, dev);
+    CacheEntry *e = lookup(c->disp, (PyObject *)c, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;
     gj_args_mark(d, nargs, e->out);
     for (int i = 0; i < ndesc; i++)
@@ -531,6 +549,23 @@ static PyObject *config_stream(GjLaunchConfig *c, void *x) {
     return c->stream_obj ? Py_NewRef(c->stream_obj) : PyLong_FromLong(0);
 }
 static PyObject *config_dispatcher(GjLaunchConfig *c, void *x) { return Py_NewRef(c->disp); }
+static PyObject *config_args(GjLaunchConfig *c, void *x) {
+    return Py_NewRef((PyObject *)c == compiling_config ? compiling_args : Py_None);
+}
+
+/* LaunchConfig._compiling(): the configuration whose kernel this thread is
+ * compiling, or None. */
+static PyObject *config_compiling(PyObject *unused, PyObject *unused2) {
+    return Py_NewRef(compiling_config ? compiling_config : Py_None);
+}
+
+/* clang-format off */
+static PyMethodDef config_methods[] = {
+    {"_compiling", (PyCFunction)config_compiling, METH_NOARGS | METH_STATIC,
+     "the launch configuration whose kernel this thread is compiling, or None"},
+    {NULL},
+};
+/* clang-format on */
 
 /* clang-format off */
 static PyGetSetDef config_getset[] = {
@@ -539,6 +574,8 @@ static PyGetSetDef config_getset[] = {
     {"sharedmem", (getter)config_sharedmem, NULL, "dynamic shared memory bytes", NULL},
     {"stream", (getter)config_stream, NULL, NULL, NULL},
     {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
+    {"args", (getter)config_args, NULL, "the arguments, while this launch's kernel is being compiled; else None",
+     NULL},
     {NULL},
 };
 /* clang-format on */
@@ -553,6 +590,7 @@ static PyTypeObject GjLaunchConfig_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "kernel[griddim, blockdim, stream, dynamic_shared_bytes]: call it with the arguments.",
     .tp_getset = config_getset,
+    .tp_methods = config_methods,
 };
 /* clang-format on */
 
@@ -580,8 +618,13 @@ static void disp_dealloc(GjDispatcher *d) {
     tp->tp_free((PyObject *)d);
 }
 
+/* A TypeError (gpujit's) that is also numba's ValueError. */
+static PyObject *GjExc_NoLaunchConfig;
+
 static PyObject *disp_call(PyObject *self, PyObject *args, PyObject *kw) {
-    PyErr_SetString(PyExc_TypeError, "launch configuration missing: kernel[griddim, blockdim](args)");
+    PyErr_SetString(GjExc_NoLaunchConfig,
+                    "launch configuration missing: kernel[griddim, blockdim](args) (the launch "
+                    "configuration was not specified)");
     return NULL;
 }
 
@@ -612,6 +655,13 @@ static PyMethodDef disp_methods[] = {
 };
 /* clang-format on */
 
+/* clang-format off */
+static PyGetSetDef disp_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+/* clang-format on */
+
 static PyMappingMethods disp_as_mapping = {
         .mp_subscript = (binaryfunc)disp_subscript,
 };
@@ -631,6 +681,7 @@ static PyTypeObject GjDispatcher_Type = {
     .tp_clear = (inquiry)disp_clear,
     .tp_weaklistoffset = offsetof(GjDispatcher, weaklist),
     .tp_methods = disp_methods,
+    .tp_getset = disp_getset,
     .tp_dictoffset = offsetof(GjDispatcher, dict),
     .tp_new = PyType_GenericNew,
 };
@@ -640,6 +691,14 @@ int gj_launch_add(PyObject *m) {
     GjExc_LaunchError = PyErr_NewExceptionWithDoc("gpujit.LaunchError", "A kernel launch on the CPU target failed.",
                                                   PyExc_RuntimeError, NULL);
     if (!GjExc_LaunchError || PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0) return -1;
+    PyObject *bases = PyTuple_Pack(2, PyExc_TypeError, PyExc_ValueError);
+    GjExc_NoLaunchConfig = bases ? PyErr_NewExceptionWithDoc("gpujit.NoLaunchConfigError",
+                                                             "A kernel was called without kernel[griddim, blockdim].",
+                                                             bases, NULL)
+                                 : NULL;
+    Py_XDECREF(bases);
+    if (!GjExc_NoLaunchConfig || PyModule_AddObjectRef(m, "NoLaunchConfigError", GjExc_NoLaunchConfig) < 0)
+        return -1;
     if (PyType_Ready(&GjDispatcher_Type) < 0 || PyType_Ready(&GjLaunchConfig_Type) < 0 ||
         PyModule_AddObjectRef(m, "DispatcherBase", (PyObject *)&GjDispatcher_Type) < 0 ||
         PyModule_AddObjectRef(m, "LaunchConfig", (PyObject *)&GjLaunchConfig_Type) < 0)

@@ -122,6 +122,24 @@ static PyObject *stream_query(GjStream *s, PyObject *unused) {
     Py_RETURN_TRUE;
 }
 
+/* `with stream.auto_synchronize():` (numba's) and `with stream:` wait for the
+ * stream's work when the block ends. */
+static PyObject *stream_enter(GjStream *s, PyObject *unused) { return Py_NewRef((PyObject *)s); }
+
+static PyObject *stream_exit(GjStream *s, PyObject *args) {
+    if (PyTuple_GET_SIZE(args) && PyTuple_GET_ITEM(args, 0) != Py_None) {
+        /* the block raised: wait all the same, but its exception is the one to report */
+        PyObject *r = stream_synchronize(s, NULL);
+        if (!r) PyErr_Clear();
+        Py_XDECREF(r);
+        Py_RETURN_FALSE;
+    }
+    PyObject *r = stream_synchronize(s, NULL);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
 static PyObject *stream_cuda_stream(GjStream *s, PyObject *unused) {
     return Py_BuildValue("(iK)", 0, (unsigned long long)(uintptr_t)s->handle);
 }
@@ -147,6 +165,10 @@ static PyMethodDef stream_methods[] = {
     {"query", (PyCFunction)stream_query, METH_NOARGS, "True if all queued work has finished"},
     {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS,
      "the CUDA stream protocol: (0, handle)"},
+    {"auto_synchronize", (PyCFunction)stream_enter, METH_NOARGS,
+     "the stream, as a context manager that synchronizes it when the block ends"},
+    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)stream_exit, METH_VARARGS, NULL},
     {NULL},
 };
 /* clang-format on */

@@ -18,8 +18,9 @@ import numpy as np
 from . import _core
 
 __all__ = [
-    "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array",
-    "as_cuda_array", "is_cuda_array", "mapped_array", "mapped_array_like", "pinned_array_like",
+    "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array", "as_cuda_array",
+    "is_cuda_array", "mapped_array", "mapped_array_like", "pinned_array_like", "DeviceNDArray",
+    "managed_array",
 ]
 
 _CODES = dict(_core.dtype_codes)                       # 'float32' -> GjDtype code
@@ -93,8 +94,7 @@ class DeviceArray(_core.DeviceArrayBase):
             if lo < 0:
                 raise ValueError("negative strides need an existing allocation (gpu_data)")
             gpu_data = _core.alloc(hi)
-        super().__init__(shape, strides, code, gpu_data, gpu_data.ptr,
-                         stream=None if stream is None or _is_default(stream) else stream)
+        super().__init__(shape, strides, code, gpu_data, gpu_data.ptr, stream=_kept_stream(stream))
 
     # ---- construction of views ----
 
@@ -124,6 +124,26 @@ class DeviceArray(_core.DeviceArrayBase):
     def target(self):
         return self._target
 
+    __cuda_ndarray__ = True  # numba's marker of its device arrays (is_cuda_ndarray)
+
+    @property
+    def alloc_size(self):
+        """Bytes the elements span (the extent of the view)."""
+        lo, hi = self._extent()
+        return hi - lo
+
+    def bind(self, stream=0):
+        """The same array with `stream` as its default stream."""
+        v = self._view(self.shape, self.strides, self._ptr)
+        v.stream = _kept_stream(stream)
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("`copy=False` is not supported: a device array is always copied to the host")
+        h = self.copy_to_host()
+        return h if dtype is None else h.astype(dtype)
+
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
@@ -135,14 +155,16 @@ class DeviceArray(_core.DeviceArrayBase):
 
     @property
     def flags(self):
-        """NumPy's contiguity flags: flags['C_CONTIGUOUS'] or flags.c_contiguous."""
-        return _Flags(C_CONTIGUOUS=self.is_c_contiguous(), F_CONTIGUOUS=self.is_f_contiguous())
+        """NumPy's flags: flags['C_CONTIGUOUS'] or flags.c_contiguous (relaxed strides:
+        dimensions of length 1 do not count), and WRITEABLE."""
+        return _Flags(C_CONTIGUOUS=self.is_c_contiguous(), F_CONTIGUOUS=self.is_f_contiguous(),
+                      WRITEABLE=not self.readonly)
 
     def is_f_contiguous(self):
+        if self.size == 0:
+            return True
         expect = self.itemsize
         for n, s in zip(self.shape, self.strides):
-            if n == 0:
-                return True
             if n != 1 and s != expect:
                 return False
             expect *= n
@@ -151,16 +173,25 @@ class DeviceArray(_core.DeviceArrayBase):
     # ---- copies ----
 
     def copy_to_host(self, ary=None, stream=0):
-        """Copy to a NumPy array (a new C-contiguous one if `ary` is None).
-        With a stream the copy is queued on it; a non-contiguous view or
-        destination waits for it to finish."""
-        if ary is None:
-            ary = np.empty(self.shape, dtype=self.dtype)
-        elif ary.shape != self.shape or ary.dtype != self.dtype:
-            raise ValueError(f"copy_to_host: destination {ary.shape} {ary.dtype} does not match "
-                             f"{self.shape} {self.dtype}")
+        """Copy to a NumPy array. Without `ary`, a new one with this array's
+        strides when its elements are contiguous (C or F order, broadcast
+        dimensions included, as numba returns), else a C-contiguous one. With
+        `ary`, any NumPy array of the same shape and dtype. With a stream the
+        copy is queued on it; a non-contiguous view or destination waits for it."""
+        if ary is not None:
+            if ary.dtype != self.dtype:
+                raise TypeError(f"incompatible dtype: {self.dtype} vs. {ary.dtype}")
+            if ary.shape != self.shape:
+                raise ValueError(f"incompatible shape: {self.shape} vs. {ary.shape}")
         if self.size == 0:
-            return ary
+            return np.empty(self.shape, dtype=self.dtype) if ary is None else ary
+        if ary is None:
+            lo, hi = self._extent()
+            if _is_contiguous_core(self.shape, self.strides, self.itemsize) and lo == 0:
+                buf = np.empty(hi, dtype=np.uint8)
+                self._dtoh(0, buf, stream)
+                return np.ndarray(self.shape, dtype=self.dtype, buffer=buf, strides=self.strides)
+            ary = np.empty(self.shape, dtype=self.dtype)
         if self.is_c_contiguous() and ary.flags.c_contiguous and ary.flags.writeable:
             self._dtoh(0, _bytes_of(ary), stream)
             return ary
@@ -177,16 +208,35 @@ class DeviceArray(_core.DeviceArrayBase):
                           strides=self.strides)
 
     def copy_to_device(self, ary, stream=0):
-        """Copy from a NumPy array (or array-like, or another DeviceArray) of the same shape."""
+        """Copy from a NumPy array (or array-like) of the same shape, or from
+        another device array of the same shape, dtype and memory layout.
+
+        From the host, any layout is accepted (it is rearranged on the host
+        first) and a strided view is written element by element; into a
+        broadcast array (a stride 0), the elements at index 0 of each broadcast
+        dimension are written. Between device arrays the copy is one memcpy,
+        so both must be contiguous with the same strides."""
         if isinstance(ary, _core.DeviceArrayBase):
-            if ary.shape != self.shape:
-                raise ValueError(f"copy_to_device: shape {ary.shape} != {self.shape}")
-            if (ary._dtype_code == self._dtype_code and self.is_c_contiguous() and
-                    ary.is_c_contiguous() and ary._target == self._target):
-                self._dtod(0, ary, 0, self.nbytes, stream)
+            if ary.size == 0 and self.size == 0:
                 return
-            ary = ary.copy_to_host(stream=stream)
-            _sync(stream)
+            if not _is_contiguous_core(ary.shape, ary.strides, ary.itemsize):
+                raise ValueError(errmsg_contiguous_buffer)
+            if not _is_contiguous_core(self.shape, self.strides, self.itemsize):
+                raise ValueError(errmsg_contiguous_buffer)
+            if ary._dtype_code != self._dtype_code:
+                raise TypeError(f"incompatible dtype: {self.dtype} vs. {ary.dtype}")
+            mine, theirs = _core_dims(self.shape, self.strides), _core_dims(ary.shape, ary.strides)
+            if [n for n, _ in mine] != [n for n, _ in theirs]:
+                raise ValueError(f"incompatible shape: {self.shape} vs. {ary.shape}")
+            if self.size and [s for _, s in mine] != [s for _, s in theirs]:
+                raise ValueError(f"incompatible strides: {self.strides} vs. {ary.strides}")
+            if ary._target != self._target:
+                raise ValueError(f"cannot copy an array of the {ary._target} target into one of the "
+                                 f"{self._target} target")
+            lo, hi = self._extent()
+            if hi > lo:
+                self._dtod(lo, ary, ary._extent()[0], hi - lo, stream)
+            return
         a = np.asarray(ary)
         if a.shape != self.shape:
             raise ValueError(f"copy_to_device: shape {a.shape} != {self.shape}")
@@ -194,12 +244,25 @@ class DeviceArray(_core.DeviceArrayBase):
             a = a.astype(self.dtype)
         if self.size == 0:
             return
-        if self.is_c_contiguous():
-            host = np.ascontiguousarray(a)
-            self._htod(0, _bytes_of(host), stream)
-            if host is not ary:  # a temporary: the queued copy must finish before it goes
-                _sync(stream)
+        c, f = self.is_c_contiguous(), self.is_f_contiguous()
+        if c or f:
+            # straight from the caller's memory when it already has our layout
+            host = np.ascontiguousarray(a) if c else np.asfortranarray(a)
+            self._htod(0, _bytes_of(host if c else host.T), stream)
+            if host is not ary:
+                _sync(stream)  # a temporary: the queued copy must finish before it goes
             return
+        if _is_contiguous_core(self.shape, self.strides, self.itemsize):
+            # the elements at index 0 of our broadcast dimensions, in our memory order
+            core = a[tuple(0 if s == 0 else slice(None) for s in self.strides)]
+            strides = tuple(s for s in self.strides if s != 0)
+            lo, hi = _extent(core.shape, strides, self.itemsize)
+            if lo == 0:
+                host = np.empty(hi, dtype=np.uint8)
+                np.ndarray(core.shape, dtype=self.dtype, buffer=host, strides=strides)[...] = core
+                self._htod(0, host, stream)
+                _sync(stream)  # `host` is a temporary: the queued copy must finish first
+                return
         # A strided view: read its extent, scatter into it, write it back.
         lo, hi = self._extent()
         buf = np.empty(hi - lo, dtype=np.uint8)
@@ -214,6 +277,24 @@ class DeviceArray(_core.DeviceArrayBase):
     def copy_to_host_async(self, stream):
         return self.copy_to_host(stream=stream)
 
+    def split(self, section, stream=0):
+        """Views of consecutive pieces of `section` elements of a 1-D
+        contiguous array (the last may be shorter)."""
+        if self.ndim != 1:
+            raise ValueError("only support 1d array")
+        if self.strides[0] != self.itemsize:
+            raise ValueError("only support unit stride")
+        section = operator.index(section)
+        if section <= 0:
+            raise ValueError("section must be positive")
+        pieces = []
+        for begin in range(0, self.size, section):
+            end = min(begin + section, self.size)
+            v = self._view((end - begin,), self.strides, self._ptr + begin * self.itemsize)
+            v.stream = _kept_stream(stream)
+            pieces.append(v)
+        return pieces
+
     # ---- indexing ----
 
     def __getitem__(self, idx):
@@ -224,12 +305,27 @@ class DeviceArray(_core.DeviceArrayBase):
         return v
 
     def __setitem__(self, idx, value):
+        self.setitem(idx, value)
+
+    def setitem(self, idx, value, stream=0):
+        """d[idx] = value, the copy queued on `stream`: value broadcasts to the
+        indexed view as NumPy broadcasts (numba's messages when it cannot)."""
         shape, strides, offset, _ = self._index(idx)
         v = self._view(shape, strides, self._ptr + offset)
+        vshape = value.shape if isinstance(value, _core.DeviceArrayBase) else np.shape(value)
+        if len(vshape) > len(shape):
+            raise ValueError(f"Can't assign {len(vshape)}-D array to {len(shape)}-D self")
+        padded = (1,) * (len(shape) - len(vshape)) + tuple(vshape)
+        for axis, (n, r) in enumerate(zip(shape, padded)):
+            if r != 1 and r != n:
+                raise ValueError(f"Can't copy sequence with size {r} to array axis {axis} with dimension {n}")
         if isinstance(value, _core.DeviceArrayBase):
-            v.copy_to_device(value)
-        else:
-            v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape))
+            if tuple(vshape) == tuple(shape):
+                v.copy_to_device(value, stream=stream)
+                return
+            value = value.copy_to_host(stream=stream)
+            _sync(stream)
+        v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), stream=stream)
 
     def _index(self, idx):
         """Basic indexing: ints, slices (with steps), Ellipsis, None."""
@@ -283,6 +379,9 @@ class DeviceArray(_core.DeviceArrayBase):
     # ---- reshaping views ----
 
     def reshape(self, *newshape, order="C"):
+        """A view with another shape: order 'C' needs a C-contiguous array,
+        'F' an F-contiguous one, 'A' either (else NotImplementedError: the
+        result would need a copy)."""
         if len(newshape) == 1 and not isinstance(newshape[0], (int, np.integer)):
             newshape = newshape[0]
         newshape = list(operator.index(s) for s in newshape)
@@ -292,25 +391,70 @@ class DeviceArray(_core.DeviceArrayBase):
             known = math.prod(s for s in newshape if s != -1)
             newshape[newshape.index(-1)] = self.size // known if known else 0
         newshape = tuple(newshape)
-        if math.prod(newshape) != self.size:
+        if math.prod(newshape) != self.size or any(n < 0 for n in newshape):
             raise ValueError(f"cannot reshape array of size {self.size} into shape {newshape}")
-        if order != "C" or not self.is_c_contiguous():
-            raise NotImplementedError("reshape needs a C-contiguous array and order='C'")
-        return self._view(newshape, _c_strides(newshape, self.itemsize), self._ptr)
+        order = self._layout_order(order)
+        if newshape == self.shape:
+            return self._view(self.shape, self.strides, self._ptr)
+        if order == "C":
+            strides = _c_strides(newshape, self.itemsize)
+        else:
+            strides = tuple(reversed(_c_strides(tuple(reversed(newshape)), self.itemsize)))
+        return self._view(newshape, strides, self._ptr)
 
-    def ravel(self, order="C"):
+    def _layout_order(self, order):
+        if order not in ("C", "F", "A"):
+            raise ValueError(f"order must be 'C', 'F' or 'A', not {order!r}")
+        c, f = self.is_c_contiguous(), self.is_f_contiguous()
+        if order == "A":
+            order = "C" if c else "F" if f else None
+        if order is None or (order == "C" and not c) or (order == "F" and not f):
+            raise NotImplementedError("operation requires copying: the array is not "
+                                      f"{'contiguous' if order is None else order + '-contiguous'}")
+        return order
+
+    def ravel(self, order="C", stream=0):
+        """A 1-D view of a contiguous array, in `order` (NotImplementedError
+        when that would need a copy)."""
         return self.reshape(self.size, order=order)
 
     def transpose(self, axes=None):
-        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(axes)
+        """A view with the axes permuted (all of them reversed without `axes`)."""
+        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(operator.index(a) for a in axes)
         if sorted(axes) != list(range(self.ndim)):
-            raise ValueError(f"invalid axes {axes}")
+            raise ValueError(f"invalid axes list {axes}")
+        if axes == tuple(range(self.ndim)):
+            return self
         return self._view([self.shape[a] for a in axes], [self.strides[a] for a in axes],
                           self._ptr)
 
     @property
     def T(self):
         return self.transpose()
+
+    def view(self, dtype):
+        """The same memory seen as another dtype (NumPy's rules: a different
+        item size rescales the last axis, which must then be contiguous)."""
+        dtype = np.dtype(dtype)
+        code = _dtype_code(dtype)
+        shape, strides = list(self.shape), list(self.strides)
+        if dtype.itemsize != self.itemsize:
+            if self.ndim == 0:
+                raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize "
+                                 "is unchanged")
+            if shape[-1] != 1 and strides[-1] != self.itemsize:
+                raise ValueError("To change to a dtype of a different size, the last axis must be "
+                                 "contiguous")
+            shape[-1], rem = divmod(shape[-1] * self.itemsize, dtype.itemsize)
+            if rem:
+                raise ValueError("When changing to a larger dtype, its size must be a divisor of the "
+                                 "total size in bytes of the last axis of the array.")
+            strides[-1] = dtype.itemsize
+        v = DeviceArray.__new__(type(self))
+        _core.DeviceArrayBase.__init__(v, tuple(shape), tuple(strides), code, self._owner, self._ptr,
+                                       readonly=self.readonly, target=self._target,
+                                       device=self._device, stream=self.stream)
+        return v
 
     # ---- interop ----
 
@@ -348,6 +492,40 @@ class DeviceArray(_core.DeviceArrayBase):
         return self._dlpack_capsule(versioned)
 
 
+def _kept_stream(stream):
+    """What an array keeps as its stream: None for the default (0 or None), else the
+    object given (a Stream, also the cpu target's inert one: bind() returns it)."""
+    if stream is None or (not isinstance(stream, _core.Stream) and stream == 0):
+        return None
+    return stream
+
+
+def _core_dims(shape, strides):
+    """(length, stride) of the dimensions that are neither broadcast (stride 0)
+    nor of length 1: what decides the memory layout."""
+    return [(n, s) for n, s in zip(shape, strides) if s != 0 and n != 1]
+
+
+def _is_contiguous_core(shape, strides, itemsize):
+    """Are the elements, leaving out broadcast dimensions, one C- or F-contiguous block?"""
+    if any(n == 0 for n in shape):
+        return True
+    dims = _core_dims(shape, strides)
+    for order in (dims[::-1], dims):
+        expect = itemsize
+        for n, s in order:
+            if s != expect:
+                break
+            expect *= n
+        else:
+            return True
+    return False
+
+
+errmsg_contiguous_buffer = ("Array contains non-contiguous buffer and cannot be transferred as a single "
+                            "memory region. Please ensure contiguous buffer with numpy .ascontiguousarray()")
+
+
 def _is_default(stream):
     return stream == 0 or (isinstance(stream, _core.Stream) and stream.handle == 0)
 
@@ -366,13 +544,19 @@ def _order_for_consumer(ours, theirs):
 
 
 def to_device(obj, stream=0, copy=True, to=None):
-    """Copy a NumPy array (or array-like) to a new DeviceArray, or into `to`."""
+    """Copy a NumPy array (or array-like) to a new DeviceArray, or into `to`.
+    The device array has the host array's strides when its elements are one
+    contiguous block (C or F order, broadcast dimensions kept as stride 0),
+    else it is a C-contiguous copy. A device array is returned as it is."""
     if to is not None:
         to.copy_to_device(obj, stream=stream)
         return to
+    if isinstance(obj, _core.DeviceArrayBase):
+        return obj
     a = np.asarray(obj)
     _dtype_code(a.dtype)
-    d = DeviceArray(a.shape, None, a.dtype, stream=stream)
+    keep = _is_contiguous_core(a.shape, a.strides, a.itemsize) and all(s >= 0 for s in a.strides)
+    d = DeviceArray(a.shape, a.strides if keep else None, a.dtype, stream=stream)
     if copy:
         d.copy_to_device(a, stream=stream)
     return d
@@ -472,6 +656,22 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
         flat, shape, strides)
 
 
+def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
+    """numba's unified-memory array; here the same memory as mapped_array (the
+    host's, reachable from the device), so the same semantics where managed
+    memory would migrate pages to the device."""
+    return pinned_array(shape, dtype, strides, order)
+
+
+def _f_only(ary):
+    """Is ary F-contiguous and not C-contiguous (arrays without NumPy's flags: no)?"""
+    flags = getattr(ary, "flags", None)
+    try:
+        return not flags["C_CONTIGUOUS"] and bool(flags["F_CONTIGUOUS"])
+    except (TypeError, KeyError):
+        return False
+
+
 def is_cuda_array(obj):
     """True if obj exports __cuda_array_interface__."""
     try:
@@ -496,3 +696,6 @@ def as_cuda_array(obj, sync=True):
                                    ptr or 0, readonly=bool(readonly), target="cuda",
                                    device=_core.current_device())
     return v
+
+
+DeviceNDArray = DeviceArray  # numba's name

@@ -8,7 +8,8 @@ import inspect
 import os
 
 from . import _core
-from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string
+from .types import Type
+from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string, typeof
 
 
 def _current_target():
@@ -26,12 +27,58 @@ def _target_cc(target):
 _normalise_sig = signature_string  # one signature, any spelling -> its string
 
 
+def _argtypes(sig):
+    """The parsed argument types of a signature in any spelling: what two
+    spellings of one signature have in common."""
+    if isinstance(sig, tuple) and not all(isinstance(t, Type) for t in sig):
+        raise KeyError(sig)
+    return tuple(parse_signature(_normalise_sig(sig))[1])
+
+
+class SignatureDict(dict):
+    """{signature string: value}, also indexed by numba's keys: a tuple of
+    argument types (float32[::1], int64), a Signature, or another spelling
+    of the same signature."""
+
+    def __missing__(self, key):
+        try:
+            want = _argtypes(key)
+        except (TypeError, ValueError, KeyError):
+            raise KeyError(key) from None
+        for k, v in self.items():
+            if _argtypes(k) == want:
+                return v
+        raise KeyError(key)
+
+
+# numba's carve-out names (cudaSharedmemCarveout)
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _check_carveout(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value.lower() not in _CARVEOUTS:
+            raise ValueError("Invalid carveout value: %r (an int from -1 to 100, 'MaxL1', 'MaxShared' or "
+                             "'default')" % value)
+        return _CARVEOUTS[value.lower()]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("shared_memory_carveout must be an int or a string, not %s" % type(value).__name__)
+    if not -1 <= value <= 100:
+        raise ValueError("shared_memory_carveout must be between -1 and 100, not %d" % value)
+    return value
+
+
 class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use."""
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
-                 inline=False, opt=True, cache=False, boundscheck=None, lto=False, **options):
+                 inline=False, opt=True, cache=False, boundscheck=None, lto=False, shared_memory_carveout=None,
+                 **options):
         super().__init__()
+        # a hint to the driver about the L1/shared split; kept, checked as numba does
+        self.shared_memory_carveout = _check_carveout(shared_memory_carveout)
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
         if device:
@@ -49,6 +96,8 @@ class Dispatcher(_core.DispatcherBase):
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = signature_list(sigs)
+        self.specializations = {}  # (cc, argument types) -> Dispatcher, from specialize()
+        self._specialized = bool(self._eager) and len(self._eager) == 1
         if self._eager:
             for s in self._eager:
                 self.compile(s)
@@ -83,10 +132,16 @@ class Dispatcher(_core.DispatcherBase):
 
     def _specialize(self, args):
         """Called by the C launcher on a cache miss: the kernel for these args."""
-        target = _current_target()
         if len(args) != self.py_func.__code__.co_argcount:
             n = self.py_func.__code__.co_argcount
             raise TypeError("%s() takes %d argument%s (%d given)" % (self.__name__, n, "" if n == 1 else "s", len(args)))
+        return self._compile_for_args(*args)
+
+    def _compile_for_args(self, *args):
+        """The kernel for a launch with these arguments: compiled for their types,
+        or the best of the eager signatures. While the launcher calls it,
+        gpujit.launchconfig.current_launch_config() is the launch's configuration."""
+        target = _current_target()
         sig = signature_of(args)
         if self._eager is None:
             return self.compile(sig, target)
@@ -100,8 +155,38 @@ class Dispatcher(_core.DispatcherBase):
                 best, best_cost = s, cost
         if best is not None:
             return self.compile(best, target)
-        raise TypeError("no matching signature for %s%s; the kernel was compiled for: %s" % (
-            self.__name__, sig[4:], "; ".join(self._eager)))
+        raise TypeError("No matching definition for argument type(s) %s of %s; the kernel was compiled "
+                        "for: %s" % (sig[5:-1], self.__name__, "; ".join(self._eager)))
+
+    # -- numba's specialisation API -----------------------------------------
+    @property
+    def specialized(self):
+        """True for a kernel compiled for exactly one signature (jit(sig) or specialize())."""
+        return self._specialized
+
+    def specialize(self, *args):
+        """A kernel compiled only for these argument types (types, or values whose
+        types are taken), cached per device: a launch with other types is refused."""
+        if self._specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        sig = "void(%s)" % ", ".join(str(a) if isinstance(a, Type) else typeof(a, i)
+                                     for i, a in enumerate(args))
+        key = (_target_cc(_current_target()), _argtypes(sig))
+        disp = self.specializations.get(key)
+        if disp is None:
+            disp = Dispatcher(self.py_func, [sig], fastmath=self.fastmath, lineinfo=self.lineinfo,
+                              debug=self.debug, boundscheck=self.boundscheck)
+            self.specializations[key] = disp
+        return disp
+
+    @property
+    def overloads(self):
+        """{signature: CompiledKernel} of the current target; also indexed by numba's
+        tuples of argument types."""
+        target = _current_target()
+        return SignatureDict((k[0], v) for k, v in self._compiled.items() if k[1] == target)
+
+    definitions = overloads
 
     @property
     def signatures(self):
@@ -122,17 +207,23 @@ class Dispatcher(_core.DispatcherBase):
         return {k[0]: getattr(v, attr) for k, v in self._compiled.items() if target is None or k[1] == target}
 
     def inspect_ptx(self, sig=None):
-        """PTX text of a signature (or {signature: ptx} of all compiled)."""
+        """PTX text of a signature, or {signature: ptx} of every signature compiled
+        so far. A kernel compiled only for the cpu target has its PTX compiled on
+        demand (for the current device's compute capability, or 9.0 without one),
+        as compile_ptx does; no GPU is needed."""
         cc = _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
         if sig is not None:
             return self.compile(sig, "cuda", cc).ptx
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        # every signature compiled so far, for any target (the CPU target's too: compiled again for the GPU)
-        return {k[0]: (v if k[1] == "cuda" else self.compile(k[0], "cuda", cc)).ptx
-                for k, v in list(self._compiled.items())}
+        out = SignatureDict()
+        for k, v in list(self._compiled.items()):
+            if k[0] not in out:
+                out[k[0]] = v.ptx if k[1] == "cuda" else self.compile(k[0], "cuda", cc).ptx
+        return out
 
     def inspect_asm(self, sig=None):
+        """numba's name for the PTX (inspect_ptx)."""
         return self.inspect_ptx(sig)
 
     def inspect_lto_ptx(self, sig=None):
@@ -173,24 +264,32 @@ class Dispatcher(_core.DispatcherBase):
             raise ValueError("ntasks must be non-negative")
         return _ForAll(self, int(ntasks), int(tpb), stream, sharedmem)
 
-    def _one(self, sig=None):
+    def _attribute(self, name, sig):
+        """A kernel attribute: of one signature, of the only one of a specialized
+        kernel, else {signature: value} of every signature compiled."""
         if sig is not None:
-            return self.compile(sig)
+            return _core.kernel_attributes(self.compile(sig))[name]
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        return next(iter(self._compiled.values()))
+        overloads = self.overloads
+        if self._specialized and len(overloads) == 1:
+            return _core.kernel_attributes(next(iter(overloads.values())))[name]
+        return SignatureDict((k, _core.kernel_attributes(v)[name]) for k, v in overloads.items())
 
     def get_regs_per_thread(self, sig=None):
-        return _core.kernel_attributes(self._one(sig))["regs_per_thread"]
+        return self._attribute("regs_per_thread", sig)
 
     def get_max_threads_per_block(self, sig=None):
-        return _core.kernel_attributes(self._one(sig))["max_threads_per_block"]
+        return self._attribute("max_threads_per_block", sig)
 
     def get_shared_mem_per_block(self, sig=None):
-        return _core.kernel_attributes(self._one(sig))["shared_bytes"]
+        return self._attribute("shared_bytes", sig)
 
     def get_local_mem_per_thread(self, sig=None):
-        return _core.kernel_attributes(self._one(sig))["local_bytes"]
+        return self._attribute("local_bytes", sig)
+
+    def get_const_mem_size(self, sig=None):
+        return self._attribute("const_bytes", sig)
 
 
 class DeviceFunction:
@@ -205,7 +304,8 @@ class DeviceFunction:
     def __init__(self, pyfunc, sigs=None, **options):
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
-        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck", "lto"}
+        unknown = set(options) - {"fastmath", "inline", "forceinline", "opt", "cache", "lineinfo", "debug",
+                                  "boundscheck", "lto"}
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc

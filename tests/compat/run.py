@@ -2,12 +2,14 @@
 """The numba.cuda compatibility yardstick: numba-cuda 0.30.4's own kernel
 tests, run unchanged against gpujit.
 
-    python3 tests/compat/run.py [--target cpu|cuda] [--write-docs] [-k SUBSTR] [-j N]
+    python3 tests/compat/run.py [--target cpu|cuda] [--write-docs] [-k SUBSTR ...] [-j N]
 
 The tests come from numba-cuda's wheel on PyPI, downloaded at run time
 (`pip download --no-deps numba-cuda==0.30.4`, cached in ~/.cache/gpujit-compat
 or $GPUJIT_COMPAT_CACHE) and extracted to a temporary folder; none of them is
-kept in this repository. A test-only `numba` package (shim/) comes first on
+kept in this repository. NVIDIA's cuda-core and cuda-bindings, which the
+peer's test modules import, are installed for this run only, into the same cache
+(PEER_DEPS). A test-only `numba` package (shim/) comes first on
 sys.path: `numba.cuda` is gpujit, `numba.cuda.testing` holds stand-ins for the
 peer's test decorators. numba itself is never imported.
 
@@ -38,6 +40,7 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -82,6 +85,35 @@ def fetch_wheel(cache):
     return found[0]
 
 
+# NVIDIA's Python packages that the peer's test modules import themselves (cuda.core's
+# Device, Buffer and CUDAError; cuda.bindings' driver module); they import without a GPU.
+# Installed for the compat run only, into the cache (never into the interpreter's site
+# packages), without their dependencies: numpy is the interpreter's own.
+PEER_DEPS = ["cuda-core>=0.5.1,<2", "cuda-bindings>=13,<14", "cuda-pathfinder>=1.4,<2"]
+
+
+def fetch_deps(cache):
+    """A folder holding PEER_DEPS, put on the test processes' sys.path."""
+    want = "\n".join(PEER_DEPS)
+    site = os.path.join(cache, "site-py%d%d-%08x" % (sys.version_info[:2] + (zlib.crc32(want.encode()),)))
+    if os.path.isdir(site):
+        return site
+    print("== installing %s into %s" % (", ".join(PEER_DEPS), site), flush=True)
+    # into a private folder first, renamed when complete: runs in parallel never see half of it
+    tmp = tempfile.mkdtemp(prefix="site-", dir=cache)
+    rc = subprocess.call([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                          "--root-user-action=ignore", "--no-deps", "--target", tmp] + PEER_DEPS)
+    if rc:  # the modules that import them then fail on that import, and are counted so
+        print("== compat: could not install %s (pip exited %d)" % (", ".join(PEER_DEPS), rc), flush=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    try:
+        os.rename(tmp, site)
+    except OSError:  # another run finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return site
+
+
 def extract_tests(wheel, dest):
     """The wheel's numba_cuda/numba/cuda/tests/ tree, as dest/tests/."""
     with zipfile.ZipFile(wheel) as z:
@@ -114,7 +146,8 @@ class ModuleRun:
                    # an installed numba-cuda registers a pytest plugin that imports the real
                    # numba.core; only this runner's own plugin is loaded (-p)
                    PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-                   PYTHONPATH=os.pathsep.join([os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE]))
+                   PYTHONPATH=os.pathsep.join([os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE]
+                                              + ([self.args.deps] if self.args.deps else [])))
         return env
 
     def run(self, rule_list):
@@ -351,7 +384,8 @@ def write_docs(path, rows, cause_list, oos, meta):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
-    ap.add_argument("-k", dest="filter", default=None, help="only modules whose path contains this")
+    ap.add_argument("-k", dest="filter", action="append", default=None,
+                    help="only modules whose path contains this (repeatable: any of them)")
     ap.add_argument("--group", action="append", help="cudapy, host-api, doc_examples (default: all)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--budget", type=float, default=900, help="whole-run time budget, seconds")
@@ -383,11 +417,13 @@ def main():
                 f.write("[pytest]\n")
         else:
             extract_tests(fetch_wheel(args.cache), peer)
+        # a --peer-dir folder (the runner's own tests use a small fake one) brings its own needs
+        args.deps = None if args.peer_dir else fetch_deps(args.cache)
         groups = groups_of(os.path.join(peer, "tests"))
         if args.group:
             groups = collections.OrderedDict((g, m) for g, m in groups.items() if g in args.group)
         if args.filter:
-            groups = collections.OrderedDict((g, [m for m in ms if args.filter in m]) for g, ms in groups.items())
+            groups = collections.OrderedDict((g, [m for m in ms if any(f in m for f in args.filter)]) for g, ms in groups.items())
         todo = [m for ms in groups.values() for m in ms]
         rule_list = _rules.load_rules()
         deadline = t_start + args.budget

@@ -1,4 +1,6 @@
-"""The driver-facing Python API: devices, the target choice, streams, events.
+"""The driver-facing Python API: devices, the target choice, streams, events,
+and numba's names for them (current_context(), gpus, legacy and per-thread
+default streams); numba's submodules driver and devicearray load on first use.
 
 Thin wrappers over gpujit._core (runtime/driver.c, stream.c, module.c); the
 driver is loaded on first use, never at import, so importing gpujit works on
@@ -7,6 +9,9 @@ machines without a GPU.
 Target choice: ``GPUJIT_TARGET=cpu|cuda`` forces one; otherwise 'cuda' when a
 driver and a device exist, else 'cpu'. ``set_target`` changes it at run time.
 """
+import collections
+import contextlib
+import importlib
 import os
 
 from .. import _core
@@ -17,8 +22,16 @@ __all__ = [
     "current_target", "set_target", "driver_version", "get_current_device",
     "list_devices", "select_device", "synchronize", "stream", "default_stream",
     "external_stream", "event", "reset", "mem_get_info", "kernel_attributes",
-    "max_potential_block",
+    "max_potential_block", "legacy_default_stream", "per_thread_default_stream", "current_context",
+    "get_current_context", "gpus", "close", "defer_cleanup", "is_supported_version", "pinned",
 ]
+
+
+def __getattr__(name):
+    # numba.cuda.cudadrv's submodules, imported on first use
+    if name in ("driver", "devicearray"):
+        return importlib.import_module(__name__ + "." + name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_available():
@@ -117,7 +130,12 @@ def list_devices():
 
 
 def select_device(device_id):
-    """Make CUDA device `device_id` current for the process; returns it."""
+    """Make CUDA device `device_id` current for the process; returns it. On the
+    cpu target the one device is 0, the host."""
+    if _core.get_target() == "cpu":
+        if int(device_id) != 0:
+            raise ValueError(f"device {device_id} does not exist: the cpu target has one device, 0")
+        return CpuDevice()
     _core.select_device(int(device_id))
     return Device(_core.device_info(int(device_id)))
 
@@ -130,12 +148,12 @@ def detect():
             reason = "no CUDA device found"
         except CudaError as e:
             reason = str(e)
-        print(f"No CUDA devices: {reason}")
+        print(f"Found 0 CUDA devices: {reason}")
         print(f"gpujit will use the cpu target (GPUJIT_TARGET={os.environ.get('GPUJIT_TARGET', '')!r})")
         return False
     devs = list_devices()
     major, minor = driver_version()
-    print(f"Found {len(devs)} CUDA device{'s' if len(devs) != 1 else ''} (driver {major}.{minor})")
+    print(f"Found {len(devs)} CUDA devices (driver {major}.{minor})")
     for d in devs:
         cc = "%d.%d" % d.compute_capability
         print(f"id {d.id:2d} {d.name!r:>30} compute capability: {cc}  "
@@ -156,8 +174,18 @@ def stream():
 
 
 def default_stream():
-    """The legacy default stream (handle 0)."""
+    """The default stream: the legacy default stream (handle 0)."""
     return Stream(0)
+
+
+def legacy_default_stream():
+    """The legacy default stream (handle 0): synchronises with every blocking stream."""
+    return Stream(0)
+
+
+def per_thread_default_stream():
+    """The calling thread's default stream (CU_STREAM_PER_THREAD, handle 2)."""
+    return Stream(0) if _core.get_target() == "cpu" else Stream(2)
 
 
 def external_stream(handle):
@@ -191,3 +219,172 @@ def kernel_attributes(compiled):
 def max_potential_block(compiled, dynamic_smem=0):
     """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize)."""
     return _core.max_potential_block(compiled, dynamic_smem)
+
+
+def is_supported_version():
+    """True unless a CUDA driver is present that is too old for gpujit's PTX
+    (ISA 7.8 needs a CUDA 12.0 driver). No toolkit is needed, and without a
+    driver the cpu target needs none."""
+    if _core.get_target() == "cpu" or not _core.is_available():
+        return True
+    return driver_version() >= (12, 0)
+
+
+# ---- contexts: numba's Context API over gpujit's primary contexts ----
+
+MemoryInfo = collections.namedtuple("MemoryInfo", ["free", "total"])
+
+
+class _Deallocations:
+    """numba's queue of frees deferred while kernels may still use the memory.
+    gpujit frees an allocation when its last reference goes (cuMemFree waits
+    for the device itself), so nothing is ever pending."""
+
+    count = 0
+
+    def clear(self):
+        pass
+
+    @contextlib.contextmanager
+    def disable(self):
+        yield
+
+
+class Context:
+    """The context launches and allocations of the current device use: the
+    device's primary context on the cuda target, the host on the cpu target."""
+
+    def __init__(self):
+        self.device = get_current_device()
+        self.deallocations = _Deallocations()
+
+    def __repr__(self):
+        return f"<gpujit context of {self.device!r}>"
+
+    def __eq__(self, other):
+        return isinstance(other, Context) and (self.device.id, self.device.target) == (
+            other.device.id, other.device.target)
+
+    def __hash__(self):
+        return hash((self.device.id, self.device.target))
+
+    def get_memory_info(self):
+        """MemoryInfo(free, total) in bytes (the host's on the cpu target)."""
+        if _core.get_target() == "cpu":
+            total = self.device.total_memory
+            try:
+                free = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+            except (ValueError, OSError, AttributeError):
+                free = total
+            return MemoryInfo(free, total)
+        return MemoryInfo(*_core.mem_get_info())
+
+    def memalloc(self, bytesize):
+        """`bytesize` bytes of device memory (an Allocation; freed with its last reference)."""
+        return _core.alloc(int(bytesize))
+
+    def memhostalloc(self, bytesize, mapped=False, portable=False, wc=False):
+        """`bytesize` bytes of page-locked host memory (a buffer: np.ndarray(buffer=...)).
+        Under unified addressing it is mapped, at the same address, for every device."""
+        if _core.get_target() == "cpu":
+            return _core.alloc(int(bytesize))
+        return _core.alloc(int(bytesize), pinned=True)
+
+    def synchronize(self):
+        _core.synchronize()
+
+    def reset(self):
+        """Free everything in the context: gpujit.reset() on the cuda target
+        (arrays made before become unusable); nothing to do on the cpu target,
+        whose memory belongs to its Python objects."""
+        if _core.get_target() != "cpu":
+            _core.reset()
+
+    def can_access_peer(self, peer_device):
+        return _core.get_target() != "cpu" and int(peer_device) == self.device.id
+
+
+def current_context(devnum=None):
+    """The current device's Context (of device `devnum` after selecting it)."""
+    if devnum is not None:
+        select_device(devnum)
+    return Context()
+
+
+get_current_context = current_context
+
+
+def close():
+    """numba's release of the context: here, waiting for all work to finish.
+    Primary contexts are kept for the life of the process (other libraries
+    share them); gpujit.reset() is the way to destroy one."""
+    if _core.get_target() != "cpu" and _core.is_available():
+        _core.synchronize()
+
+
+@contextlib.contextmanager
+def defer_cleanup():
+    """numba's pause of deferred frees; gpujit defers none (see _Deallocations)."""
+    yield
+
+
+@contextlib.contextmanager
+def pinned(*arys):
+    """numba pins the arrays' host memory for the block, to speed up copies;
+    gpujit's copies from pageable memory are correct as they are, so this
+    changes nothing."""
+    yield
+
+
+class _Gpu:
+    """One entry of gpus: `with gpus[i]:` makes device i current for the block."""
+
+    def __init__(self, id):
+        self.id = id
+
+    def __getattr__(self, name):
+        return getattr(list_devices()[self.id] if _core.get_target() != "cpu" else CpuDevice(), name)
+
+    def __enter__(self):
+        self._prev = _core.current_device() if _core.get_target() != "cpu" else None
+        if self._prev is not None and self._prev != self.id:
+            _core.select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        if self._prev is not None and self._prev != self.id:
+            _core.select_device(self._prev)
+
+    def __repr__(self):
+        return f"<gpujit gpu {self.id}>"
+
+
+class _GpuList:
+    """cuda.gpus: the devices, indexable and iterable; on the cpu target the
+    one device is the host (as numba's simulator has one device)."""
+
+    def _count(self):
+        return 1 if _core.get_target() == "cpu" else _core.device_count()
+
+    def __len__(self):
+        return self._count()
+
+    def __getitem__(self, i):
+        n = self._count()
+        i = int(i)
+        if not -n <= i < n:
+            raise IndexError(f"device {i} out of range: there {'is' if n == 1 else 'are'} {n}")
+        return _Gpu(i % n)
+
+    def __iter__(self):
+        return (self[i] for i in range(self._count()))
+
+    @property
+    def current(self):
+        return _Gpu(0 if _core.get_target() == "cpu" else _core.current_device())
+
+    def __repr__(self):
+        return f"<gpujit gpus: {self._count()}>"
+
+
+gpus = _GpuList()
