@@ -541,6 +541,9 @@ struct Target {
     int shared_space; /* LLVM address space of shared arrays */
     /* Create c->fn (the function that holds the kernel body) with its params. */
     int (*begin_kernel)(Ctx *c, LLVMTypeRef *params, int nparams);
+    /* Optional: create c->fn for a device function compiled on its own (compile_ptx(device=True)),
+     * externally visible, returning `ret`. A target without it cannot compile one. */
+    int (*begin_export)(Ctx *c, LLVMTypeRef ret, LLVMTypeRef *params, int nparams);
     /* Thread geometry: dim 0..2 (x, y, z). */
     LLVMValueRef (*special)(Ctx *c, Special s, int dim);
     void (*barrier)(Ctx *c);
@@ -848,6 +851,7 @@ struct Ctx {
     int nargs;
     Type **argtypes;
     Type *restype;
+    Type *declared_ret; /* the signature's return type, NULL where it names none */
     /* bytecode.c */
     Insn *insns;
     int ninsns;

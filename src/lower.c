@@ -794,6 +794,7 @@ static void debug_finish(Ctx *c) {
 }
 
 static int lower_body(Ctx *c, LLVMValueRef *args);
+static int lower_export(Ctx *c);
 
 /* The LLVM type of one kernel parameter: pointers in the address space of
  * the argument's array (or of global memory, the error buffer), else the
@@ -846,6 +847,10 @@ int lower(Ctx *c) {
         LLVMDisposeMessage(dl);
         LLVMDisposeTargetData(td);
     }
+    if (c->opt.device) {
+        RETURN_IF_ERROR(lower_export(c));
+        goto done;
+    }
     /* the kernel's parameters: layout.c flattens the arguments */
     GjParam *lay;
     int np = layout_params(c, &lay);
@@ -874,6 +879,7 @@ int lower(Ctx *c) {
         if (!args[i]) return internal_error(c, NO_LOCATION, "lower: argument %d does not match its parameters", i);
     }
     RETURN_IF_ERROR(lower_body(c, args));
+done:
     LLVMSetCurrentDebugLocation2(c->b, NULL);
     RETURN_IF_ERROR(c->target->finish(c));
     debug_finish(c);
@@ -890,6 +896,29 @@ int lower(Ctx *c) {
     }
     LLVMDisposeMessage(msg);
     return 0;
+}
+
+/* A device function compiled on its own (compile_ptx(device=True)): one externally visible
+ * function taking its arguments by value (arrays as their structs) and returning its value,
+ * as a device function called from a kernel does, with the error buffer last under debug. */
+static int lower_export(Ctx *c) {
+    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(c->nargs + 1));
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(c->nargs + 1));
+    if (!pt || !args) return -1;
+    int np = 0;
+    for (int i = 0; i < c->nargs; i++)
+        if (has_value(c->argtypes[i])) pt[np++] = llvm_type(c, c->argtypes[i]);
+    if (HAS_ERRBUF(c)) pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
+    LLVMTypeRef rt = c->restype->kind == TY_NONE ? c->voidt : llvm_type(c, c->restype);
+    RETURN_IF_ERROR(c->target->begin_export(c, rt, pt, np));
+    if (HAS_ERRBUF(c)) c->errbuf = LLVMGetParam(c->fn, (unsigned)np - 1);
+    debug_begin(c);
+    debug_subprogram(c);
+    c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
+    LLVMPositionBuilderAtEnd(c->b, c->entry);
+    for (int i = 0, p = 0; i < c->nargs; i++)
+        args[i] = has_value(c->argtypes[i]) ? LLVMGetParam(c->fn, (unsigned)p++) : NULL;
+    return lower_body(c, args);
 }
 
 /* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */

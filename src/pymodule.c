@@ -127,13 +127,14 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
-                             "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck", NULL};
-    PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL;
+                             "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
+                             "launch_bounds", NULL};
+    PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL, *bounds = NULL;
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzpp", kwlist, &PyCode_Type, &code, &globals, &closure, &sig,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppO", kwlist, &PyCode_Type, &code, &globals, &closure, &sig,
                                      &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
-                                     &boundscheck))
+                                     &boundscheck, &bounds))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -151,6 +152,25 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.device = device;
     opt.name = name;
     opt.keep_llvm = keep_llvm;
+    if (bounds && bounds != Py_None) {
+        PyObject *seq = PySequence_Fast(bounds, "launch_bounds must be a tuple of ints");
+        if (!seq) return NULL;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            long v = i < 3 ? PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i)) : -1;
+            if (i >= 3 || v < 1 || v > INT_MAX) {
+                Py_DECREF(seq);
+                if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+                    PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    PyErr_Clear();
+                    PyErr_SetString(PyExc_ValueError, "launch_bounds are at most 3 positive ints");
+                }
+                return NULL;
+            }
+            opt.launch_bounds[i] = (int)v;
+        }
+        Py_DECREF(seq);
+    }
     GjOutput *out;
     if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt, &out) < 0)
         return NULL;

@@ -13,10 +13,7 @@
 
 #include "gj.h"
 
-static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
-    LLVMTypeRef fty = LLVMFunctionType(c->voidt, params, (unsigned)nparams, 0);
-    c->fn = LLVMAddFunction(c->mod, c->symbol, fty);
-    LLVMSetFunctionCallConv(c->fn, 71); /* PTX_Kernel */
+static void fastmath_attrs(Ctx *c) {
     if (c->opt.fastmath) {
         /* instruction flags alone leave NVPTX's float code exact: its ftz and
          * approximate div/sqrt forms are chosen by these function attributes */
@@ -27,6 +24,33 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
                                     LLVMCreateStringAttribute(c->llctx, attrs[i][0], (unsigned)strlen(attrs[i][0]),
                                                               attrs[i][1], (unsigned)strlen(attrs[i][1])));
     }
+}
+
+/* launch_bounds: nvvm.annotations that NVPTX prints as .maxntid, .minnctapersm, .maxclusterrank */
+static void launch_bounds(Ctx *c) {
+    static const char *const keys[] = {"maxntidx", "minctasm", "maxclusterrank"};
+    for (int i = 0; i < 3; i++) {
+        if (!c->opt.launch_bounds[i]) continue;
+        LLVMMetadataRef md[3] = {LLVMValueAsMetadata(c->fn), LLVMMDStringInContext2(c->llctx, keys[i], strlen(keys[i])),
+                                 LLVMValueAsMetadata(LLVMConstInt(c->i32, (unsigned)c->opt.launch_bounds[i], 0))};
+        LLVMAddNamedMetadataOperand(c->mod, "nvvm.annotations",
+                                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, md, 3)));
+    }
+}
+
+static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
+    LLVMTypeRef fty = LLVMFunctionType(c->voidt, params, (unsigned)nparams, 0);
+    c->fn = LLVMAddFunction(c->mod, c->symbol, fty);
+    LLVMSetFunctionCallConv(c->fn, 71); /* PTX_Kernel */
+    fastmath_attrs(c);
+    launch_bounds(c);
+    return 0;
+}
+
+/* A device function on its own: a plain function (.visible .func in PTX) that others link. */
+static int begin_export(Ctx *c, LLVMTypeRef ret, LLVMTypeRef *params, int nparams) {
+    c->fn = LLVMAddFunction(c->mod, c->symbol, LLVMFunctionType(ret, params, (unsigned)nparams, 0));
+    fastmath_attrs(c);
     return 0;
 }
 
@@ -313,6 +337,7 @@ const Target target_nvptx = {
     .array_space = AS_GLOBAL,
     .shared_space = 3,
     .begin_kernel = begin_kernel,
+    .begin_export = begin_export,
     .special = special,
     .barrier = barrier,
     .shared_array = shared_array,

@@ -198,6 +198,7 @@ class DeviceFunction:
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc
+        self._options = options
         # kept for introspection, checked by the compiler's parser: a device function is
         # compiled into each caller, specialised on the types at the call
         self.signatures = signature_list(sigs) or []
@@ -213,6 +214,14 @@ class DeviceFunction:
 
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
+
+    def inspect_ptx(self, sig):
+        """PTX of the function on its own for a signature (a .visible .func; see gpujit.compile)."""
+        from .compiler import compile_ptx
+        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+        return compile_ptx(self.py_func, sig, device=True, **opts)[0]
+
+    inspect_asm = inspect_ptx
 
     def __getitem__(self, config):
         raise TypeError("%s is a device function: call it from a kernel; only kernels are launched "

@@ -351,7 +351,8 @@ def write_docs(path, rows, cause_list, oos, meta):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
-    ap.add_argument("-k", dest="filter", default=None, help="only modules whose path contains this")
+    ap.add_argument("-k", dest="filter", action="append", default=None,
+                    help="only modules whose path contains this (repeatable: any of them)")
     ap.add_argument("--group", action="append", help="cudapy, host-api, doc_examples (default: all)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--budget", type=float, default=900, help="whole-run time budget, seconds")
@@ -387,7 +388,7 @@ def main():
         if args.group:
             groups = collections.OrderedDict((g, m) for g, m in groups.items() if g in args.group)
         if args.filter:
-            groups = collections.OrderedDict((g, [m for m in ms if args.filter in m]) for g, ms in groups.items())
+            groups = collections.OrderedDict((g, [m for m in ms if any(k in m for k in args.filter)]) for g, ms in groups.items())
         todo = [m for ms in groups.values() for m in ms]
         rule_list = _rules.load_rules()
         deadline = t_start + args.budget

@@ -1,0 +1,149 @@
+"""gpujit.compile / compile_ptx (numba.cuda.compiler): device functions compiled on their
+own, the ABI and output options, return types as gpujit.types objects, launch bounds."""
+import math
+import re
+
+import pytest
+
+import gpujit as gpu
+from gpujit import compiler, float32, float64, int16, int32, int64, uint32, void
+
+
+def f_add(x, y):
+    return x + y
+
+
+def test_kernel_ptx_is_an_entry_returning_void():
+    def k(r, x, y):
+        i = gpu.grid(1)
+        if i < len(r):
+            r[i] = x[i] + y[i]
+
+    ptx, resty = compiler.compile_ptx(k, (float32[:], float32[:], float32[:]))
+    assert ".visible .entry" in ptx and ".visible .func" not in ptx and "func_retval" not in ptx
+    assert resty == void
+
+
+@pytest.mark.parametrize("sig,resty,width", [((float32, float32), float32, "b32"),
+                                             (int32(int32, int32), int32, "b32"),
+                                             (int16(int16, int16), int16, "b32"),
+                                             ("uint32(uint32, uint32)", uint32, "b32"),
+                                             (int64(int64, int64), int64, "b64"),
+                                             ((float64, float64), float64, "b64")])
+def test_device_function_on_its_own(sig, resty, width):
+    ptx, rt = compiler.compile_ptx(f_add, sig, device=True)
+    assert rt == resty
+    assert re.search(r"\.visible\s+\.func\s+\(\.param\s+\.%s\s+func_retval0\)\s+f_add\(" % width, ptx)
+    assert ".entry" not in ptx
+
+
+def test_declared_return_type_converts():
+    def half(x):
+        return x / 2
+
+    ptx, rt = compiler.compile(half, int32(int32))   # true division gives float64; the signature says int32
+    assert rt == int32 and "cvt.rzi.s32.f64" in ptx
+
+
+def test_return_types_inferred():
+    def cmp(a, b):
+        return a < b
+
+    def pair(a, b):
+        return a, b
+
+    def nothing(a):
+        pass
+
+    assert compiler.compile(cmp, (int32, int32))[1] == gpu.boolean
+    assert compiler.compile(pair, (int32, float32))[1] == gpu.types.Tuple([int32, float32])
+    assert compiler.compile(pair, (int32, int32))[1] == gpu.types.UniTuple(int32, 2)
+    ptx, rt = compiler.compile(nothing, (int32,))
+    assert rt == void and "func_retval" not in ptx and ".visible .func" in ptx
+
+
+def test_abi_name_and_lambda():
+    ptx, _ = compiler.compile(f_add, int32(int32, int32), abi_info={"abi_name": "_Z4funcii"})
+    assert re.search(r"func_retval0\)\s+_Z4funcii\(", ptx)
+    ptx, _ = compiler.compile(lambda x: x, int32(int32), abi_info={"abi_name": "blah"})
+    assert re.search(r"func_retval0\)\s+blah\(", ptx)
+
+
+def test_fastmath_device_function():
+    def f(x, y, z, d):
+        return math.sqrt((x * y + z) / d)
+
+    prec, _ = compiler.compile_ptx(f, (float32,) * 4, device=True)
+    fast, _ = compiler.compile_ptx(f, (float32,) * 4, device=True, fastmath=True)
+    assert "fma.rn.f32" in prec and "div.rn.f32" in prec and "sqrt.rn.f32" in prec
+    assert "fma.rn.ftz.f32" in fast and "div.approx.ftz.f32" in fast and "sqrt.approx.ftz.f32" in fast
+
+
+def test_device_function_inspect_asm():
+    dev = gpu.jit("float32(float32, float32)", device=True, fastmath=True)(f_add)
+    assert ".visible .func" in dev.inspect_asm((float32, float32))
+
+
+def test_errors():
+    def k(x, y):
+        return x[0] + y[0]
+
+    with pytest.raises(TypeError, match="must have void return type"):
+        compiler.compile_ptx(k, (uint32[::1], uint32[::1]))
+    with pytest.raises(NotImplementedError, match="The C ABI is not supported for kernels"):
+        compiler.compile_ptx(f_add, (int32, int32), abi="c")
+    with pytest.raises(NotImplementedError, match="Unsupported ABI: fastcall"):
+        compiler.compile_ptx(f_add, (int32, int32), abi="fastcall")
+    with pytest.raises(NotImplementedError, match="Unsupported output type: illegal"):
+        compiler.compile(f_add, int32(int32, int32), output="illegal")
+    with pytest.raises(NotImplementedError, match="LTO-IR"):
+        compiler.compile(f_add, int32(int32, int32), output="ltoir")
+    with pytest.raises(gpu.TypingError, match="signature says it returns nothing"):
+        compiler.compile(f_add, void(int32, int32))
+
+
+@pytest.mark.parametrize("bounds,lines", [(128, [r"\.maxntid 128, 1, 1"]), ((128,), [r"\.maxntid 128, 1, 1"]),
+                                          ((128, 2), [r"\.maxntid 128, 1, 1", r"\.minnctapersm 2"]),
+                                          ((128, 2, 4), [r"\.maxntid 128", r"\.minnctapersm 2",
+                                                         r"\.maxclusterrank 4"])])
+def test_launch_bounds(bounds, lines):
+    def k():
+        pass
+
+    ptx, rt = gpu.compile_ptx(k, "void()", launch_bounds=bounds)
+    for pat in lines:
+        assert re.search(pat, ptx)
+    if not isinstance(bounds, tuple) or len(bounds) < 3:
+        assert ".maxclusterrank" not in ptx
+    plain, _ = gpu.compile_ptx(k, "void()")
+    assert ".maxntid" not in plain
+
+
+def test_too_many_launch_bounds():
+    with pytest.raises(ValueError, match="Got 4 launch bounds"):
+        gpu.compile_ptx(lambda: None, "void()", launch_bounds=(128, 2, 4, 8))
+
+
+def test_for_current_device_targets_a_cc():
+    ptx, _ = gpu.compile_ptx_for_current_device(f_add, (float32, float32), device=True)
+    assert re.search(r"\.target sm_\d+", ptx)
+    ptx2, _ = gpu.compile_for_current_device(f_add, (float32, float32))
+    assert ptx2 == ptx
+
+
+def test_device_function_compiled_alone_runs_in_a_kernel():
+    """The same function, compiled into a kernel, gives the values the PTX above describes."""
+    import numpy as np
+    dev = gpu.jit(device=True)(f_add)
+
+    @gpu.jit
+    def k(r, x, y):
+        i = gpu.grid(1)
+        if i < r.size:
+            r[i] = dev(x[i], y[i])
+
+    rng = np.random.default_rng()
+    x, y = rng.random(100).astype(np.float32), rng.random(100).astype(np.float32)
+    r = np.full(100, np.nan, np.float32)
+    k[1, 128](r, x, y)
+    np.testing.assert_array_equal(r, x + y)
