@@ -147,3 +147,47 @@ def test_device_function_compiled_alone_runs_in_a_kernel():
     r = np.full(100, np.nan, np.float32)
     k[1, 128](r, x, y)
     np.testing.assert_array_equal(r, x + y)
+
+
+def test_forceinline_needs_ltoir():
+    with pytest.raises(ValueError, match="Can only designate forced inlining in LTO-IR"):
+        compiler.compile(f_add, (int32, int32), forceinline=True)
+
+
+def test_kernel_calls_a_kernel_as_a_device_function():
+    """A @jit kernel called from another kernel is compiled into it, as a device function."""
+    import numpy as np
+
+    @gpu.jit(forceinline=True)
+    def set_to(a, i, v):
+        a[i] = v
+
+    @gpu.jit
+    def k(a, v):
+        i = gpu.grid(1)
+        if i < a.size:
+            set_to(a, i, v[i] * 2)
+
+    v = np.random.default_rng().random(50)
+    a = np.full(50, np.nan)
+    k[1, 64](a, v)
+    np.testing.assert_array_equal(a, v * 2)
+
+
+def test_specialize():
+    import numpy as np
+
+    @gpu.jit
+    def k(a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            a[i] = b[i] + 1
+
+    b = np.random.default_rng().integers(0, 100, 20).astype(np.int32)
+    a = np.full(20, -1, np.int32)
+    s = k.specialize(a, b)
+    assert s.signatures == ["void(int32[::1], int32[::1])"]
+    s[1, 32](a, b)
+    np.testing.assert_array_equal(a, b + 1)
+    with pytest.raises(TypeError, match="signatures already"):
+        s.specialize(a, b)

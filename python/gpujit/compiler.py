@@ -17,6 +17,10 @@ _ABIS = ("numba", "c")
 _OUTPUTS = ("ptx", "ltoir")
 
 
+class KernelReturnError(_core.TypingError, TypeError):
+    """A kernel that returns a value: a TypingError, and the TypeError numba raises."""
+
+
 def _type_of_name(name):
     """The gpujit.types object of a type as the compiler spells it ('float32',
     'UniTuple(int64 x 2)', 'Tuple(int32, float64)', 'none')."""
@@ -64,13 +68,17 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     abi 'c' (the default, device functions only) and 'numba' both give a function that
     returns its value; abi_info={'abi_name': name} names the function. opt and
     forceinline are accepted and have no effect (gpujit always optimises; a device
-    function compiled on its own is a function for others to call)."""
+    function compiled on its own is a function for others to call); forceinline=True
+    needs output='ltoir', as numba's does."""
     if abi not in _ABIS:
         raise NotImplementedError("Unsupported ABI: %s" % abi)
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
     if output not in _OUTPUTS:
         raise NotImplementedError("Unsupported output type: %s" % output)
+    if forceinline and output != "ltoir":
+        raise ValueError("Can only designate forced inlining in LTO-IR output (output='ltoir'); "
+                         "a PTX function is inlined by its caller's compiler")
     if output == "ltoir":
         raise NotImplementedError("output='ltoir' is NVVM's LTO-IR, which gpujit (compiling with LLVM) "
                                   "does not produce: use output='ptx'")
@@ -90,8 +98,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
                           name=name, launch_bounds=bounds)
     except _core.TypingError as e:
         if not device and "cannot return a value" in str(e):
-            # numba's words and class for a kernel that returns a value
-            raise TypeError("CUDA kernel must have void return type: %s" % e) from None
+            raise KernelReturnError(str(e)) from None
         raise
     return k.ptx, _type_of_name(k.restype)
 

@@ -27,10 +27,14 @@ _normalise_sig = signature_string  # one signature, any spelling -> its string
 
 
 class Dispatcher(_core.DispatcherBase):
-    """A @jit kernel: specialises on argument types, compiles on first use."""
+    """A @jit kernel: specialises on argument types, compiles on first use. Called from
+    another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
+
+    __gpujit_device__ = True   # the compiler reads py_func where a kernel calls it
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
-                 inline=False, opt=True, cache=False, boundscheck=None, **options):
+                 inline=False, opt=True, cache=False, boundscheck=None, forceinline=False, launch_bounds=None,
+                 **options):
         super().__init__()
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
@@ -47,6 +51,10 @@ class Dispatcher(_core.DispatcherBase):
         self.lineinfo = bool(lineinfo)
         self.debug = bool(debug)
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
+        from .compiler import _launch_bounds
+        self.launch_bounds = _launch_bounds(launch_bounds)
+        self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
+                             boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = signature_list(sigs)
         if self._eager:
@@ -77,7 +85,7 @@ class Dispatcher(_core.DispatcherBase):
             f = self.py_func
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
                               fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                              boundscheck=key[3])
+                              boundscheck=key[3], launch_bounds=self.launch_bounds)
             self._compiled[key] = k
         return k
 
@@ -102,6 +110,14 @@ class Dispatcher(_core.DispatcherBase):
             return self.compile(best, target)
         raise TypeError("no matching signature for %s%s; the kernel was compiled for: %s" % (
             self.__name__, sig[4:], "; ".join(self._eager)))
+
+    def specialize(self, *args):
+        """A kernel compiled for the types of these arguments alone (numba's specialize)."""
+        if self._eager:
+            raise TypeError("%s has signatures already: specialize() takes a kernel compiled lazily"
+                            % self.__name__)
+        k = Dispatcher(self.py_func, [signature_of(args)], **self._options)
+        return k
 
     @property
     def signatures(self):
@@ -138,7 +154,7 @@ class Dispatcher(_core.DispatcherBase):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                                  fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                                 keep_llvm=True).llvm
+                                 keep_llvm=True, launch_bounds=self.launch_bounds).llvm
         if sig is not None:
             target = _current_target()
             return ir((_normalise_sig(sig), target, _target_cc(target), self._boundscheck(target)))
@@ -194,7 +210,8 @@ class DeviceFunction:
     def __init__(self, pyfunc, sigs=None, **options):
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
-        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck"}
+        unknown = set(options) - {"fastmath", "inline", "opt", "cache", "lineinfo", "debug", "boundscheck",
+                                  "forceinline"}
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc
