@@ -98,7 +98,9 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
                           name=name, launch_bounds=bounds)
     except _core.TypingError as e:
         if not device and "cannot return a value" in str(e):
-            raise KernelReturnError(str(e)) from None
+            err = KernelReturnError(*e.args)
+            err.__dict__.update(e.__dict__)   # filename, lineno, ...
+            raise err from None
         raise
     return k.ptx, _type_of_name(k.restype)
 
