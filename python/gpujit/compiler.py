@@ -30,6 +30,11 @@ def _type_of_name(name):
     for t in types.NUMBERS.values():
         if t.name == name:
             return t
+    m = re.fullmatch(r"(\w+)\[([:, 1]*)\]", name)
+    if m:
+        dims = [d.strip() for d in m.group(2).split(",")]
+        layout = "C" if dims[-1] == "::1" else "F" if dims[0] == "::1" else "A"
+        return types.Array(_type_of_name(m.group(1)), len(dims), layout)
     m = re.fullmatch(r"UniTuple\((.*) x (\d+)\)", name)
     if m:
         return types.UniTuple(_type_of_name(m.group(1)), int(m.group(2)))
