@@ -229,6 +229,15 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
         path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
     PyErr_Clear();
     if (!path) {
+        /* an object that says why kernels cannot use it (gpujit.linking's external functions) */
+        PyObject *why = PyObject_GetAttrString(o, "__gpujit_unsupported__");
+        if (why && PyUnicode_Check(why)) {
+            error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: %s", what, PyUnicode_AsUTF8(why));
+            Py_DECREF(why);
+            return NULL;
+        }
+        Py_XDECREF(why);
+        PyErr_Clear();
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
                      "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "

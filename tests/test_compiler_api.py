@@ -191,3 +191,29 @@ def test_specialize():
     np.testing.assert_array_equal(a, b + 1)
     with pytest.raises(TypeError, match="signatures already"):
         s.specialize(a, b)
+
+
+def test_declare_device_is_refused_in_kernels():
+    ext = gpu.declare_device("times2", "int32(int32)", link=gpu.CUSource("extern \"C\" __device__ int times2(int x);"))
+    assert ext.name == "times2" and ext.sig.return_type == int32 and ext.sig.args == (int32,)
+    assert gpu.declare_device("f1", int32(float32[:])).sig.args == (float32[:],)
+    with pytest.raises(TypeError, match="Return type"):
+        gpu.declare_device("f1", "(float32[:],)")
+    with pytest.raises(TypeError, match="link="):
+        gpu.declare_device("f1", "int32(int32)", link=[3])
+
+    def k(r, x):
+        i = gpu.grid(1)
+        if i < len(r):
+            r[i] = ext(x[i])   # <- line
+
+    with pytest.raises(gpu.UnsupportedError, match=r"times2\(\) is an external function .*does not link"):
+        gpu.compile_ptx(k, "void(int32[::1], int32[::1])")
+
+
+def test_device_function_is_not_a_kernel():
+    dev = gpu.jit(device=True)(f_add)
+    with pytest.raises(RuntimeError, match="Cannot compile a device function as a kernel"):
+        dev[1, 1](1, 2)
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        dev.inspect_sass((int32, int32))

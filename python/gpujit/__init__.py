@@ -58,5 +58,6 @@ def jit(func_or_sig=None, device=False, **options):
 from .compiler import compile, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004
 
 
+from .linking import CUSource, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)

@@ -240,9 +240,17 @@ class DeviceFunction:
 
     inspect_asm = inspect_ptx
 
+    def inspect_sass(self, sig=None):
+        raise RuntimeError("Cannot inspect SASS of a device function: it is compiled into its callers")
+
     def __getitem__(self, config):
-        raise TypeError("%s is a device function: call it from a kernel; only kernels are launched "
-                        "with [griddim, blockdim]" % self.__name__)
+        raise NotLaunchableError("Cannot compile a device function as a kernel: %s is a device function; "
+                                 "call it from a kernel; only kernels are launched with [griddim, blockdim]"
+                                 % self.__name__)
+
+
+class NotLaunchableError(TypeError, RuntimeError):
+    """A device function launched as a kernel (numba raises RuntimeError; gpujit TypeError)."""
 
 
 class _ForAll:
