@@ -468,7 +468,11 @@ typedef enum {
     IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_CACHE_LOAD, /* gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index): id = CacheHint */
+    IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */
 } IntrinsicKind;
+/* cachehints.c: the PTX cache operators */
+typedef enum { CH_CA, CH_CG, CH_CS, CH_LU, CH_CV, CH_WB, CH_WT } CacheHint;
 
 typedef struct Intrinsic {
     const char *path;
@@ -544,6 +548,9 @@ struct Target {
     /* Optional: create c->fn for a device function compiled on its own (compile_ptx(device=True)),
      * externally visible, returning `ret`. A target without it cannot compile one. */
     int (*begin_export)(Ctx *c, LLVMTypeRef ret, LLVMTypeRef *params, int nparams);
+    /* A load (v NULL: returns the value) or store of v at global pointer p, of memory type t,
+     * with PTX cache operator `op` ("cg", "wt", ...; cachehints.c). */
+    LLVMValueRef (*cache_access)(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v);
     /* Thread geometry: dim 0..2 (x, y, z). */
     LLVMValueRef (*special)(Ctx *c, Special s, int dim);
     void (*barrier)(Ctx *c);
@@ -625,6 +632,8 @@ bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx);
 Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et);
+Type *type_cache_hint(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_cache_hint(Ctx *c, const Intrinsic *k, Instr **a, Type *rt);
 LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 
 //

@@ -197,6 +197,40 @@ static LLVMValueRef dynamic_shared(Ctx *c, LLVMValueRef *nbytes) {
     return g;
 }
 
+/* ld/st.global.<op>.bN (numba's cache hints): inline PTX on the element's bits, which go
+ * through an integer register (8-bit ones in a 16-bit register, as PTX loads bytes). The
+ * memory clobber keeps them in order with the kernel's other loads and stores. */
+static LLVMValueRef cache_access(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v) {
+    unsigned bits = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
+                    : LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32
+                    : LLVMGetTypeKind(t) == LLVMHalfTypeKind  ? 16
+                                                               : 64;
+    LLVMTypeRef it = LLVMIntTypeInContext(c->llctx, bits), rt = bits == 8 ? c->i16 : it;
+    const char *reg = bits <= 16 ? "h" : bits == 32 ? "r" : "l";
+    char text[64], cons[32];
+    if (v) {
+        snprintf(text, sizeof text, "st.global.%s.b%u [$0], $1;", op, bits);
+        snprintf(cons, sizeof cons, "l,%s,~{memory}", reg);
+        LLVMValueRef x = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(c->b, v, it, "");
+        if (bits == 8) x = LLVMBuildZExt(c->b, x, rt, "");
+        LLVMTypeRef pt[2] = {LLVMTypeOf(p), rt};
+        LLVMTypeRef fty = LLVMFunctionType(c->voidt, pt, 2, 0);
+        LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+                                             LLVMInlineAsmDialectATT, 0);
+        LLVMValueRef args[2] = {p, x};
+        LLVMBuildCall2(c->b, fty, asm_, args, 2, "");
+        return NULL;
+    }
+    snprintf(text, sizeof text, "ld.global.%s.b%u $0, [$1];", op, bits);
+    snprintf(cons, sizeof cons, "=%s,l,~{memory}", reg);
+    LLVMTypeRef pt[1] = {LLVMTypeOf(p)};
+    LLVMTypeRef fty = LLVMFunctionType(rt, pt, 1, 0);
+    LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef r = LLVMBuildCall2(c->b, fty, asm_, &p, 1, "");
+    if (bits == 8) r = LLVMBuildTrunc(c->b, r, it, "");
+    return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(c->b, r, t, "");
+}
+
 /* __constant__ memory: cached, read-only, in address space 4. Arrays are
  * generic pointers in lowering, so hand back the generic address. */
 static LLVMValueRef const_array(Ctx *c, const char *bytes, size_t n) {
@@ -338,6 +372,7 @@ const Target target_nvptx = {
     .shared_space = 3,
     .begin_kernel = begin_kernel,
     .begin_export = begin_export,
+    .cache_access = cache_access,
     .special = special,
     .barrier = barrier,
     .shared_array = shared_array,
