@@ -111,7 +111,9 @@ static int settle_return(Ctx *c, const char *name) {
     if (!returns) c->restype = &ty_none;
     if (!type_known(c->restype))
         return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},
-                        "cannot infer the return type of %s() (a recursion without a base case?)", name);
+                        "cannot type infer runaway recursion: %s() has no return that does not call itself "
+                        "(a recursion without a base case)",
+                        name);
     if (c->declared_ret && !c->root) {
         if (c->restype->kind != TY_NONE && c->declared_ret->kind == TY_NONE)
             return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},

@@ -217,3 +217,17 @@ def test_device_function_is_not_a_kernel():
         dev[1, 1](1, 2)
     with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
         dev.inspect_sass((int32, int32))
+
+
+def runaway(x):
+    return runaway(x)
+
+
+def test_runaway_recursion_is_named():
+    def k(r):
+        r[0] = runaway(1)
+
+    with pytest.raises(gpu.TypingError, match="cannot type infer runaway recursion: runaway"):
+        gpu.compile_ptx(k, "void(int64[::1])")
+    with pytest.raises(gpu.TypingError, match="cannot type infer runaway recursion"):
+        compiler.compile(runaway, (int64,))
