@@ -111,8 +111,8 @@ static int settle_return(Ctx *c, const char *name) {
     if (!returns) c->restype = &ty_none;
     if (!type_known(c->restype))
         return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},
-                        "cannot type infer runaway recursion: %s() has no return that does not call itself "
-                        "(a recursion without a base case)",
+                        "cannot type infer runaway recursion: no return of %s() gives its return type "
+                        "without calling itself (a recursion without a base case)",
                         name);
     if (c->declared_ret && !c->root) {
         if (c->restype->kind != TY_NONE && c->declared_ret->kind == TY_NONE)

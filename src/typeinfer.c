@@ -631,8 +631,8 @@ int infer_types(Ctx *c) {
             }
             if (in->op == IR_CALL && in->callee)
                 return error_at(c, ERR_TYPING, in->loc,
-                                "cannot type infer runaway recursion: %s() has no return that does not "
-                                "call itself (a recursion without a base case)",
+                                "cannot type infer runaway recursion: no return of %s() gives its "
+                                "return type without calling itself (a recursion without a base case)",
                                 in->callee->sub->funcname);
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }
