@@ -323,7 +323,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
     bool ieee = in->name && !strncmp(in->name, "numpy.", 6); /* np.divide(x, 0.0) is inf, not an error */
-    if (c->opt.debug && !ieee && !is_complex(t) &&
+    /* fastmath: a float division by zero gives IEEE's inf or NaN, as numba's does */
+    if (c->opt.debug && !ieee && !is_complex(t) && !(c->opt.fastmath && f) &&
         (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) && check_divisor(c, in, b, t) < 0)
         return NULL;
     switch (in->ival) {

@@ -97,6 +97,11 @@ static bool has_fast_variant(const char *name) {
 }
 
 static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
+    /* fastmath tanhf: the tanh.approx.f32 instruction of sm_75 and newer (as numba's) */
+    if (c->opt.fastmath && !strcmp(name, "tanhf") && c->opt.cc_major * 10 + c->opt.cc_minor >= 75) {
+        static const char text[] = "tanh.approx.f32 $0, $1;"; /* LLVM 19 has no intrinsic for it */
+        return LLVMGetInlineAsm(fnty, text, sizeof text - 1, "=f,f", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+    }
     char nv[80];
     snprintf(nv, sizeof nv, "__nv_%s%s", c->opt.fastmath && has_fast_variant(name) ? "fast_" : "", name);
     LLVMValueRef fn = LLVMGetNamedFunction(c->mod, nv);

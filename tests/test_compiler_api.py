@@ -231,3 +231,44 @@ def test_runaway_recursion_is_named():
         gpu.compile_ptx(k, "void(int64[::1])")
     with pytest.raises(gpu.TypingError, match="cannot type infer runaway recursion"):
         compiler.compile(runaway, (int64,))
+
+
+def test_fastmath_tanhf_is_the_approximate_instruction():
+    def k(r, x):
+        r[0] = math.tanh(x)
+
+    sig = (float32[::1], float32)
+    assert "tanh.approx.f32 " in compiler.compile_ptx(k, sig, fastmath=True)[0]
+    assert "tanh.approx.f32 " not in compiler.compile_ptx(k, sig)[0]
+    assert "tanh.approx.f32 " not in compiler.compile_ptx(k, sig, fastmath=True, cc=(7, 0))[0]  # sm_75 has it
+
+
+def test_fastmath_tanhf_runs():
+    import numpy as np
+
+    @gpu.jit(fastmath=True)
+    def k(r, x):
+        i = gpu.grid(1)
+        if i < r.size:
+            r[i] = math.tanh(x[i])
+
+    x = np.random.default_rng().standard_normal(200).astype(np.float32) * 3
+    r = np.full_like(x, np.nan)
+    k[2, 128](r, x)
+    np.testing.assert_allclose(r, np.tanh(x), atol=2e-3)   # tanh.approx: about 2**-11 relative
+
+
+def test_fastmath_float_division_by_zero_does_not_raise():
+    import numpy as np
+
+    def f(r, x, y):
+        r[0] = x / y
+
+    sig = (float32[::1], float32, float32)
+    fast = gpu.jit(sig, fastmath=True, debug=True)(f)
+    prec = gpu.jit(sig, debug=True)(f)
+    r = np.zeros(1, np.float32)
+    with pytest.raises(ZeroDivisionError):
+        prec[1, 1](r, 10.0, 0.0)
+    fast[1, 1](r, 10.0, 0.0)
+    assert r[0] == np.inf
