@@ -93,6 +93,7 @@ static int describe(Ctx *c) {
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
+    o->captures = c->captures;
     o->symbol = strdup(c->symbol);
     o->restype = strdup(type_name(c, c->restype));
     StrBuf sb = {0};
@@ -354,6 +355,7 @@ void gj_output_free(GjOutput *o) {
     free(o->types);
     free(o->symbol);
     free(o->restype);
+    free(o->bitcode);
     free(o->args);
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);

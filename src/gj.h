@@ -790,6 +790,9 @@ int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
+/* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
+PyObject *gj_output_state(const GjOutput *o);
+GjOutput *gj_output_from_state(PyObject *state);
 
 //
 // compile.c: the pipeline
@@ -843,6 +846,9 @@ struct GjOutput {
     PyObject *raises; /* (class, args, builtin) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
+    char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
+    size_t bitcode_len;
+    int captures; /* a captured device array's address is compiled in (cannot be cached) */
 };
 
 /* The whole state of one compilation. */
@@ -876,6 +882,7 @@ struct Ctx {
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
+    bool captures; /* root: a captured device array's address is compiled in */
     size_t shared_bytes;
     uint64_t written; /* the arguments whose arrays the code may store into */
     size_t const_bytes; /* intrinsics.c, root: constant memory of const.array_like arrays */

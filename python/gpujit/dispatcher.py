@@ -54,7 +54,16 @@ class Dispatcher(_core.DispatcherBase):
         from .compiler import _launch_bounds
         self.launch_bounds = _launch_bounds(launch_bounds)
         self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
-                             boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds)
+                             boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
+                             cache=cache)
+        if cache:
+            from .caching import FunctionCache
+            self._cache = FunctionCache(pyfunc)
+            self.stats = self._cache.stats
+        else:
+            from .caching import CacheStats
+            self._cache = None
+            self.stats = CacheStats()
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = signature_list(sigs)
         if self._eager:
@@ -76,18 +85,42 @@ class Dispatcher(_core.DispatcherBase):
         return target == "cpu" and os.environ.get("GPUJIT_CPU_BOUNDSCHECK", "1").strip() != "0"
 
     def compile(self, sig, target=None, cc=None):
-        """Compile one signature for a target ('cuda' or 'cpu'); cached."""
+        """Compile one signature for a target ('cuda' or 'cpu'); cached (on disk too with cache=True)."""
         target = target or _current_target()
         cc = tuple(cc) if cc else _target_cc(target)
         key = (_normalise_sig(sig), target, cc, self._boundscheck(target))
         k = self._compiled.get(key)
         if k is None:
-            f = self.py_func
-            k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                              boundscheck=key[3], launch_bounds=self.launch_bounds)
-            self._compiled[key] = k
+            k = self._compiled[key] = self._build(key)
         return k
+
+    def _build(self, key, use_cache=True):
+        f = self.py_func
+        ckey = None
+        if self._cache is not None:
+            ckey = self._cache.key(key[0], key[1], key[2], dict(
+                boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                launch_bounds=self.launch_bounds))
+            k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
+            if k is not None:
+                self.stats.cache_hits[key[0]] += 1
+                return k
+        k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                          fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                          boundscheck=key[3], launch_bounds=self.launch_bounds, keep_bitcode=ckey is not None)
+        if ckey is not None:
+            self.stats.cache_misses[key[0]] += 1
+            self._cache.save(ckey, k)
+        return k
+
+    def recompile(self):
+        """Compile every specialisation again (reading the globals anew), replacing the
+        on-disk cache's entries."""
+        keys = list(self._compiled)
+        self._cache_clear()
+        self._compiled = {}
+        for key in keys:
+            self._compiled[key] = self._build(key, use_cache=False)
 
     def _specialize(self, args):
         """Called by the C launcher on a cache miss: the kernel for these args."""
@@ -110,6 +143,15 @@ class Dispatcher(_core.DispatcherBase):
             return self.compile(best, target)
         raise TypeError("no matching signature for %s%s; the kernel was compiled for: %s" % (
             self.__name__, sig[4:], "; ".join(self._eager)))
+
+    def __reduce__(self):
+        """Pickled by reference (module and qualified name), as functions are: another process
+        (a multiprocessing worker) imports the module and finds the same kernel there."""
+        mod, qual = self.py_func.__module__, self.__qualname__
+        if _lookup(mod, qual) is not self:
+            raise TypeError("cannot pickle kernel %s: it is not reachable as %s.%s (only kernels defined "
+                            "at a module's top level are)" % (qual, mod, qual))
+        return (_lookup, (mod, qual))
 
     def specialize(self, *args):
         """A kernel compiled for the types of these arguments alone (numba's specialize)."""
@@ -247,6 +289,17 @@ class DeviceFunction:
         raise NotLaunchableError("Cannot compile a device function as a kernel: %s is a device function; "
                                  "call it from a kernel; only kernels are launched with [griddim, blockdim]"
                                  % self.__name__)
+
+
+def _lookup(module, qualname):
+    import importlib
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return obj
 
 
 class NotLaunchableError(TypeError, RuntimeError):
