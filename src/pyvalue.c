@@ -195,8 +195,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
-    if (!func && PyObject_HasAttrString(o, "__gpujit_device__"))
-        func = PyObject_GetAttrString(o, "py_func");
+    if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) {
+        /* what kernels call, where it is not py_func itself (a device function's signatures) */
+        func = PyObject_GetAttrString(o, "__gpujit_func__");
+        if (!func) {
+            PyErr_Clear();
+            func = PyObject_GetAttrString(o, "py_func");
+        }
+    }
     else if (func)
         Py_INCREF(func);
     if (func && PyFunction_Check(func)) {

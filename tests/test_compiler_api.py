@@ -272,3 +272,34 @@ def test_fastmath_float_division_by_zero_does_not_raise():
         prec[1, 1](r, 10.0, 0.0)
     fast[1, 1](r, 10.0, 0.0)
     assert r[0] == np.inf
+
+
+def test_device_function_signature_converts_arguments():
+    """A device function declared with a signature gets its arguments and result converted to
+    the signature's types at each call, as numba converts them."""
+    import numpy as np
+
+    @gpu.jit("int32(int32, int32, int32, int32)", device=True)
+    def rgba(r, g, b, a):
+        return ((r & 0xFF) << 16) | ((g & 0xFF) << 8) | (b & 0xFF) | ((a & 0xFF) << 24)
+
+    @gpu.jit(["float32(float32)", "int64(int64)"], device=True)
+    def twice(x):
+        return x * 2
+
+    @gpu.jit
+    def k(out, ch, f):
+        out[0] = rgba(ch[0], ch[1], ch[2], ch[3])
+        out[1] = twice(f[0]) * 1000000          # float32 signature: float32 arithmetic
+        out[2] = twice(7)                       # int64 signature, exact
+
+    rng = np.random.default_rng()
+    ch = rng.integers(0, 255, 4).astype(np.float32)
+    f = np.array([rng.random() + 0.1], np.float64)
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, ch, f)
+    c = ch.astype(np.int64)
+    assert out[0] == np.int32((c[0] << 16) | (c[1] << 8) | c[2] | (c[3] << 24))
+    assert out[1] == np.int64(np.float64(np.float32(f[0]) * np.float32(2)) * 1000000)
+    assert out[2] == 14
+    assert rgba(1, 2, 3, 4) == 0x04010203          # Python calls are plain Python

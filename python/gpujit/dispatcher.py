@@ -263,6 +263,8 @@ class DeviceFunction:
         self.signatures = signature_list(sigs) or []
         for s in self.signatures:
             parse_signature(s)
+        if self.signatures:
+            self.__gpujit_func__ = _signature_casts(pyfunc, self.signatures)
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
@@ -289,6 +291,60 @@ class DeviceFunction:
         raise NotLaunchableError("Cannot compile a device function as a kernel: %s is a device function; "
                                  "call it from a kernel; only kernels are launched with [griddim, blockdim]"
                                  % self.__name__)
+
+
+def _signature_casts(pyfunc, sigs):
+    """What kernels call for a device function declared with signatures: a stand-in whose
+    overload (gpujit.extending's protocol) picks the signature for each call's argument types,
+    as numba does (the closest; else the first of the right arity, converting unsafely), and
+    converts the arguments and the result to its types."""
+    from .types import NUMBERS
+
+    casts = {t.name: t for t in NUMBERS.values()}
+    impls = {}
+
+    def impl_for(sig):
+        if sig not in impls:
+            ret, args = parse_signature(sig)
+            ns = {"__f": pyfunc}
+            params = ["a%d" % i for i in range(len(args))]
+            conv = []
+            for p, a in zip(params, args):
+                if a[1] == "scalar" and a[0] in casts:
+                    ns["__t_" + p] = casts[a[0]]
+                    conv.append("__t_%s(%s)" % (p, p))
+                else:
+                    conv.append(p)
+            call = "__f(%s)" % ", ".join(conv)
+            if ret is not None and ret[1] == "scalar" and ret[0] in casts:
+                ns["__r"] = casts[ret[0]]
+                call = "__r(%s)" % call
+            exec("def %s(%s):\n    return %s\n" % (pyfunc.__name__, ", ".join(params), call), ns)
+            impls[sig] = ns[pyfunc.__name__]
+        return impls[sig]
+
+    def pick(names):
+        try:
+            have = parse_signature("void(%s)" % ", ".join(names))[1]
+        except (TypeError, ValueError):
+            return pyfunc        # compile-time arguments (functions, dtypes): no conversions
+        costs = [(match_cost(parse_signature(s)[1], have), i) for i, s in enumerate(sigs)]
+        costs = [(c, i) for c, i in costs if c is not None]
+        if costs:
+            return impl_for(sigs[min(costs)[1]])
+        for s in sigs:
+            want = parse_signature(s)[1]
+            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4])
+                                              for w, h in zip(want, have)):
+                return impl_for(s)
+        raise TypeError("no signature of %s (%s) accepts (%s)" % (pyfunc.__qualname__, "; ".join(sigs),
+                                                                  ", ".join(names)))
+
+    def stand_in(*args):
+        return pyfunc(*args)
+    stand_in.__name__, stand_in.__qualname__ = pyfunc.__name__, pyfunc.__qualname__
+    stand_in.__gpujit_overload__ = pick
+    return stand_in
 
 
 def _lookup(module, qualname):
