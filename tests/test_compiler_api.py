@@ -303,3 +303,8 @@ def test_device_function_signature_converts_arguments():
     assert out[1] == np.int64(np.float64(np.float32(f[0]) * np.float32(2)) * 1000000)
     assert out[2] == 14
     assert rgba(1, 2, 3, 4) == 0x04010203          # Python calls are plain Python
+
+
+def test_cc_none_is_the_default():
+    ptx, _ = gpu.compile_ptx(f_add, (float32, float32), device=True, cc=None)
+    assert ".target sm_90" in ptx
