@@ -67,6 +67,12 @@ def _launch_bounds(launch_bounds):
     return lb
 
 
+def _given(**kw):
+    """The options that differ from the compiler's defaults (so a compilation's record, as
+    scripts/ptx_snapshot.py keys kernels, names only what was asked for)."""
+    return {k: v for k, v in kw.items() if v}
+
+
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
             abi_info=None, output="ptx", forceinline=False, launch_bounds=None, boundscheck=None):
     """Compile `pyfunc` for signature `sig` to `output` ('ptx'). Returns (code, return_type).
@@ -100,7 +106,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
         k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
                           cc=(9, 0) if cc is None else cc, fastmath=fastmath, lineinfo=lineinfo, debug=debug,
                           boundscheck=debug if boundscheck is None else bool(boundscheck), device=bool(device),
-                          name=name, launch_bounds=bounds)
+                          **_given(name=name, launch_bounds=bounds))
     except _core.TypingError as e:
         if not device and "cannot return a value" in str(e):
             err = KernelReturnError(*e.args)

@@ -8,6 +8,7 @@ import inspect
 import os
 
 from . import _core
+from .compiler import _given
 from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string
 
 
@@ -107,7 +108,8 @@ class Dispatcher(_core.DispatcherBase):
                 return k
         k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                           fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                          boundscheck=key[3], launch_bounds=self.launch_bounds, keep_bitcode=ckey is not None)
+                          boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
+                                                       keep_bitcode=ckey is not None))
         if ckey is not None:
             self.stats.cache_misses[key[0]] += 1
             self._cache.save(ckey, k)
@@ -196,7 +198,7 @@ class Dispatcher(_core.DispatcherBase):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                                  fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                                 keep_llvm=True, launch_bounds=self.launch_bounds).llvm
+                                 keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
         if sig is not None:
             target = _current_target()
             return ir((_normalise_sig(sig), target, _target_cc(target), self._boundscheck(target)))
