@@ -92,7 +92,8 @@ Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
     if (op == WARP_ACTIVEMASK) ctx_root(c)->uses_activemask = true;
     if (nargs != nparams[op] && !(op == WARP_SYNC && nargs == 0))
         TERR("%s(%s) takes %d argument%s", name, spelling[op], nparams[op], nparams[op] == 1 ? "" : "s");
-    if (nargs && !is_index(at[0])) TERR("%s: the mask must be an integer, not %s", name, type_name(c, at[0]));
+    if (nargs && (!is_int(at[0]) || at[0]->kind == TY_BOOL))
+        TERR("%s: Mask type must be an integer, not %s", name, type_name(c, at[0]));
     /* match.sync is Volta's: LLVM cannot select it for older GPUs (and aborts) */
     if ((op == WARP_MATCH_ANY || op == WARP_MATCH_ALL) && c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
         UNSUP("%s needs compute capability 7.0 or newer (compiling for %d.%d)", name, c->opt.cc_major, c->opt.cc_minor);
@@ -109,7 +110,9 @@ Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
     case WARP_ANY:
     case WARP_EQ:
     case WARP_BALLOT:
-        if (!is_scalar(at[1])) TERR("%s: the predicate must be a number or bool, not %s", name, type_name(c, at[1]));
+        /* numba's rule: a float is not a predicate */
+        if (!is_int(at[1]) && at[1]->kind != TY_BOOL)
+            TERR("%s: Predicate must be an integer or boolean, not %s", name, type_name(c, at[1]));
         return op == WARP_BALLOT ? &ty_uint32 : &ty_bool;
     case WARP_MATCH_ANY:
     case WARP_MATCH_ALL: {

@@ -246,7 +246,7 @@ static int ret(Builder *bd, Instr *v) {
     Ctx *c = bd->c;
     if (!c->opt.device) {
         if (!(v->op == IR_CONST && v->ckind == CK_NONE))
-            return error_at(c, ERR_TYPING, bd->loc, "a kernel cannot return a value (kernels return None)");
+            return error_at(c, ERR_TYPING, bd->loc, "a kernel cannot return a value (a kernel must have void return type)");
         return build_emit(bd, IR_RET, 0) ? 0 : -1;
     }
     Instr *r = build_emit(bd, IR_RET_VALUE, 1);

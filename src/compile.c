@@ -45,9 +45,10 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
     c->filename = arena_strdup(&c->arena, fn);
     c->funcname = arena_strdup(&c->arena, name);
     c->firstlineno = co->co_firstlineno;
-    if (opt->device)
-        return PyErr_SetString(PyExc_NotImplementedError,
-                               "compiling a device function on its own is not supported: call it from a kernel"),
+    if (opt->device && !c->target->begin_export)
+        return PyErr_Format(PyExc_NotImplementedError,
+                            "compiling a device function on its own needs the cuda target, not %s",
+                            c->target->api_name),
                -1;
     /* a symbol PTX and ORC accept: the name, sanitised (begin() may make it unique) */
     c->symbol = sanitise(&c->arena, opt->name && opt->name[0] ? opt->name : name);
@@ -60,6 +61,11 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
 }
 
 static int check_signature(Ctx *c) {
+    /* a device function compiled on its own: typing infers its return type (settle_return) */
+    if (c->opt.device) {
+        c->restype = &ty_unknown;
+        return 0;
+    }
     if (c->restype->kind != TY_NONE)
         return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0}, "a kernel's return type must be void, not %s",
                         type_name(c, c->restype));
@@ -87,6 +93,7 @@ static int describe(Ctx *c) {
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
+    o->captures = c->captures;
     o->symbol = strdup(c->symbol);
     o->restype = strdup(type_name(c, c->restype));
     StrBuf sb = {0};
@@ -94,6 +101,35 @@ static int describe(Ctx *c) {
     o->types = sb.s ? sb.s : strdup("");
     return 0;
 }
+
+/* The return type of a device function: what its returns give (None where it has no return
+ * that gives a value), converted to the signature's where that names one, as numba does. */
+static int settle_return(Ctx *c, const char *name) {
+    bool returns = false; /* a function that only raises returns None */
+    for (int i = 0; i < c->nblocks && !returns; i++)
+        for (int k = 0; k < c->blocks[i]->instrs.n; k++)
+            returns |= ((Instr *)c->blocks[i]->instrs.v[k])->op == IR_RET_VALUE;
+    if (!returns) c->restype = &ty_none;
+    if (!type_known(c->restype))
+        return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},
+                        "cannot type infer runaway recursion: no return of %s() gives its return type "
+                        "without calling itself (a recursion without a base case)",
+                        name);
+    if (c->declared_ret && !c->root) {
+        if (c->restype->kind != TY_NONE && c->declared_ret->kind == TY_NONE)
+            return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},
+                            "%s() returns %s but its signature says it returns nothing", name,
+                            type_name(c, c->restype));
+        if (c->restype->kind == TY_NONE && c->declared_ret->kind != TY_NONE)
+            return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0},
+                            "%s() returns nothing but its signature says it returns %s", name,
+                            type_name(c, c->declared_ret));
+        c->restype = c->declared_ret;
+    }
+    return 0;
+}
+
+static int settle_device_return(Ctx *c) { return c->opt.device ? settle_return(c, c->funcname) : 0; }
 
 double now_ms(void) {
     struct timespec ts;
@@ -116,6 +152,7 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(split_webs(c));
     STAGE(infer_types(c));
     STAGE(verify_ir(c, "infer_types"));
+    STAGE(settle_device_return(c));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
     STAGE(optimise(c));
@@ -240,14 +277,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
-    bool returns = false; /* a function that only raises returns None */
-    for (int i = 0; i < s->nblocks && !returns; i++)
-        for (int k = 0; k < s->blocks[i]->instrs.n; k++)
-            returns |= ((Instr *)s->blocks[i]->instrs.v[k])->op == IR_RET_VALUE;
-    if (!returns) s->restype = &ty_none;
-    if (!type_known(s->restype))
-        return error_at(s, ERR_TYPING, (Loc){s->firstlineno, 0},
-                        "cannot infer the return type of %s() (a recursion without a base case?)", name);
+    RETURN_IF_ERROR(settle_return(s, name));
     *out = f;
     return 0;
 }
@@ -327,6 +357,7 @@ void gj_output_free(GjOutput *o) {
     free(o->types);
     free(o->symbol);
     free(o->restype);
+    free(o->bitcode);
     free(o->args);
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Support.h>
@@ -213,6 +214,15 @@ int emit_host(Ctx *c) {
     }
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(jit);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
+    if (c->opt.keep_bitcode && !c->out->bitcode) {
+        LLVMMemoryBufferRef buf = LLVMWriteBitcodeToMemoryBuffer(c->mod);
+        size_t n = LLVMGetBufferSize(buf);
+        if ((c->out->bitcode = malloc(n ? n : 1))) {
+            memcpy(c->out->bitcode, LLVMGetBufferStart(buf), n);
+            c->out->bitcode_len = n;
+        }
+        LLVMDisposeMemoryBuffer(buf);
+    }
     LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(c->mod, c->tsc);
     c->mod = NULL; /* owned by the JIT now */
     if ((e = LLVMOrcLLJITAddLLVMIRModuleWithRT(jit, rt, tsm))) {

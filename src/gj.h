@@ -506,7 +506,11 @@ typedef enum {
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
+    IK_CACHE_LOAD, /* gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index): id = CacheHint */
+    IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */
 } IntrinsicKind;
+/* cachehints.c: the PTX cache operators */
+typedef enum { CH_CA, CH_CG, CH_CS, CH_LU, CH_CV, CH_WB, CH_WT } CacheHint;
 
 typedef struct Intrinsic {
     const char *path;
@@ -582,6 +586,12 @@ struct Target {
     int shared_space; /* LLVM address space of shared arrays */
     /* Create c->fn (the function that holds the kernel body) with its params. */
     int (*begin_kernel)(Ctx *c, LLVMTypeRef *params, int nparams);
+    /* Optional: create c->fn for a device function compiled on its own (compile_ptx(device=True)),
+     * externally visible, returning `ret`. A target without it cannot compile one. */
+    int (*begin_export)(Ctx *c, LLVMTypeRef ret, LLVMTypeRef *params, int nparams);
+    /* A load (v NULL: returns the value) or store of v at global pointer p, of memory type t,
+     * with PTX cache operator `op` ("cg", "wt", ...; cachehints.c). */
+    LLVMValueRef (*cache_access)(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v);
     /* Thread geometry: dim 0..2 (x, y, z). */
     LLVMValueRef (*special)(Ctx *c, Special s, int dim);
     void (*barrier)(Ctx *c);
@@ -710,6 +720,8 @@ bool check_index(Ctx *c, Instr *in, const char *what, Type *arr, Type *idx);
 Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 Type *type_warp(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et);
+Type *type_cache_hint(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_cache_hint(Ctx *c, const Intrinsic *k, Instr **a, Type *rt);
 LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 
 //
@@ -881,6 +893,9 @@ int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
+/* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
+PyObject *gj_output_state(const GjOutput *o);
+GjOutput *gj_output_from_state(PyObject *state);
 
 //
 // compile.c: the pipeline
@@ -934,6 +949,9 @@ struct GjOutput {
     PyObject *raises; /* (class, args, builtin) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
+    char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
+    size_t bitcode_len;
+    int captures; /* a captured device array's address is compiled in (cannot be cached) */
 };
 
 /* The whole state of one compilation. */
@@ -951,6 +969,7 @@ struct Ctx {
     int nargs;
     Type **argtypes;
     Type *restype;
+    Type *declared_ret; /* the signature's return type, NULL where it names none */
     /* bytecode.c */
     Insn *insns;
     int ninsns;
@@ -966,6 +985,7 @@ struct Ctx {
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
+    bool captures; /* root: a captured device array's address is compiled in */
     size_t shared_bytes;
     uint64_t written; /* the arguments whose arrays the code may store into */
     size_t const_bytes; /* intrinsics.c, root: constant memory of const.array_like arrays */

@@ -146,6 +146,7 @@ Type *type_global_array(Ctx *c, Instr *in) {
         Captured a;
         const char *why = "";
         if (captured_array(c, in->pyobj, &a, &why) < 0) TERR("a captured device array %s", why);
+        ctx_root(c)->captures = true;
         return type_array(c, a.elem, a.ndim, a.c_contig ? 'C' : 'A', c->target->array_space);
     }
     Py_buffer v;

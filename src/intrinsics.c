@@ -29,6 +29,11 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.grid", IK_GRID}, {"gpujit.gridsize", IK_GRIDSIZE},
     {"gpujit.syncthreads", IK_SYNCTHREADS},
     {"gpujit.shared.array", IK_SHARED_ARRAY}, {"gpujit.local.array", IK_LOCAL_ARRAY},
+    {"gpujit.ldca", IK_CACHE_LOAD, CH_CA}, {"gpujit.ldcg", IK_CACHE_LOAD, CH_CG},
+    {"gpujit.ldcs", IK_CACHE_LOAD, CH_CS}, {"gpujit.ldlu", IK_CACHE_LOAD, CH_LU},
+    {"gpujit.ldcv", IK_CACHE_LOAD, CH_CV}, {"gpujit.stcg", IK_CACHE_STORE, CH_CG},
+    {"gpujit.stcs", IK_CACHE_STORE, CH_CS}, {"gpujit.stwb", IK_CACHE_STORE, CH_WB},
+    {"gpujit.stwt", IK_CACHE_STORE, CH_WT},
     {"gpujit.atomic.add", IK_ATOMIC, AT_ADD}, {"gpujit.atomic.sub", IK_ATOMIC, AT_SUB},
     {"gpujit.atomic.and_", IK_ATOMIC, AT_AND}, {"gpujit.atomic.or_", IK_ATOMIC, AT_OR},
     {"gpujit.atomic.xor", IK_ATOMIC, AT_XOR}, {"gpujit.atomic.exch", IK_ATOMIC, AT_EXCH},
@@ -392,6 +397,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (!r || !is_number(r)) TERR("selp(predicate, a, b) takes a predicate and two numbers");
         return r;
     }
+    case IK_CACHE_LOAD:
+    case IK_CACHE_STORE: return type_cache_hint(c, in, k, at, nargs);
     case IK_SYNC_REDUCE:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s(predicate) takes one number", path_pretty(k->path));
         c->uses_barrier = true;
@@ -695,6 +702,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_SELP:
         return LLVMBuildSelect(c->b, to_bool(c, val(c, a[0]), a[0]->type), val_as(c, a[1], rt), val_as(c, a[2], rt), "");
+    case IK_CACHE_LOAD:
+    case IK_CACHE_STORE: return lower_cache_hint(c, k, a, rt);
     case IK_SYNC_REDUCE: {
         LLVMValueRef p = LLVMBuildZExt(c->b, to_bool(c, val(c, a[0]), a[0]->type), c->i32, "");
         return c->target->barrier_reduce(c, k->id, p);

@@ -351,7 +351,8 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     b = val_as(c, in->args[1], t);
     bool f = is_float(t);
     bool ieee = in->name && !strncmp(in->name, "numpy.", 6); /* np.divide(x, 0.0) is inf, not an error */
-    if (c->opt.debug && !ieee && !is_complex(t) &&
+    /* fastmath: a float division by zero gives IEEE's inf or NaN, as numba's does */
+    if (c->opt.debug && !ieee && !is_complex(t) && !(c->opt.fastmath && f) &&
         (in->ival == BIN_DIV || in->ival == BIN_FLOORDIV || in->ival == BIN_MOD) && check_divisor(c, in, b, t) < 0)
         return NULL;
     switch (in->ival) {
@@ -858,6 +859,7 @@ static void debug_finish(Ctx *c) {
 }
 
 static int lower_body(Ctx *c, LLVMValueRef *args);
+static int lower_export(Ctx *c);
 
 /* The LLVM type of one kernel parameter: pointers in the address space of
  * the argument's array (or of global memory, the error buffer), else the
@@ -945,6 +947,10 @@ int lower(Ctx *c) {
         LLVMDisposeMessage(dl);
         LLVMDisposeTargetData(td);
     }
+    if (c->opt.device) {
+        RETURN_IF_ERROR(lower_export(c));
+        goto done;
+    }
     /* the kernel's parameters: layout.c flattens the arguments */
     GjParam *lay;
     int np = layout_params(c, &lay);
@@ -973,6 +979,7 @@ int lower(Ctx *c) {
         if (!args[i]) return internal_error(c, NO_LOCATION, "lower: argument %d does not match its parameters", i);
     }
     RETURN_IF_ERROR(lower_body(c, args));
+done:
     LLVMSetCurrentDebugLocation2(c->b, NULL);
     RETURN_IF_ERROR(c->target->finish(c));
     debug_finish(c);
@@ -989,6 +996,29 @@ int lower(Ctx *c) {
     }
     LLVMDisposeMessage(msg);
     return 0;
+}
+
+/* A device function compiled on its own (compile_ptx(device=True)): one externally visible
+ * function taking its arguments by value (arrays as their structs) and returning its value,
+ * as a device function called from a kernel does, with the error buffer last under debug. */
+static int lower_export(Ctx *c) {
+    LLVMTypeRef *pt = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(c->nargs + 1));
+    LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(c->nargs + 1));
+    if (!pt || !args) return -1;
+    int np = 0;
+    for (int i = 0; i < c->nargs; i++)
+        if (has_value(c->argtypes[i])) pt[np++] = llvm_type(c, c->argtypes[i]);
+    if (HAS_ERRBUF(c)) pt[np++] = LLVMPointerTypeInContext(c->llctx, llvm_as(c, AS_GLOBAL));
+    LLVMTypeRef rt = c->restype->kind == TY_NONE ? c->voidt : llvm_type(c, c->restype);
+    RETURN_IF_ERROR(c->target->begin_export(c, rt, pt, np));
+    if (HAS_ERRBUF(c)) c->errbuf = LLVMGetParam(c->fn, (unsigned)np - 1);
+    debug_begin(c);
+    debug_subprogram(c);
+    c->entry = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "entry");
+    LLVMPositionBuilderAtEnd(c->b, c->entry);
+    for (int i = 0, p = 0; i < c->nargs; i++)
+        args[i] = has_value(c->argtypes[i]) ? LLVMGetParam(c->fn, (unsigned)p++) : NULL;
+    return lower_body(c, args);
 }
 
 /* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */

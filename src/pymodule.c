@@ -127,13 +127,15 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
 
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
-                             "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck", NULL};
-    PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL;
+                             "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
+                             "launch_bounds", "keep_bitcode", NULL};
+    PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL, *bounds = NULL;
     const char *sig, *target = "cuda", *name = NULL;
-    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzpp", kwlist, &PyCode_Type, &code, &globals, &closure, &sig,
-                                     &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
-                                     &boundscheck))
+    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0,
+        keep_bitcode = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOp", kwlist, &PyCode_Type, &code, &globals, &closure,
+                                     &sig, &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
+                                     &boundscheck, &bounds, &keep_bitcode))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -151,6 +153,26 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.device = device;
     opt.name = name;
     opt.keep_llvm = keep_llvm;
+    opt.keep_bitcode = keep_bitcode;
+    if (bounds && bounds != Py_None) {
+        PyObject *seq = PySequence_Fast(bounds, "launch_bounds must be a tuple of ints");
+        if (!seq) return NULL;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            long v = i < 3 ? PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i)) : -1;
+            if (i >= 3 || v < 1 || v > INT_MAX) {
+                Py_DECREF(seq);
+                if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+                    PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    PyErr_Clear();
+                    PyErr_SetString(PyExc_ValueError, "launch_bounds are at most 3 positive ints");
+                }
+                return NULL;
+            }
+            opt.launch_bounds[i] = (int)v;
+        }
+        Py_DECREF(seq);
+    }
     GjOutput *out;
     if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt, &out) < 0)
         return NULL;
@@ -163,6 +185,30 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     ck->weakrefs = NULL;
     ck->signature = PyUnicode_FromString(sig);
     ck->name = Py_NewRef(((PyCodeObject *)code)->co_name);
+    return (PyObject *)ck;
+}
+
+/* The on-disk cache's two ends (cache.c): a kernel's state as a dict, and a kernel from one. */
+static PyObject *py_kernel_state(PyObject *mod, PyObject *k) {
+    GjOutput *o = gj_compiled_output(k);
+    if (!o) return PyErr_Format(PyExc_TypeError, "kernel_state() takes a CompiledKernel, not %.100s", Py_TYPE(k)->tp_name);
+    return gj_output_state(o);
+}
+
+static PyObject *py_kernel_from_state(PyObject *mod, PyObject *args) {
+    PyObject *state, *name, *sig;
+    if (!PyArg_ParseTuple(args, "OUU", &state, &name, &sig)) return NULL;
+    GjOutput *out = gj_output_from_state(state);
+    if (!out) return NULL;
+    CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
+    if (!ck) {
+        gj_output_free(out);
+        return NULL;
+    }
+    ck->out = out;
+    ck->weakrefs = NULL;
+    ck->signature = Py_NewRef(sig);
+    ck->name = Py_NewRef(name);
     return (PyObject *)ck;
 }
 
@@ -244,6 +290,11 @@ static PyMethodDef methods[] = {
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},
     {"register_paths", py_register_paths, METH_O, "register_paths({id(obj): 'gpujit.name'})"},
+    {"kernel_state", py_kernel_state, METH_O,
+     "kernel_state(kernel) -> dict: what the on-disk cache keeps of a kernel compiled with keep_bitcode "
+     "(ValueError if it cannot be kept)"},
+    {"kernel_from_state", py_kernel_from_state, METH_VARARGS,
+     "kernel_from_state(state, name, signature) -> CompiledKernel, loaded (the CPU's into the JIT)"},
     {"parse_signature", py_parse_signature, METH_O,
      "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
      "where the signature has none"},

@@ -228,8 +228,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
-    if (!func && PyObject_HasAttrString(o, "__gpujit_device__"))
-        func = PyObject_GetAttrString(o, "py_func");
+    if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) {
+        /* what kernels call, where it is not py_func itself (a device function's signatures) */
+        func = PyObject_GetAttrString(o, "__gpujit_func__");
+        if (!func) {
+            PyErr_Clear();
+            func = PyObject_GetAttrString(o, "py_func");
+        }
+    }
     else if (func)
         Py_INCREF(func);
     if (func && PyFunction_Check(func)) {
@@ -262,6 +268,15 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
         path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
     PyErr_Clear();
     if (!path) {
+        /* an object that says why kernels cannot use it (gpujit.linking's external functions) */
+        PyObject *why = PyObject_GetAttrString(o, "__gpujit_unsupported__");
+        if (why && PyUnicode_Check(why)) {
+            error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: %s", what, PyUnicode_AsUTF8(why));
+            Py_DECREF(why);
+            return NULL;
+        }
+        Py_XDECREF(why);
+        PyErr_Clear();
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
                      "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "

@@ -49,6 +49,17 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
     return 0;
 }
 
+/* The CPU has no PTX cache operators: numba's cache-hinted loads and stores are plain ones. */
+static LLVMValueRef cache_access(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v) {
+    (void)op;
+    LLVMValueRef r = v ? LLVMBuildStore(c->b, v, p) : LLVMBuildLoad2(c->b, t, p, "");
+    LLVMSetAlignment(r, LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) / 8
+                        : LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 4
+                        : LLVMGetTypeKind(t) == LLVMHalfTypeKind  ? 2
+                                                                   : 8);
+    return v ? NULL : r;
+}
+
 static LLVMValueRef field_ptr(Ctx *c, int off) {
     LLVMValueRef o = LLVMConstInt(c->i64, (unsigned long long)off, 0);
     return LLVMBuildInBoundsGEP2(c->b, c->i8, c->host_blk, &o, 1, "");
@@ -342,6 +353,7 @@ const Target target_host = {
     .print = print,
     .finish = finish,
     .hidden_params = hidden_params,
+    .cache_access = cache_access,
     .begin_device_fn = begin_device_fn,
     .trap = trap,
     .lane_positions = true,

@@ -13,10 +13,7 @@
 
 #include "gj.h"
 
-static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
-    LLVMTypeRef fty = LLVMFunctionType(c->voidt, params, (unsigned)nparams, 0);
-    c->fn = LLVMAddFunction(c->mod, c->symbol, fty);
-    LLVMSetFunctionCallConv(c->fn, 71); /* PTX_Kernel */
+static void fastmath_attrs(Ctx *c) {
     if (c->opt.fastmath) {
         /* instruction flags alone leave NVPTX's float code exact: its ftz and
          * approximate div/sqrt forms are chosen by these function attributes */
@@ -27,6 +24,33 @@ static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
                                     LLVMCreateStringAttribute(c->llctx, attrs[i][0], (unsigned)strlen(attrs[i][0]),
                                                               attrs[i][1], (unsigned)strlen(attrs[i][1])));
     }
+}
+
+/* launch_bounds: nvvm.annotations that NVPTX prints as .maxntid, .minnctapersm, .maxclusterrank */
+static void launch_bounds(Ctx *c) {
+    static const char *const keys[] = {"maxntidx", "minctasm", "maxclusterrank"};
+    for (int i = 0; i < 3; i++) {
+        if (!c->opt.launch_bounds[i]) continue;
+        LLVMMetadataRef md[3] = {LLVMValueAsMetadata(c->fn), LLVMMDStringInContext2(c->llctx, keys[i], strlen(keys[i])),
+                                 LLVMValueAsMetadata(LLVMConstInt(c->i32, (unsigned)c->opt.launch_bounds[i], 0))};
+        LLVMAddNamedMetadataOperand(c->mod, "nvvm.annotations",
+                                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, md, 3)));
+    }
+}
+
+static int begin_kernel(Ctx *c, LLVMTypeRef *params, int nparams) {
+    LLVMTypeRef fty = LLVMFunctionType(c->voidt, params, (unsigned)nparams, 0);
+    c->fn = LLVMAddFunction(c->mod, c->symbol, fty);
+    LLVMSetFunctionCallConv(c->fn, 71); /* PTX_Kernel */
+    fastmath_attrs(c);
+    launch_bounds(c);
+    return 0;
+}
+
+/* A device function on its own: a plain function (.visible .func in PTX) that others link. */
+static int begin_export(Ctx *c, LLVMTypeRef ret, LLVMTypeRef *params, int nparams) {
+    c->fn = LLVMAddFunction(c->mod, c->symbol, LLVMFunctionType(ret, params, (unsigned)nparams, 0));
+    fastmath_attrs(c);
     return 0;
 }
 
@@ -73,6 +97,11 @@ static bool has_fast_variant(const char *name) {
 }
 
 static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
+    /* fastmath tanhf: the tanh.approx.f32 instruction of sm_75 and newer (as numba's) */
+    if (c->opt.fastmath && !strcmp(name, "tanhf") && c->opt.cc_major * 10 + c->opt.cc_minor >= 75) {
+        static const char text[] = "tanh.approx.f32 $0, $1;"; /* LLVM 19 has no intrinsic for it */
+        return LLVMGetInlineAsm(fnty, text, sizeof text - 1, "=f,f", 4, 0, 0, LLVMInlineAsmDialectATT, 0);
+    }
     char nv[80];
     snprintf(nv, sizeof nv, "__nv_%s%s", c->opt.fastmath && has_fast_variant(name) ? "fast_" : "", name);
     LLVMValueRef fn = LLVMGetNamedFunction(c->mod, nv);
@@ -171,6 +200,40 @@ static LLVMValueRef dynamic_shared(Ctx *c, LLVMValueRef *nbytes) {
     LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, sizeof text - 1, "=r", 2, 0, 0, LLVMInlineAsmDialectATT, 0);
     *nbytes = LLVMBuildZExt(c->b, LLVMBuildCall2(c->b, fty, asm_, NULL, 0, ""), c->i64, "");
     return g;
+}
+
+/* ld/st.global.<op>.bN (numba's cache hints): inline PTX on the element's bits, which go
+ * through an integer register (8-bit ones in a 16-bit register, as PTX loads bytes). The
+ * memory clobber keeps them in order with the kernel's other loads and stores. */
+static LLVMValueRef cache_access(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v) {
+    unsigned bits = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
+                    : LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32
+                    : LLVMGetTypeKind(t) == LLVMHalfTypeKind  ? 16
+                                                               : 64;
+    LLVMTypeRef it = LLVMIntTypeInContext(c->llctx, bits), rt = bits == 8 ? c->i16 : it;
+    const char *reg = bits <= 16 ? "h" : bits == 32 ? "r" : "l";
+    char text[64], cons[32];
+    if (v) {
+        snprintf(text, sizeof text, "st.global.%s.b%u [$0], $1;", op, bits);
+        snprintf(cons, sizeof cons, "l,%s,~{memory}", reg);
+        LLVMValueRef x = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(c->b, v, it, "");
+        if (bits == 8) x = LLVMBuildZExt(c->b, x, rt, "");
+        LLVMTypeRef pt[2] = {LLVMTypeOf(p), rt};
+        LLVMTypeRef fty = LLVMFunctionType(c->voidt, pt, 2, 0);
+        LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+                                             LLVMInlineAsmDialectATT, 0);
+        LLVMValueRef args[2] = {p, x};
+        LLVMBuildCall2(c->b, fty, asm_, args, 2, "");
+        return NULL;
+    }
+    snprintf(text, sizeof text, "ld.global.%s.b%u $0, [$1];", op, bits);
+    snprintf(cons, sizeof cons, "=%s,l,~{memory}", reg);
+    LLVMTypeRef pt[1] = {LLVMTypeOf(p)};
+    LLVMTypeRef fty = LLVMFunctionType(rt, pt, 1, 0);
+    LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef r = LLVMBuildCall2(c->b, fty, asm_, &p, 1, "");
+    if (bits == 8) r = LLVMBuildTrunc(c->b, r, it, "");
+    return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(c->b, r, t, "");
 }
 
 /* __constant__ memory: cached, read-only, in address space 4. Arrays are
@@ -313,6 +376,8 @@ const Target target_nvptx = {
     .array_space = AS_GLOBAL,
     .shared_space = 3,
     .begin_kernel = begin_kernel,
+    .begin_export = begin_export,
+    .cache_access = cache_access,
     .special = special,
     .barrier = barrier,
     .shared_array = shared_array,

@@ -196,9 +196,53 @@ static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
     return 0;
 }
 
+/* A function with overloads (gpujit.extending.overload): its `__gpujit_overload__` picks
+ * the implementation for the argument types' names (a new reference; the overload's cache
+ * keeps it alive through the compilation). NULL with an error set where none fits. */
+static PyObject *overload_impl(Ctx *c, Instr *in, PyObject *pick) {
+    int n = in->nargs - 1;
+    PyObject *names = PyTuple_New(n);
+    if (!names) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *s = PyUnicode_FromString(type_name(c, in->args[1 + i]->type));
+        if (!s) return Py_DECREF(names), NULL;
+        PyTuple_SET_ITEM(names, i, s);
+    }
+    PyObject *impl = PyObject_CallOneArg(pick, names);
+    Py_DECREF(names);
+    if (!impl || !PyFunction_Check(impl)) {
+        PyObject *t = NULL, *v = NULL, *tb = NULL;
+        PyErr_Fetch(&t, &v, &tb);
+        PyObject *msg = v ? PyObject_Str(v) : NULL;
+        const char *text = msg ? PyUnicode_AsUTF8(msg) : NULL;
+        PyErr_Clear();
+        error_at(c, ERR_TYPING, in->loc, "%s(): %s", in->args[0]->type->path,
+                 text ? text : "its overload gave no Python function");
+        Py_XDECREF(msg);
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+        Py_XDECREF(impl);
+        return NULL;
+    }
+    return impl;
+}
+
 static Type *type_user_call(Ctx *c, Instr *in) {
     if (in->nkw) TERR("keyword arguments to device functions are not supported");
-    if (apply_defaults(c, in, in->args[0]->type->obj) < 0) return NULL;
+    PyObject *func = in->args[0]->type->obj;
+    PyObject *pick = PyObject_GetAttrString(func, "__gpujit_overload__");
+    if (!pick) {
+        PyErr_Clear();
+    } else {
+        for (int i = 1; i < in->nargs; i++)
+            if (!type_known(in->args[i]->type)) return Py_DECREF(pick), &ty_unknown;
+        func = overload_impl(c, in, pick);
+        Py_DECREF(pick);
+        if (!func) return NULL;
+        Py_DECREF(func); /* the overload's cache holds it */
+    }
+    if (apply_defaults(c, in, func) < 0) return NULL;
     int n = in->nargs - 1;
     Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n + 1));
     if (!at) return NULL;
@@ -214,7 +258,7 @@ static Type *type_user_call(Ctx *c, Instr *in) {
                  i + 1, in->args[0]->type->path, type_name(c, at[i]));
     }
     Func *f = NULL;
-    if (compile_device_function(c, in, in->args[0]->type->obj, at, n, &f) < 0) return NULL;
+    if (compile_device_function(c, in, func, at, n, &f) < 0) return NULL;
     in->callee = f;
     /* a parameter passed on to one whose value the callee was compiled for is keyed (needed) too */
     for (int i = 0; i < n && i < 64; i++)
@@ -609,8 +653,8 @@ int infer_types(Ctx *c) {
             }
             if (in->op == IR_CALL && in->callee)
                 return error_at(c, ERR_TYPING, in->loc,
-                                "cannot infer the return type of %s() (a recursion "
-                                "without a base case?)",
+                                "cannot type infer runaway recursion: no return of %s() gives its "
+                                "return type without calling itself (a recursion without a base case)",
                                 in->callee->sub->funcname);
             return error_at(c, ERR_TYPING, in->loc, "cannot infer the type of this expression");
         }

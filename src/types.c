@@ -683,6 +683,7 @@ int parse_signature(Ctx *c, const char *sig) {
                                 type_name(c, args[i])),
                    -1;
     c->restype = ret ? ret : &ty_none;
+    c->declared_ret = ret;
     c->nargs = n;
     c->argtypes = args;
     return 0;

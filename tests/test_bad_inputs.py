@@ -983,7 +983,7 @@ def probe(cc, fn=plain, sig="void(float64[::1], int64)"):
 """
 
 NONSENSE_CCS = [(1, 0), (2, 1), (-1, 0), (9, -1), (9, 10), (100, 0), (0, 0), (9.0, 0), (9, 0.5), "9.0", (9,),
-                (9, 0, 0), (2 ** 40, 0), (True, 0), 9, None, "sm_90", ()]
+                (9, 0, 0), (2 ** 40, 0), (True, 0), 9, "sm_90", ()]   # None is numba's default: 9.0
 
 
 def test_nonsense_compute_capabilities_are_value_errors():
@@ -1026,8 +1026,8 @@ def test_match_sync_before_volta_is_an_error():
 def test_old_compute_capabilities_compile_every_intrinsic_or_refuse_cleanly():
     # each of these once risked an LLVM abort on an old target; now PTX or a clean error
     bodies = ["gpu.atomic.add(a, 0, 1.0)", "gpu.atomic.max(a, 0, 1.0)", "gpu.atomic.exch(a, 0, 1.0)",
-              "a[0] = gpu.shfl_down_sync(0xffffffff, a[1], 1)", "a[0] = gpu.all_sync(0xffffffff, a[1])",
-              "a[0] = gpu.ballot_sync(0xffffffff, a[1])", "a[0] = gpu.activemask()", "gpu.syncwarp()",
+              "a[0] = gpu.shfl_down_sync(0xffffffff, a[1], 1)", "a[0] = gpu.all_sync(0xffffffff, a[1] > 0)",
+              "a[0] = gpu.ballot_sync(0xffffffff, a[1] > 0)", "a[0] = gpu.activemask()", "gpu.syncwarp()",
               "a[0] = gpu.lanemask_lt()", "gpu.threadfence_system()", "a[0] = gpu.syncthreads_count(a[1])",
               "a[0] = gpu.match_any_sync(0xffffffff, 1)"]
     code = CHILD_PRELUDE + "bodies = %r\n" % (bodies,) + (

@@ -13,7 +13,7 @@ from conftest import assemble_ptx
 
 def ptx_of(fn, sig, **kw):
     ptx, restype = gpu.compile_ptx(fn, sig, **kw)
-    assert restype == "void"
+    assert restype == gpu.void
     assemble_ptx([("%s %s %s" % (fn.__name__, sig, kw), ptx)])
     return ptx
 

@@ -229,3 +229,17 @@ def test_warp_errors():
         a[0] = gpu.ballot_sync(True)
     with pytest.raises(gpu.TypingError, match=r"ballot_sync\(mask, predicate\) takes 2 arguments"):
         gpu.compile_ptx(bad_args, "void(int64[::1])")
+
+
+@pytest.mark.parametrize("sig,msg", [("void(float32[:], int32[:], int32[:])", "Mask type must be an integer"),
+                                     ("void(boolean[:], int32[:], int32[:])", "Mask type must be an integer"),
+                                     ("void(int32[:], float64[:], int32[:])",
+                                      "Predicate must be an integer or boolean")])
+def test_vote_operand_types(sig, msg):
+    def k(mask, pred, out):
+        i = gpu.grid(1)
+        if i < out.shape[0]:
+            out[i] = gpu.all_sync(mask[i], pred[i])
+
+    with pytest.raises(gpu.TypingError, match=msg):
+        gpu.compile_ptx(k, sig)

@@ -118,7 +118,7 @@ def test_signature_forms_compile_ptx():
                 void(float32[::1], float32, float32[::1], float32[::1]),
                 (float32[::1], float32, float32[::1], float32[::1])):
         ptx, restype = gpu.compile_ptx(saxpy, sig)
-        assert ".entry" in ptx and "fma.rn.f32" in ptx and restype == "void"
+        assert ".entry" in ptx and "fma.rn.f32" in ptx and restype == gpu.void
 
 
 def scale2d(out, a, s):

@@ -36,6 +36,9 @@ typedef struct GjOptions {
     int device;             /* compile a device function, not a kernel */
     int keep_llvm;          /* keep the optimised LLVM IR text (gj_output_llvm) */
     const char *name;       /* symbol name; NULL derives it from the code object */
+    int keep_bitcode;       /* host target: keep the optimised module's bitcode (the on-disk cache) */
+    int launch_bounds[3];   /* a kernel's max threads per block, min blocks per multiprocessor, max blocks
+                             * per cluster (.maxntid, .minnctapersm, .maxclusterrank); 0: not given */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */

@@ -21,10 +21,11 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
                          popc, clz, ffs, brev, selp, fp16)
+from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # cache hints
 from . import intrinsics as _intrinsics
 from . import types
 from .dispatcher import Dispatcher, DeviceFunction
-from .typing import signature_list as _signature_list, signature_string as _signature_string
+from .typing import signature_list as _signature_list
 
 _core.register_paths(_intrinsics.registry())
 
@@ -54,23 +55,8 @@ def jit(func_or_sig=None, device=False, **options):
     return wrap
 
 
-def compile_ptx(pyfunc, sig, device=False, cc=(9, 0), fastmath=False, lineinfo=False, debug=False,
-                boundscheck=None):
-    """PTX of `pyfunc` for signature `sig`, as numba.cuda.compile_ptx: returns (ptx, return_type).
-    Needs no GPU and no driver."""
-    if isinstance(pyfunc, (Dispatcher, DeviceFunction)):
-        pyfunc = pyfunc.py_func
-    sig = _signature_string(sig)
-    k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
-                      cc=cc, fastmath=fastmath, lineinfo=lineinfo,
-                      debug=debug, boundscheck=debug if boundscheck is None else bool(boundscheck),
-                      device=device)
-    return k.ptx, k.restype if k.restype != "none" else "void"
-
-
-def compile_ptx_for_current_device(pyfunc, sig, **kw):
-    from .cudadrv import get_current_device
-    return compile_ptx(pyfunc, sig, cc=get_current_device().compute_capability, **kw)
+# numba.cuda.compile, compile_ptx and their *_for_current_device forms (gpujit/compiler.py)
+from .compiler import compile, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004
 
 
 def __getattr__(name):
@@ -87,6 +73,7 @@ def __dir__():
     return sorted(set(globals()) | set(constructors))
 
 
+from .linking import CUSource, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)
 

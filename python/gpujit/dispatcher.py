@@ -8,6 +8,7 @@ import inspect
 import os
 
 from . import _core
+from .compiler import _given
 from .types import Type
 from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string, typeof
 
@@ -71,10 +72,14 @@ def _check_carveout(value):
 
 
 class Dispatcher(_core.DispatcherBase):
-    """A @jit kernel: specialises on argument types, compiles on first use."""
+    """A @jit kernel: specialises on argument types, compiles on first use. Called from
+    another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
+
+    __gpujit_device__ = True   # the compiler reads py_func where a kernel calls it
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
                  inline=False, opt=True, cache=False, boundscheck=None, lto=False, shared_memory_carveout=None,
+                 forceinline=False, launch_bounds=None,
                  **options):
         super().__init__()
         # a hint to the driver about the L1/shared split; kept, checked as numba does
@@ -94,6 +99,19 @@ class Dispatcher(_core.DispatcherBase):
         self.lineinfo = bool(lineinfo)
         self.debug = bool(debug)
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
+        from .compiler import _launch_bounds
+        self.launch_bounds = _launch_bounds(launch_bounds)
+        self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
+                             boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
+                             cache=cache)
+        if cache:
+            from .caching import FunctionCache
+            self._cache = FunctionCache(pyfunc)
+            self.stats = self._cache.stats
+        else:
+            from .caching import CacheStats
+            self._cache = None
+            self.stats = CacheStats()
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
         self._eager = signature_list(sigs)
         self.specializations = {}  # (cc, argument types) -> Dispatcher, from specialize()
@@ -117,18 +135,43 @@ class Dispatcher(_core.DispatcherBase):
         return target == "cpu" and os.environ.get("GPUJIT_CPU_BOUNDSCHECK", "1").strip() != "0"
 
     def compile(self, sig, target=None, cc=None):
-        """Compile one signature for a target ('cuda' or 'cpu'); cached."""
+        """Compile one signature for a target ('cuda' or 'cpu'); cached (on disk too with cache=True)."""
         target = target or _current_target()
         cc = tuple(cc) if cc else _target_cc(target)
         key = (_normalise_sig(sig), target, cc, self._boundscheck(target))
         k = self._compiled.get(key)
         if k is None:
-            f = self.py_func
-            k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=target, cc=cc,
-                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                              boundscheck=key[3])
-            self._compiled[key] = k
+            k = self._compiled[key] = self._build(key)
         return k
+
+    def _build(self, key, use_cache=True):
+        f = self.py_func
+        ckey = None
+        if self._cache is not None:
+            ckey = self._cache.key(key[0], key[1], key[2], dict(
+                boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                launch_bounds=self.launch_bounds))
+            k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
+            if k is not None:
+                self.stats.cache_hits[key[0]] += 1
+                return k
+        k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                          fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                          boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
+                                                       keep_bitcode=ckey is not None))
+        if ckey is not None:
+            self.stats.cache_misses[key[0]] += 1
+            self._cache.save(ckey, k)
+        return k
+
+    def recompile(self):
+        """Compile every specialisation again (reading the globals anew), replacing the
+        on-disk cache's entries."""
+        keys = list(self._compiled)
+        self._cache_clear()
+        self._compiled = {}
+        for key in keys:
+            self._compiled[key] = self._build(key, use_cache=False)
 
     def _specialize(self, args):
         """Called by the C launcher on a cache miss: the kernel for these args."""
@@ -188,6 +231,23 @@ class Dispatcher(_core.DispatcherBase):
 
     definitions = overloads
 
+    def __reduce__(self):
+        """Pickled by reference (module and qualified name), as functions are: another process
+        (a multiprocessing worker) imports the module and finds the same kernel there."""
+        mod, qual = self.py_func.__module__, self.__qualname__
+        if _lookup(mod, qual) is not self:
+            raise TypeError("cannot pickle kernel %s: it is not reachable as %s.%s (only kernels defined "
+                            "at a module's top level are)" % (qual, mod, qual))
+        return (_lookup, (mod, qual))
+
+    def specialize(self, *args):
+        """A kernel compiled for the types of these arguments alone (numba's specialize)."""
+        if self._eager:
+            raise TypeError("%s has signatures already: specialize() takes a kernel compiled lazily"
+                            % self.__name__)
+        k = Dispatcher(self.py_func, [signature_of(args)], **self._options)
+        return k
+
     @property
     def signatures(self):
         return sorted({k[0] for k in self._compiled})
@@ -240,7 +300,7 @@ class Dispatcher(_core.DispatcherBase):
             f = self.py_func
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                                  fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                                 keep_llvm=True).llvm
+                                 keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
         if sig is not None:
             target = _current_target()
             return ir((_normalise_sig(sig), target, _target_cc(target), self._boundscheck(target)))
@@ -309,11 +369,14 @@ class DeviceFunction:
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc
+        self._options = options
         # kept for introspection, checked by the compiler's parser: a device function is
         # compiled into each caller, specialised on the types at the call
         self.signatures = signature_list(sigs) or []
         for s in self.signatures:
             parse_signature(s)
+        if self.signatures:
+            self.__gpujit_func__ = _signature_casts(pyfunc, self.signatures)
         self.__name__ = pyfunc.__name__
         self.__qualname__ = pyfunc.__qualname__
         self.__doc__ = pyfunc.__doc__
@@ -325,9 +388,90 @@ class DeviceFunction:
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
 
+    def inspect_ptx(self, sig):
+        """PTX of the function on its own for a signature (a .visible .func; see gpujit.compile)."""
+        from .compiler import compile_ptx
+        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+        return compile_ptx(self.py_func, sig, device=True, **opts)[0]
+
+    inspect_asm = inspect_ptx
+
+    def inspect_sass(self, sig=None):
+        raise RuntimeError("Cannot inspect SASS of a device function: it is compiled into its callers")
+
     def __getitem__(self, config):
-        raise TypeError("%s is a device function: call it from a kernel; only kernels are launched "
-                        "with [griddim, blockdim]" % self.__name__)
+        raise NotLaunchableError("Cannot compile a device function as a kernel: %s is a device function; "
+                                 "call it from a kernel; only kernels are launched with [griddim, blockdim]"
+                                 % self.__name__)
+
+
+def _signature_casts(pyfunc, sigs):
+    """What kernels call for a device function declared with signatures: a stand-in whose
+    overload (gpujit.extending's protocol) picks the signature for each call's argument types,
+    as numba does (the closest; else the first of the right arity, converting unsafely), and
+    converts the arguments and the result to its types."""
+    from .types import NUMBERS
+
+    casts = {t.name: t for t in NUMBERS.values()}
+    impls = {}
+
+    def impl_for(sig):
+        if sig not in impls:
+            ret, args = parse_signature(sig)
+            ns = {"__f": pyfunc}
+            params = ["a%d" % i for i in range(len(args))]
+            conv = []
+            for p, a in zip(params, args):
+                if a[1] == "scalar" and a[0] in casts:
+                    ns["__t_" + p] = casts[a[0]]
+                    conv.append("__t_%s(%s)" % (p, p))
+                else:
+                    conv.append(p)
+            call = "__f(%s)" % ", ".join(conv)
+            if ret is not None and ret[1] == "scalar" and ret[0] in casts:
+                ns["__r"] = casts[ret[0]]
+                call = "__r(%s)" % call
+            exec("def %s(%s):\n    return %s\n" % (pyfunc.__name__, ", ".join(params), call), ns)
+            impls[sig] = ns[pyfunc.__name__]
+        return impls[sig]
+
+    def pick(names):
+        try:
+            have = parse_signature("void(%s)" % ", ".join(names))[1]
+        except (TypeError, ValueError):
+            return pyfunc        # compile-time arguments (functions, dtypes): no conversions
+        costs = [(match_cost(parse_signature(s)[1], have), i) for i, s in enumerate(sigs)]
+        costs = [(c, i) for c, i in costs if c is not None]
+        if costs:
+            return impl_for(sigs[min(costs)[1]])
+        for s in sigs:
+            want = parse_signature(s)[1]
+            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4])
+                                              for w, h in zip(want, have)):
+                return impl_for(s)
+        raise TypeError("no signature of %s (%s) accepts (%s)" % (pyfunc.__qualname__, "; ".join(sigs),
+                                                                  ", ".join(names)))
+
+    def stand_in(*args):
+        return pyfunc(*args)
+    stand_in.__name__, stand_in.__qualname__ = pyfunc.__name__, pyfunc.__qualname__
+    stand_in.__gpujit_overload__ = pick
+    return stand_in
+
+
+def _lookup(module, qualname):
+    import importlib
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return obj
+
+
+class NotLaunchableError(TypeError, RuntimeError):
+    """A device function launched as a kernel (numba raises RuntimeError; gpujit TypeError)."""
 
 
 class _ForAll:

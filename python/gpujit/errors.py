@@ -1,5 +1,9 @@
-"""gpujit's exceptions. Compile errors come from the C compiler and name the
-Python file:line of the construct; CudaError carries the driver's error."""
+"""gpujit's exceptions and warnings. Compile errors come from the C compiler and name the
+Python file:line of the construct; CudaError carries the driver's error.
+
+numba.cuda code imports numba's names for them from here too: NumbaError (gpujit's
+CompileError, the base of every compile error), LoweringError (a failure while generating
+code: gpujit reports it as a CompileError) and numba's warning classes."""
 from . import _core
 
 CompileError = _core.CompileError
@@ -9,12 +13,48 @@ InternalCompilerError = _core.InternalCompilerError
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 
-__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError"]
+NumbaError = CompileError
+LoweringError = CompileError
 
 
 class NumbaWarning(Warning):
-    """A gpujit warning (numba's name)."""
+    """The base of gpujit's warnings (numba's name)."""
+
+    def __init__(self, msg, loc=None, highlighting=True):
+        self.msg = msg
+        self.loc = loc
+        super().__init__(msg if loc is None else "%s\n%s" % (msg, loc))
 
 
 class NumbaPerformanceWarning(NumbaWarning):
-    """Code that works but runs slowly (numba's name): a launch too small to fill the device."""
+    """Code that works but runs slowly (a launch with few threads, an implicit copy)."""
+
+
+class NumbaDeprecationWarning(NumbaWarning, DeprecationWarning):
+    """A feature that will go away."""
+
+
+class NumbaPendingDeprecationWarning(NumbaWarning, PendingDeprecationWarning):
+    """A feature that is planned to go away."""
+
+
+class NumbaInvalidConfigWarning(NumbaWarning):
+    """A setting (an environment variable) that is not valid, and was ignored."""
+
+
+class NumbaExperimentalFeatureWarning(NumbaWarning):
+    """A feature whose behaviour may still change."""
+
+
+class NumbaDebugInfoWarning(NumbaWarning):
+    """Debug information that cannot be what was asked for."""
+
+
+class NumbaSystemWarning(NumbaWarning):
+    """Something about the system gpujit runs on (a missing library, a driver)."""
+
+
+__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError",
+           "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
+           "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
+           "NumbaDebugInfoWarning", "NumbaSystemWarning"]

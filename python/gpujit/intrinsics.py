@@ -116,6 +116,18 @@ _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize
         threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
         ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16)
 
+# Loads and stores of a global array's element with a PTX cache operator (numba's cache hints;
+# plain loads and stores on the CPU target).
+_LOAD_HINTS = {"ldca": "cache at all levels", "ldcg": "cache in L2, not L1", "ldcs": "streaming, likely used once",
+               "ldlu": "last use", "ldcv": "do not cache, fetch again"}
+_STORE_HINTS = {"stcg": "cache in L2, not L1", "stcs": "streaming, likely accessed once", "stwb": "write back",
+                "stwt": "write through to system memory"}
+ldca, ldcg, ldcs, ldlu, ldcv = (_KernelOnly("gpujit." + n, "%s(array, index): the element, loaded with "
+                                            "ld.global.%s (%s)." % (n, n[2:], d)) for n, d in _LOAD_HINTS.items())
+stcg, stcs, stwb, stwt = (_KernelOnly("gpujit." + n, "%s(array, index, value): array[index] = value, stored with "
+                                      "st.global.%s (%s)." % (n, n[2:], d)) for n, d in _STORE_HINTS.items())
+_TOP += (ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt)
+
 
 def _walk(obj):
     yield obj

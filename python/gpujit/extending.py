@@ -1,0 +1,76 @@
+"""Extending what kernels can call, as numba.cuda.extending: register_jitable (one
+function for Python and kernels) and overload (a kernel's implementation of a Python
+function, chosen by its argument types at compile time).
+
+numba's lower-level extension API (intrinsic, typing templates, data models, lowering
+functions) is not here: it generates numba's own IR and LLVM through numba's classes."""
+import threading
+
+from . import compiler
+
+__all__ = ["register_jitable", "overload"]
+
+
+def register_jitable(*args, **kwargs):
+    """@register_jitable or @register_jitable(options): the function runs as Python when
+    called from Python and is compiled into a kernel that calls it (as any Python function
+    a kernel calls is); returned unchanged."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return args[0]
+
+    def wrap(fn):
+        return fn
+    return wrap
+
+
+class _Overloads:
+    """The overloads of one Python function: typing functions tried in the order they were
+    registered; the first to return an implementation for the argument types wins. The
+    compiler calls this with the argument types' names; each answer is cached."""
+
+    def __init__(self, func):
+        self.func = func
+        self.typers = []
+        self.cache = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, names):
+        with self.lock:
+            impl = self.cache.get(names)
+            if impl is None:
+                impl = self.cache[names] = self._resolve(names)
+            return impl
+
+    def _resolve(self, names):
+        argtypes = [compiler._type_of_name(n) for n in names]
+        for typer in self.typers:
+            impl = typer(*argtypes)
+            if impl is None:
+                continue
+            impl = getattr(impl, "py_func", impl)   # a @jit function: its Python function
+            if not hasattr(impl, "__code__"):
+                raise TypeError("the overload %s gave %r, not a Python function" % (typer.__qualname__, impl))
+            return impl
+        raise TypeError("no overload of %s() accepts (%s)" % (getattr(self.func, "__qualname__", self.func),
+                                                             ", ".join(names)))
+
+
+def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, **kwargs):
+    """@overload(func): the decorated typing function is called, at compile time, with the
+    gpujit.types of the arguments of each call of `func` in a kernel, and returns the Python
+    function the kernel runs for those types (or None: not for these types). Calls of func
+    from Python are unchanged. `func` must be a Python function (gpujit compiles its own
+    builtins)."""
+    if not hasattr(func, "__code__") or not hasattr(func, "__dict__"):
+        raise TypeError("overload() takes a Python function, not %r: gpujit overloads Python functions only"
+                        % (func,))
+
+    def decorate(typer):
+        ov = func.__dict__.get("__gpujit_overload__")
+        if ov is None:
+            ov = func.__gpujit_overload__ = _Overloads(func)
+        with ov.lock:
+            ov.typers.append(typer)
+            ov.cache.clear()
+        return typer
+    return decorate
