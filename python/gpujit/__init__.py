@@ -59,20 +59,6 @@ def jit(func_or_sig=None, device=False, **options):
 from .compiler import compile, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004
 
 
-def __getattr__(name):
-    """CUDA's vector types (gpu.float32x3, gpu.float3, ...): made on first use."""
-    if name[-1:] in "1234" and not name.startswith("_"):
-        from .vector_types import constructors
-        if name in constructors:
-            return constructors[name]
-    raise AttributeError("module 'gpujit' has no attribute %r" % name)
-
-
-def __dir__():
-    from .vector_types import constructors
-    return sorted(set(globals()) | set(constructors))
-
-
 from .linking import CUSource, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)
@@ -87,8 +73,13 @@ _LAZY = {
 
 
 def __getattr__(name):
+    """The names of _LAZY, and CUDA's vector types (gpu.float32x3, gpu.float3, ...): made on first use."""
     entry = _LAZY.get(name)
     if entry is None:
+        if name[-1:] in "1234" and not name.startswith("_"):
+            from .vector_types import constructors
+            if name in constructors:
+                return constructors[name]
         raise AttributeError("module 'gpujit' has no attribute %r" % name)
     import importlib
     mod = importlib.import_module("." + entry[0], __name__)
@@ -98,4 +89,5 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    from .vector_types import constructors
+    return sorted(set(globals()) | set(_LAZY) | set(constructors))

@@ -10,7 +10,7 @@ import os
 from . import _core
 from .compiler import _given
 from .types import Type
-from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string, typeof
+from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string, typeof_string
 
 
 def _current_target():
@@ -212,7 +212,7 @@ class Dispatcher(_core.DispatcherBase):
         types are taken), cached per device: a launch with other types is refused."""
         if self._specialized:
             raise RuntimeError("Dispatcher already specialized")
-        sig = "void(%s)" % ", ".join(str(a) if isinstance(a, Type) else typeof(a, i)
+        sig = "void(%s)" % ", ".join(str(a) if isinstance(a, Type) else typeof_string(a, i)
                                      for i, a in enumerate(args))
         key = (_target_cc(_current_target()), _argtypes(sig))
         disp = self.specializations.get(key)

@@ -79,7 +79,7 @@ def typeof_string(value, position=None):
         return "complex128"
     if isinstance(value, tuple):
         # a tuple (a namedtuple too) of kernel arguments: its items' parameters, in order
-        items = [typeof(v, position) for v in value]
+        items = [typeof_string(v, position) for v in value]
         fields = getattr(type(value), "_fields", None)
         if fields is not None and type(value) is not tuple:
             return "NamedTuple(%s)" % ", ".join([type(value).__name__] +
