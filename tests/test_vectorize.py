@@ -219,3 +219,23 @@ def test_pickle_local_function_with_globals_and_closure():
     again = pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(uf))))
     x = rng.random(9)
     np.testing.assert_allclose(again(x), np.sqrt(x) * 3.0)
+
+
+def test_bad_inputs():
+    @gpu.jit
+    def kern(a):
+        pass
+    with pytest.raises(TypeError, match="kernel"):
+        gpu.vectorize(["float32(float32)"])(kern)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        vadd(np.zeros(3))
+    with pytest.raises(ValueError, match="broadcast"):
+        vadd(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match="out= has shape"):
+        vadd(np.zeros(3), np.zeros(3), out=np.zeros(4))
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        vadd(np.zeros(3), np.zeros(3), where=True)
+    with pytest.raises(ValueError, match="Invalid identity"):
+        gpu.vectorize(["float32(float32)"], identity=5)(lambda x: x)
+    with pytest.raises(ValueError, match="gufunc layout"):
+        gpu.guvectorize(["void(float32[:], float32[:])"], "(n)(n)")(lambda x, y: None)

@@ -352,7 +352,7 @@ class DeviceUFunc:
         return matches[0]
 
     def __call__(self, *args, out=None, stream=0, **kws):
-        from .devicearray import device_array, to_device
+        from .devicearray import device_array
         if kws:
             raise TypeError("%s() got unexpected keyword arguments: %s" % (self.__name__, ", ".join(sorted(kws))))
         if self.nin is not None and len(args) != self.nin:
@@ -385,11 +385,16 @@ class DeviceUFunc:
                                     % (self.__name__, dev_out.dtype, resdtype))
             elif not isinstance(out, np.ndarray):
                 raise TypeError("%s: out= must be an array, not %s" % (self.__name__, type(out).__name__))
-            shapes.append(tuple(out.shape))
         shape = broadcast_shapes(*shapes)
-        if out is not None and shape != tuple(out.shape):
-            raise ValueError("%s: out= has shape %s, the arguments broadcast to %s"
-                             % (self.__name__, tuple(out.shape), shape))
+        if out is not None:
+            try:
+                fits = broadcast_shapes(shape, tuple(out.shape)) == tuple(out.shape)
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError("%s: out= has shape %s, the arguments broadcast to %s"
+                                 % (self.__name__, tuple(out.shape), shape))
+            shape = tuple(out.shape)
 
         size = math.prod(shape)
         kshape = shape or (1,)
