@@ -189,7 +189,7 @@ def test_specialize():
     assert s.signatures == ["void(int32[::1], int32[::1])"]
     s[1, 32](a, b)
     np.testing.assert_array_equal(a, b + 1)
-    with pytest.raises(TypeError, match="signatures already"):
+    with pytest.raises(RuntimeError, match="already specialized"):
         s.specialize(a, b)
 
 

@@ -175,7 +175,7 @@ def test_eager_record_signature(rng):
     want[2]["b"] *= 3
     k[1, 1](a, 2)
     same_records(a, want)
-    with pytest.raises(TypeError, match="no matching signature"):
+    with pytest.raises(TypeError, match="No matching definition"):
         k[1, 1](np.zeros(4, PACKED), 0)
 
 

@@ -217,8 +217,7 @@ class Dispatcher(_core.DispatcherBase):
         key = (_target_cc(_current_target()), _argtypes(sig))
         disp = self.specializations.get(key)
         if disp is None:
-            disp = Dispatcher(self.py_func, [sig], fastmath=self.fastmath, lineinfo=self.lineinfo,
-                              debug=self.debug, boundscheck=self.boundscheck)
+            disp = Dispatcher(self.py_func, [sig], **self._options)
             self.specializations[key] = disp
         return disp
 
@@ -239,14 +238,6 @@ class Dispatcher(_core.DispatcherBase):
             raise TypeError("cannot pickle kernel %s: it is not reachable as %s.%s (only kernels defined "
                             "at a module's top level are)" % (qual, mod, qual))
         return (_lookup, (mod, qual))
-
-    def specialize(self, *args):
-        """A kernel compiled for the types of these arguments alone (numba's specialize)."""
-        if self._eager:
-            raise TypeError("%s has signatures already: specialize() takes a kernel compiled lazily"
-                            % self.__name__)
-        k = Dispatcher(self.py_func, [signature_of(args)], **self._options)
-        return k
 
     @property
     def signatures(self):
