@@ -308,3 +308,28 @@ def test_device_function_signature_converts_arguments():
 def test_cc_none_is_the_default():
     ptx, _ = gpu.compile_ptx(f_add, (float32, float32), device=True, cc=None)
     assert ".target sm_90" in ptx
+
+
+@gpu.jit("int64(int64)", device=True)
+def fib_declared(n):
+    if n < 2:
+        return n
+    return fib_declared(n - 1) + fib_declared(n - 2)
+
+
+def test_recursive_device_function_with_a_signature():
+    import numpy as np
+
+    @gpu.jit
+    def k(out, n):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = fib_declared(n[i])
+
+    n = np.random.default_rng().integers(0, 15, 20)
+    out = np.full(20, -1, np.int64)
+    k[1, 32](out, n)
+    fib = [0, 1]
+    while len(fib) < 16:
+        fib.append(fib[-1] + fib[-2])
+    np.testing.assert_array_equal(out, np.array(fib)[n])

@@ -400,7 +400,7 @@ def _signature_casts(pyfunc, sigs):
     """What kernels call for a device function declared with signatures: a stand-in whose
     overload (gpujit.extending's protocol) picks the signature for each call's argument types,
     as numba does (the closest; else the first of the right arity, converting unsafely), and
-    converts the arguments and the result to its types."""
+    converts the arguments and the result to its types (where the arguments need converting)."""
     from .types import NUMBERS
 
     casts = {t.name: t for t in NUMBERS.values()}
@@ -434,7 +434,12 @@ def _signature_casts(pyfunc, sigs):
         costs = [(match_cost(parse_signature(s)[1], have), i) for i, s in enumerate(sigs)]
         costs = [(c, i) for c, i in costs if c is not None]
         if costs:
-            return impl_for(sigs[min(costs)[1]])
+            cost, i = min(costs)
+            # the arguments are the signature's already: the function itself, so that a
+            # recursive one recurses into itself (through a converting stand-in, it would be a
+            # mutual recursion, which typing cannot settle); its result is then the type its
+            # returns give
+            return pyfunc if cost == 0 else impl_for(sigs[i])
         for s in sigs:
             want = parse_signature(s)[1]
             if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4])
