@@ -407,11 +407,6 @@ static Type *element_type(Parser *ps, Type *t) {
     return t;
 }
 
-static Type *f_order_error(Parser *ps) {
-    SIG_FAIL("F-order arrays are not supported: use C order ('::1' on the last dimension) "
-             "or any layout (':' everywhere)");
-}
-
 static Type *parse_type(Parser *ps, int depth);
 
 /* items := [type (',' type)*] ')' -- the '(' already read */
@@ -450,11 +445,11 @@ static Type *parse_array_call(Parser *ps, bool printed) {
     if (quote) ps->p++;
     char layout = *ps->p;
     if (layout != 'C' && layout != 'A' && layout != 'F') SIG_FAIL("expected the layout 'C', 'A' or 'F'");
-    if (layout == 'F' && ndim > 1) return f_order_error(ps);
     ps->p++;
     if (quote && *ps->p++ != quote) SIG_FAIL("expected the closing quote");
     if (!accept(ps, ')')) SIG_FAIL("expected ')'");
-    return type_array(ps->c, elem, ndim, layout == 'A' ? 'A' : 'C', AS_GLOBAL);
+    /* F order (ndim > 1) compiles as any layout: the strides come with the array */
+    return type_array(ps->c, elem, ndim, layout == 'C' || (layout == 'F' && ndim == 1) ? 'C' : 'A', AS_GLOBAL);
 }
 
 /* dims := dim (',' dim)* ']' -- the '[' already read */
@@ -477,9 +472,11 @@ static Type *parse_dims(Parser *ps, Type *elem) {
         if (accept(ps, ']')) break;
         SIG_FAIL("expected ',' or ']'");
     }
-    if (ncontig == 1 && contig == 0 && ndim > 1) return f_order_error(ps);
-    if (ncontig > 1 || (ncontig == 1 && contig != ndim - 1)) SIG_FAIL("only the last dimension may be '::1' (C order)");
-    return type_array(ps->c, elem, ndim, ncontig ? 'C' : 'A', AS_GLOBAL);
+    bool f_order = ncontig == 1 && contig == 0 && ndim > 1;
+    if (ncontig > 1 || (ncontig == 1 && contig != ndim - 1 && !f_order))
+        SIG_FAIL("'::1' goes on the last dimension (C order) or the first (F order)");
+    /* F order compiles as any layout: the strides come with the array */
+    return type_array(ps->c, elem, ndim, ncontig && !f_order ? 'C' : 'A', AS_GLOBAL);
 }
 
 /* "nestedarray(uint8, (3, 2))": the '(' already read */
