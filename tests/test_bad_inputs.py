@@ -858,7 +858,7 @@ BAD_SIGS = [
     "void(float33[:])", "void(float32[:]", "(int32)", "void(float64[::1])", "void(float64[::1], int64, int64)",
     "void(float65[::1], int64)", "void(float64[::1, int64)", "float64[::1], int64", "", "void", "void()",
     "void(complex128, int64)", "void(float128[:], int64)", "void(object, int64)", "void(str, int64)",
-    "void(int32[::2], int64)", "void(float32[::1, :], int64)", "void(float32[], int64)", "void(,)",
+    "void(int32[::2], int64)", "void(float32[], int64)", "void(,)",
     "void(float32[:] int64)", "void(float32[:], int64,)", "void(float32[:], int64) trailing",
     "void((float32[:]), int64)", "void(float32[:][:], int64)", "int32(float64[::1], int64)",
     "void(float64[::1], int64", "void float64[::1], int64)", "void(float64[:, ::1, :], int64)",

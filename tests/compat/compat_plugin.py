@@ -24,7 +24,7 @@ TESTS_DIR = os.path.join(PEER, "tests")
 CUDASIM_ATTR = "__gpujit_compat_cudasim__"
 
 _log = open(os.environ["GPUJIT_COMPAT_LOG"], "a", encoding="utf-8")
-_rule_list = _rules.load_rules()
+_rule_list = _rules.load_rules(target=os.environ.get("GPUJIT_TARGET"))
 _phases = {}
 
 

@@ -8,6 +8,9 @@ A rule line is `KIND PATTERN | REASON`:
            skip_on_cudasim on that test or its class;
   skip     PATTERN is a regex searched in the message of a skip the test
            raised at run time (a skip no rule covers counts as a failure).
+A KIND ending in `@cpu` (or `@cuda`) is a rule for that target alone: e.g. a
+reason the peer gives for skipping on its simulator that holds for gpujit's
+CPU target but not on a GPU.
 """
 import ast
 import fnmatch
@@ -27,7 +30,8 @@ class Rule:
         return "%s %s" % (self.kind, self.pattern)
 
 
-def load_rules(path=RULES_FILE):
+def load_rules(path=RULES_FILE, target=None):
+    """The rules for `target` ('cpu' or 'cuda'; None: the rules for every target only)."""
     rules = []
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
@@ -36,8 +40,12 @@ def load_rules(path=RULES_FILE):
                 continue
             head, sep, reason = line.partition("|")
             kind, _, pattern = head.strip().partition(" ")
-            if not sep or kind not in ("test", "cudasim", "skip") or not pattern.strip() or not reason.strip():
-                raise ValueError("%s:%d: expected 'test|cudasim|skip PATTERN | REASON'" % (path, n))
+            kind, _, only = kind.partition("@")
+            if (not sep or kind not in ("test", "cudasim", "skip") or only not in ("", "cpu", "cuda")
+                    or not pattern.strip() or not reason.strip()):
+                raise ValueError("%s:%d: expected 'test|cudasim|skip[@cpu|@cuda] PATTERN | REASON'" % (path, n))
+            if only and only != target:
+                continue
             rules.append(Rule(kind, pattern.strip(), reason.strip(), n))
     return rules
 

@@ -425,7 +425,7 @@ def main():
         if args.filter:
             groups = collections.OrderedDict((g, [m for m in ms if any(f in m for f in args.filter)]) for g, ms in groups.items())
         todo = [m for ms in groups.values() for m in ms]
-        rule_list = _rules.load_rules()
+        rule_list = _rules.load_rules(target=args.target)
         deadline = t_start + args.budget
         by_module = run_all(args, peer, todo, deadline, rule_list)
     finally:

@@ -89,7 +89,9 @@ class CpuDevice:
     def __init__(self):
         self.id = 0
         self.name = _cpu_name()
-        self.compute_capability = (0, 0)
+        # the features the CPU target implements are those of compute capability 9.0, the cc
+        # it compiles PTX for (inspect_ptx, compile_ptx_for_current_device)
+        self.compute_capability = (9, 0)
         self.multiprocessor_count = os.cpu_count() or 1
         try:
             self.total_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
