@@ -87,6 +87,7 @@ static int describe(Ctx *c) {
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
+    o->cooperative = c->cooperative;
     o->symbol = strdup(c->symbol);
     o->restype = strdup(type_name(c, c->restype));
     StrBuf sb = {0};
@@ -238,6 +239,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
+    caller->cooperative |= s->cooperative;
     bool returns = false; /* a function that only raises returns None */
     for (int i = 0; i < s->nblocks && !returns; i++)
         for (int k = 0; k < s->blocks[i]->instrs.n; k++)
@@ -309,6 +311,7 @@ int gj_output_nparams(const GjOutput *o) { return o->nparams; }
 const GjParam *gj_output_params(const GjOutput *o) { return o->params; }
 size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
 int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
+int gj_output_cooperative(const GjOutput *o) { return o->cooperative; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }
 const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
 PyObject *gj_output_raise(const GjOutput *o, int i) {

@@ -492,7 +492,13 @@ typedef enum {
     IK_NP_MINMAX, /* np.minimum/maximum (NaN wins), np.fmin/fmax (NaN loses): id = 0..3 */
     IK_NP_LOGICAL, /* np.logical_and/or/xor: id = 0..2 */
     IK_NP_SIGN, /* np.sign: -1, 0, 1 in the argument's type (NaN for NaN) */
+    IK_CG, /* cooperative groups: cg.this_grid(), g.sync() ... (id = CgOp) */
 } IntrinsicKind;
+
+/* cg.this_grid() and cg.this_thread_block() give a compile-time group object
+ * (TY_OBJ "gpujit.cg.GridGroup" / "gpujit.cg.ThreadBlock"), whose .sync is
+ * the barrier. */
+typedef enum { CG_THIS_GRID, CG_THIS_BLOCK, CG_GRID_SYNC, CG_BLOCK_SYNC } CgOp;
 
 typedef struct Intrinsic {
     const char *path;
@@ -568,6 +574,9 @@ struct Target {
     /* Thread geometry: dim 0..2 (x, y, z). */
     LLVMValueRef (*special)(Ctx *c, Special s, int dim);
     void (*barrier)(Ctx *c);
+    /* cg.this_grid().sync(): a barrier of every thread of the grid (the
+     * launch is cooperative, so every block is resident). */
+    void (*grid_sync)(Ctx *c);
     /* Pointer to a static shared array of type `arrty` at byte `offset` of
      * the block's shared memory (typeinfer.c laid them out). */
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
@@ -860,6 +869,7 @@ struct GjOutput {
     GjParam *params;
     size_t shared_bytes;
     int uses_barrier;
+    int cooperative; /* calls cg.this_grid(): launched with cuLaunchCooperativeKernel */
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
@@ -897,6 +907,7 @@ struct Ctx {
     /* typeinfer.c */
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
+    bool cooperative; /* cg.this_grid() is called: every block must be resident at once */
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
     size_t shared_bytes;
     uint64_t written; /* the arguments whose arrays the code may store into */

@@ -20,7 +20,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,
                          shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
-                         popc, clz, ffs, brev)
+                         popc, clz, ffs, brev, cg)
 from . import intrinsics as _intrinsics
 from . import types
 from .dispatcher import Dispatcher, DeviceFunction

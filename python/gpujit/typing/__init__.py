@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .. import _core
-from ..types import Type, Signature
+from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing.signature)
 
 _DTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
