@@ -334,11 +334,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("%s() takes no arguments", path_pretty(k->path));
         /* the CPU runs a kernel that syncs its grid or block on fibers */
         c->uses_barrier |= k->id != CG_THIS_BLOCK;
-        if (k->id == CG_THIS_GRID) {
-            /* as numba: asking for the grid group makes the launch cooperative */
-            c->cooperative = true;
-            return type_obj(c, "gpujit.cg.GridGroup");
-        }
+        /* as numba: asking for the grid group makes the launch cooperative */
+        c->cooperative |= k->id == CG_THIS_GRID || k->id == CG_GRID_SYNC;
+        if (k->id == CG_THIS_GRID) return type_obj(c, "gpujit.cg.GridGroup");
         if (k->id == CG_THIS_BLOCK) return type_obj(c, "gpujit.cg.ThreadBlock");
         return &ty_none;
     case IK_SHARED_ARRAY: return array_alloc_type(c, in, true);

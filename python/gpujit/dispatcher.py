@@ -48,6 +48,7 @@ class Dispatcher(_core.DispatcherBase):
         self.debug = bool(debug)
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
+        self._overload_objs = {}  # the same keys -> its _Overload (overloads)
         self._eager = signature_list(sigs)
         if self._eager:
             for s in self._eager:
@@ -108,7 +109,11 @@ class Dispatcher(_core.DispatcherBase):
         """The kernels compiled for the current target, by argument types (a
         tuple of types, or any signature spelling, looks one up)."""
         target = _current_target()
-        return _Overloads({k[0]: _Overload(v) for k, v in self._compiled.items() if k[1] == target})
+        wrapped = self._overload_objs
+        for k, v in self._compiled.items():
+            if k not in wrapped:
+                wrapped[k] = _Overload(v)
+        return _Overloads({k[0]: wrapped[k] for k in self._compiled if k[1] == target})
 
     @property
     def signatures(self):
