@@ -147,12 +147,11 @@ static void fiber_grid_sync(GjBlockCtx *blk) {
 static void grid_sync_noop(GjBlockCtx *blk) { (void)blk; }
 
 /* Sets up block blk's threads on the fibers at `fibers` under scheduler s. */
-static void block_begin(Sched *s, Worker *w, const Job *j, GjBlockCtx *blk, Fiber *fibers) {
+static void block_begin(Sched *s, const Job *j, GjBlockCtx *blk, Fiber *fibers) {
     *s = (Sched){.job = j, .blk = blk, .fibers = fibers, .use_uc = cpu_pool.use_uc, .main_uc = s->main_uc};
 #ifdef GJ_TSAN
     s->tsan_main = __tsan_get_current_fiber();
 #endif
-    (void)w;
     blk->sched = s;
     blk->syncthreads = fiber_barrier;
     blk->sync_reduce = fiber_sync_reduce;
@@ -230,7 +229,7 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk) {
     Sched s;
     ucontext_t main_uc;
     s.main_uc = &main_uc;
-    block_begin(&s, w, j, blk, w->fibers);
+    block_begin(&s, j, blk, w->fibers);
     const char *msg = block_run(w, j, &s);
     if (msg) cpu_abandon(w, j->nthreads);
     return msg;
@@ -331,10 +330,10 @@ static void run_coop(Worker *w, Job *j) {
     for (uint64_t b = 0; b < nb; b++) {
         block_ctx(j, &blks[b], b, w->shared + b * j->shared_stride);
         scheds[b].main_uc = main_uc; /* blocks are scheduled one at a time */
-        block_begin(&scheds[b], w, j, &blks[b], &w->fibers[b * j->nthreads]);
+        block_begin(&scheds[b], j, &blks[b], &w->fibers[b * j->nthreads]);
     }
     for (;;) {
-        uint64_t ndone = 0, nwaiting = 0;
+        uint64_t ndone = 0;
         for (uint64_t b = 0; b < nb; b++) {
             if (done[b]) {
                 ndone++;
@@ -346,12 +345,9 @@ static void run_coop(Worker *w, Job *j) {
                 set_error(j, msg);
                 return;
             }
-            if (scheds[b].ndone == j->nthreads)
-                done[b] = 1, ndone++;
-            else
-                nwaiting++;
+            if (scheds[b].ndone == j->nthreads) done[b] = 1, ndone++;
         }
-        if (ndone == nb) break;
+        if (ndone == nb) return;
         if (ndone > 0) {
             cpu_abandon(w, j->nfibers);
             set_error(j, MSG_GRID_DEADLOCK);
@@ -364,7 +360,6 @@ static void run_coop(Worker *w, Job *j) {
             for (uint32_t i = 0; i < j->nthreads; i++)
                 if (s->fibers[i].wait == WAIT_GRID) s->fibers[i].wait = WAIT_NONE;
         }
-        (void)nwaiting;
     }
 }
 
