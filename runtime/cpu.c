@@ -62,6 +62,9 @@ static const char MSG_NOMEM[] = "CPU launch: out of memory (shared-memory buffer
 static const char MSG_NOFN[] = "internal error: CPU launch without the host function this kernel needs";
 static const char MSG_INDEX[] = "an array index was out of bounds";
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
+static const char MSG_COOP_TOO_LARGE[] = "cooperative launch too large: the CPU target runs a cooperative grid's "
+                                         "blocks together, at most 16384 threads in all "
+                                         "(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)";
 static const char MSG_BIGBLOCK[] = "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
 /* Filled in by pool_start with the stack sizes in force. */
 static char msg_overflow_fiber[192], msg_overflow_block[256];
@@ -130,20 +133,30 @@ static uint64_t warp_noop(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t v
     return value;
 }
 
-/* Runs one block of a kernel with barriers: all its threads as fibers,
- * released from a barrier together once every live one has reached it. */
-static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk) {
-    Sched s = {.job = j, .blk = blk, .use_uc = cpu_pool.use_uc};
-    ucontext_t main_uc;
-    s.main_uc = &main_uc;
+/* blk->grid_sync: the thread waits for the whole grid (cooperative launches
+ * only: run_coop releases it). */
+static void fiber_grid_sync(GjBlockCtx *blk) {
+    Sched *s = blk->sched;
+    s->ngrid++;
+    s->cur->wait = WAIT_GRID;
+    cpu_to_sched(s, s->cur);
+}
+
+/* blk->grid_sync of a launch that is not cooperative: the compiler only emits
+ * it in kernels that are, so this cannot be reached. */
+static void grid_sync_noop(GjBlockCtx *blk) { (void)blk; }
+
+/* Sets up block blk's threads on the fibers at `fibers` under scheduler s. */
+static void block_begin(Sched *s, const Job *j, GjBlockCtx *blk, Fiber *fibers) {
+    *s = (Sched){.job = j, .blk = blk, .fibers = fibers, .use_uc = cpu_pool.use_uc, .main_uc = s->main_uc};
 #ifdef GJ_TSAN
-    s.tsan_main = __tsan_get_current_fiber();
+    s->tsan_main = __tsan_get_current_fiber();
 #endif
-    blk->sched = &s;
-    w->active = &s;
+    blk->sched = s;
     blk->syncthreads = fiber_barrier;
     blk->sync_reduce = fiber_sync_reduce;
     blk->warp = cpu_fiber_warp;
+    blk->grid_sync = j->coop ? fiber_grid_sync : grid_sync_noop;
 
     uint32_t n = j->nthreads;
     uint64_t fpctl = 0;
@@ -152,49 +165,74 @@ static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk) {
 #endif
     int32_t tx = 0, ty = 0, tz = 0;
     for (uint32_t i = 0; i < n; i++) {
-        Fiber *f = &w->fibers[i];
-        f->sched = &s;
+        Fiber *f = &fibers[i];
+        f->sched = s;
         f->tx = tx, f->ty = ty, f->tz = tz;
         f->done = 0;
         f->wait = WAIT_NONE;
-        cpu_ctx_init(&s, f, fpctl);
+        cpu_ctx_init(s, f, fpctl);
         if (++tx == blk->ntid[0]) {
             tx = 0;
             if (++ty == blk->ntid[1]) ty = 0, tz++;
         }
     }
+}
+
+static const char MSG_GRID_MIXED[] = "cg grid sync: some threads of a block wait at grid.sync(), others at "
+                                     "syncthreads() or a warp operation";
+static const char MSG_GRID_LEADER[] = "cg grid sync: thread 0 of a block returned while other threads of the block "
+                                      "wait at grid.sync() (the block's first thread must reach it; on the GPU this "
+                                      "hangs)";
+static const char MSG_GRID_DEADLOCK[] = "cg grid sync: a block returned while other blocks wait at grid.sync() "
+                                        "(every block must reach it; on the GPU this hangs)";
+
+/* Runs block s's threads until every one has returned (NULL, s->ndone ==
+ * n) or, in a cooperative launch, every live one waits at the grid barrier
+ * (NULL, s->ngrid > 0); releases its block barriers on the way. A deadlock
+ * is an error message; the caller abandons the fibers. */
+static const char *block_run(Worker *w, const Job *j, Sched *s) {
+    uint32_t n = j->nthreads;
+    w->active = s;
     for (;;) {
         /* Run each warp until every lane has finished or waits at the barrier
          * or at a warp operation that cannot be released yet. */
         for (uint32_t first = 0; first < n; first += 32) {
             uint32_t nl;
-            Fiber *lanes = cpu_warp_of(w, n, first, &nl);
+            Fiber *lanes = cpu_warp_of(s->fibers, n, first, &nl);
             do {
                 for (uint32_t l = 0; l < nl; l++)
-                    if (!lanes[l].done && lanes[l].wait == WAIT_NONE) cpu_to_fiber(&s, &lanes[l]);
+                    if (!lanes[l].done && lanes[l].wait == WAIT_NONE) cpu_to_fiber(s, &lanes[l]);
             } while (cpu_release_warp(lanes, nl));
         }
-        if (s.ndone == n) {
-            w->active = NULL;
-            return NULL; /* every thread returned */
+        w->active = NULL;
+        if (s->ndone == n) return NULL; /* every thread returned */
+        if (s->nwait + s->ngrid + s->ndone < n)
+            return MSG_WARP_DEADLOCK; /* some wait at a warp operation that nobody else will reach */
+        if (s->ngrid > 0) {
+            if (s->nwait > 0) return MSG_GRID_MIXED;
+            if (s->fibers[0].done) return MSG_GRID_LEADER;
+            return NULL; /* the block waits at the grid barrier */
         }
-        if (s.nwait + s.ndone < n) {
-            /* some wait at a warp operation that nobody else will reach */
-            w->active = NULL;
-            cpu_abandon(w, n);
-            return MSG_WARP_DEADLOCK;
-        }
-        if (s.ndone > 0) {
-            /* Finished threads will never arrive: the others would wait forever. */
-            w->active = NULL;
-            cpu_abandon(w, n);
-            return MSG_DEADLOCK;
-        }
+        /* Finished threads will never arrive: the others would wait forever. */
+        if (s->ndone > 0) return MSG_DEADLOCK;
         /* release the barrier */
-        s.last_npred = s.npred, s.last_narrived = s.nwait;
-        s.npred = s.nwait = 0;
-        for (uint32_t i = 0; i < n; i++) w->fibers[i].wait = WAIT_NONE;
+        s->last_npred = s->npred, s->last_narrived = s->nwait;
+        s->npred = s->nwait = 0;
+        for (uint32_t i = 0; i < n; i++) s->fibers[i].wait = WAIT_NONE;
+        w->active = s;
     }
+}
+
+/* Runs one block of a kernel with barriers: all its threads as fibers,
+ * released from a barrier together once every live one has reached it. */
+static const char *run_fibers(Worker *w, const Job *j, GjBlockCtx *blk) {
+    Sched s;
+    ucontext_t main_uc;
+    s.main_uc = &main_uc;
+    block_begin(&s, j, blk, w->fibers);
+    const char *msg = block_run(w, j, &s);
+    if (msg) cpu_abandon(w, j->nthreads);
+    return msg;
 }
 
 /* Runs blocks of a kernel without barriers on w's block fiber (a guarded
@@ -221,8 +259,9 @@ static void run_block_fiber(Worker *w, Job *j) {
 
 /* ---- blocks and jobs ---------------------------------------------------- */
 
-static const char *run_block(Worker *w, const Job *j, uint64_t b) {
-    GjBlockCtx blk;
+/* Block b's geometry and runtime hooks, in blk. */
+static void block_ctx(const Job *j, GjBlockCtx *blk_, uint64_t b, char *shared) {
+#define blk (*blk_)
     uint64_t gx = j->grid.x, gy = j->grid.y;
     blk.ntid[0] = (int32_t)j->block.x;
     blk.ntid[1] = (int32_t)j->block.y;
@@ -234,9 +273,16 @@ static const char *run_block(Worker *w, const Job *j, uint64_t b) {
     blk.nctaid[1] = (int32_t)j->grid.y;
     blk.nctaid[2] = (int32_t)j->grid.z;
     blk.pad = 0;
-    blk.shared = w->shared;
+    blk.shared = shared;
     blk.shared_bytes = j->shared_bytes;
     blk.trap = cpu_trap_index;
+    blk.grid_sync = grid_sync_noop;
+#undef blk
+}
+
+static const char *run_block(Worker *w, const Job *j, uint64_t b) {
+    GjBlockCtx blk;
+    block_ctx(j, &blk, b, w->shared);
     if (!j->uses_barrier) {
         blk.syncthreads = barrier_noop;
         blk.sync_reduce = sync_reduce_noop;
@@ -266,6 +312,53 @@ static void run_blocks(Worker *w, Job *j) {
                 set_error(j, msg);
                 return;
             }
+        }
+    }
+}
+
+/* A cooperative launch: every block of the grid is resident at once, on this
+ * worker's fibers (nthreads per block, one slice of w->fibers each). Each
+ * block runs until its threads have returned or wait at the grid barrier;
+ * once every block is there, the barrier is released for all. */
+static void run_coop(Worker *w, Job *j) {
+    uint64_t nb = j->nblocks;
+    /* allocated by the launch, which frees them even when a fault ends this early */
+    Sched *scheds = j->coop_scheds;
+    GjBlockCtx *blks = j->coop_blks;
+    unsigned char *done = j->coop_done;
+    ucontext_t *main_uc = j->coop_uc;
+    for (uint64_t b = 0; b < nb; b++) {
+        block_ctx(j, &blks[b], b, w->shared + b * j->shared_stride);
+        scheds[b].main_uc = main_uc; /* blocks are scheduled one at a time */
+        block_begin(&scheds[b], j, &blks[b], &w->fibers[b * j->nthreads]);
+    }
+    for (;;) {
+        uint64_t ndone = 0;
+        for (uint64_t b = 0; b < nb; b++) {
+            if (done[b]) {
+                ndone++;
+                continue;
+            }
+            const char *msg = block_run(w, j, &scheds[b]);
+            if (msg) {
+                cpu_abandon(w, j->nfibers);
+                set_error(j, msg);
+                return;
+            }
+            if (scheds[b].ndone == j->nthreads) done[b] = 1, ndone++;
+        }
+        if (ndone == nb) return;
+        if (ndone > 0) {
+            cpu_abandon(w, j->nfibers);
+            set_error(j, MSG_GRID_DEADLOCK);
+            return;
+        }
+        /* release the grid barrier */
+        for (uint64_t b = 0; b < nb; b++) {
+            Sched *s = &scheds[b];
+            s->ngrid = 0;
+            for (uint32_t i = 0; i < j->nthreads; i++)
+                if (s->fibers[i].wait == WAIT_GRID) s->fibers[i].wait = WAIT_NONE;
         }
     }
 }
@@ -302,13 +395,15 @@ static void run_job(Worker *w, Job *j) {
         w->active = NULL;
         cpu_tls_worker = NULL;
         if (j->uses_barrier)
-            cpu_abandon(w, j->nthreads);
+            cpu_abandon(w, j->nfibers);
         else if (w->bstack)
             cpu_abandon_fiber(&w->bfiber);
         set_error(j, why == JUMP_TRAP ? MSG_INDEX : j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
         return;
     }
-    if (!j->uses_barrier && w->bstack)
+    if (j->coop)
+        run_coop(w, j);
+    else if (!j->uses_barrier && w->bstack)
         run_block_fiber(w, j);
     else
         run_blocks(w, j);
@@ -442,8 +537,9 @@ static void pool_start(void) {
     cpu_pool.started = 1;
 }
 
-int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier, GjDim3 grid, GjDim3 block,
+int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err) {
+    int uses_barrier = mode != 0, coop = (mode & GJ_CPU_COOPERATIVE) != 0;
     const char *dummy;
     if (!err) err = &dummy;
     *err = NULL;
@@ -467,14 +563,32 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
         *err = MSG_BIGBLOCK;
         return -1;
     }
+    uint64_t total;
+    if (coop && (__builtin_mul_overflow(nblocks, nthreads, &total) || total > GJ_CPU_MAX_COOP_THREADS)) {
+        *err = MSG_COOP_TOO_LARGE;
+        return -1;
+    }
 
     /* clang-format off */
     Job j = {
         .block_fn = block_fn, .thread_fn = thread_fn, .uses_barrier = uses_barrier,
         .grid = grid, .block = block, .shared_bytes = shared_bytes, .params = params,
         .nblocks = nblocks, .nthreads = (uint32_t)(uses_barrier ? nthreads : 0),
+        .coop = coop, .nfibers = (uint32_t)(uses_barrier ? nthreads * (coop ? nblocks : 1) : 0),
+        .shared_stride = coop ? (shared_bytes + 4095) & ~(size_t)4095 : 0,
     };
     /* clang-format on */
+    if (coop) {
+        j.coop_scheds = calloc(nblocks, sizeof *j.coop_scheds);
+        j.coop_blks = calloc(nblocks, sizeof *j.coop_blks);
+        j.coop_done = calloc(nblocks, 1);
+        j.coop_uc = malloc(sizeof *j.coop_uc);
+        if (!j.coop_scheds || !j.coop_blks || !j.coop_done || !j.coop_uc) {
+            free(j.coop_scheds), free(j.coop_blks), free(j.coop_done), free(j.coop_uc);
+            *err = MSG_NOMEM;
+            return -1;
+        }
+    }
     atomic_init(&j.next, 0);
     atomic_init(&j.err, NULL);
 
@@ -487,6 +601,7 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
     j.chunk = share < 1 ? 1 : share > 64 ? 64 : share;
     uint64_t nchunks = (nblocks + j.chunk - 1) / j.chunk;
     int helpers = nchunks - 1 < (uint64_t)cpu_pool.nhelpers ? (int)(nchunks - 1) : cpu_pool.nhelpers;
+    if (coop) helpers = 0; /* one worker holds every block of the grid */
     if (helpers > 0) {
         pthread_mutex_lock(&cpu_pool.mu);
         cpu_pool.job = &j;
@@ -509,6 +624,7 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_bar
         pthread_mutex_unlock(&cpu_pool.mu);
     }
     pthread_mutex_unlock(&cpu_pool.launch_mu);
+    if (coop) free(j.coop_scheds), free(j.coop_blks), free(j.coop_done), free(j.coop_uc);
 
     *err = atomic_load(&j.err);
     return *err ? -1 : 0;

@@ -22,11 +22,17 @@ typedef struct GjDim3 {
     uint32_t x, y, z;
 } GjDim3;
 
+/* gj_cpu_launch's mode: 0 (block_fn), GJ_CPU_BARRIER (thread_fn on fibers),
+ * or GJ_CPU_COOPERATIVE as well (the kernel syncs its grid: every block's
+ * fibers are resident at once, at most GJ_CPU_MAX_COOP_THREADS threads). */
+enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2 };
+#define GJ_CPU_MAX_COOP_THREADS 16384 /* each a fiber stack mapped at once */
+
 /* Run a whole grid on the CPU: blocks in parallel on the machine's cores,
  * threads of a block as loops (block_fn) or fibers (thread_fn, when the kernel
  * uses barriers or warp-level operations). Returns 0, or -1 with *err set to a static message
  * (e.g. a barrier that not every thread of a block reached). */
-int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int uses_barrier, GjDim3 grid, GjDim3 block,
+int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err);
 
 #endif

@@ -43,6 +43,9 @@ struct GjBlockCtx {
      * record (gpujit.h, gj_output_debug); this ends the launch, which then
      * fails, without returning to the thread. */
     void (*trap)(GjBlockCtx *) __attribute__((noreturn));
+    /* cg.this_grid().sync(): waits until every thread of the grid that has not
+     * exited has called it (a cooperative launch: the grid's blocks run together). */
+    void (*grid_sync)(GjBlockCtx *);
 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,

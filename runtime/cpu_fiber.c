@@ -454,10 +454,12 @@ void cpu_worker_free(Worker *w) {
  * reused by later blocks and launches. CUDA does not clear shared memory
  * between blocks and neither do we. */
 int cpu_worker_reserve(Worker *w, const Job *j) {
-    if (!w->shared || j->shared_bytes > w->shared_cap) {
-        if (j->shared_bytes > SIZE_MAX / 2) return -1;
+    /* a cooperative launch keeps every block's shared memory at once */
+    size_t need = j->coop ? j->shared_stride * j->nblocks : j->shared_bytes;
+    if (!w->shared || need > w->shared_cap) {
+        if (need > SIZE_MAX / 2) return -1;
         /* aligned as the largest alignment= a shared array may ask (LIMIT_ALIGN) */
-        size_t cap = (j->shared_bytes + 4095) & ~(size_t)4095;
+        size_t cap = (need + 4095) & ~(size_t)4095;
         if (cap < 4096) cap = 4096;
         char *p = aligned_alloc(4096, cap);
         if (!p) return -1;
@@ -465,7 +467,7 @@ int cpu_worker_reserve(Worker *w, const Job *j) {
         w->shared = p;
         w->shared_cap = cap;
     }
-    if (j->uses_barrier && j->nthreads > w->nfibers) return fibers_grow(w, (j->nthreads + 31) & ~31u);
+    if (j->uses_barrier && j->nfibers > w->nfibers) return fibers_grow(w, (j->nfibers + 31) & ~31u);
     if (!j->uses_barrier && cpu_pool.block_stack && !w->bstack) bstack_alloc(w);
     return 0;
 }

@@ -109,11 +109,19 @@ typedef struct Job {
     void **params;
     uint64_t nblocks, chunk;
     uint32_t nthreads;             /* threads per block */
+    int coop;                      /* cooperative: every block resident, one worker runs them all */
+    uint32_t nfibers;              /* fibers the launch needs: nthreads, or nthreads per block for all blocks */
+    size_t shared_stride;          /* cooperative: bytes between blocks' shared memory */
+    /* cooperative: each block's scheduler, context and whether it has finished */
+    struct Sched *coop_scheds;
+    GjBlockCtx *coop_blks;
+    unsigned char *coop_done;
+    ucontext_t *coop_uc;           /* the scheduler's context, one block at a time */
     _Atomic uint64_t next;         /* first block index nobody has taken */
     _Atomic(const char *) err;     /* first error; set once */
 } Job;
 
-enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP };
+enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP, WAIT_GRID };
 
 /* The block scheduler's state while a block's fibers run; blk->sched.
  *
@@ -128,7 +136,9 @@ struct Sched {
     Worker *worker;            /* a block fiber: runs blocks of this job */
     Job *run;
     Fiber *cur;                /* the fiber running now */
+    Fiber *fibers;             /* the block's threads (a slice of the worker's fibers) */
     uint32_t nwait, ndone;     /* fibers at the barrier; finished */
+    uint32_t ngrid;            /* fibers at the grid barrier (cooperative launches) */
     /* syncthreads_count/and/or: true predicates so far at this barrier, and
      * (npred, narrived) of the barrier last released, which the released
      * threads read before any can arrive at the next one */
@@ -200,7 +210,7 @@ int cpu_worker_reserve(Worker *w, const Job *j);
 
 /* runtime/cpu_warp.c */
 
-Fiber *cpu_warp_of(Worker *w, uint32_t nthreads, uint32_t i, uint32_t *n);
+Fiber *cpu_warp_of(Fiber *fibers, uint32_t nthreads, uint32_t i, uint32_t *n);
 uint64_t cpu_fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
 int cpu_release_warp(Fiber *lanes, uint32_t n);
 

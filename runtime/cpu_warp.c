@@ -12,10 +12,10 @@
 #include "cpu_internal.h"
 
 /* The lanes of the warp holding fiber i: *n fibers from the one returned. */
-Fiber *cpu_warp_of(Worker *w, uint32_t nthreads, uint32_t i, uint32_t *n) {
+Fiber *cpu_warp_of(Fiber *fibers, uint32_t nthreads, uint32_t i, uint32_t *n) {
     uint32_t first = i & ~31u;
     *n = nthreads - first < 32 ? nthreads - first : 32;
-    return &w->fibers[first];
+    return &fibers[first];
 }
 
 /* blk->warp for fibers. activemask switches out too: lanes run one after

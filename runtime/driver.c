@@ -136,6 +136,11 @@ static int resolve_all(void) {
     RESOLVE(FuncSetAttribute, "cuFuncSetAttribute");
     RESOLVE(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize");
     RESOLVE(LaunchKernel, "cuLaunchKernel");
+    RESOLVE(LaunchCooperativeKernel, "cuLaunchCooperativeKernel");
+    RESOLVE(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    RESOLVE(FuncGetModule, "cuFuncGetModule");
+    RESOLVE(ModuleGetGlobal, "cuModuleGetGlobal_v2");
+    RESOLVE(MemsetD32Async, "cuMemsetD32Async");
     RESOLVE(StreamCreate, "cuStreamCreate");
     RESOLVE(StreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy");
     RESOLVE(StreamSynchronize, "cuStreamSynchronize");

@@ -417,12 +417,32 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
         if (gj_cuda_check(gj_cu.MemcpyHtoD(debug_dev_buf[dev], zero, sizeof zero), "cuMemcpyHtoD") < 0) return -1;
     }
     gj_args_pack(e->out, d, debug ? (uint64_t)debug_dev_buf[dev] : 0, slots, kp);
-    CUresult r = gj_cu.LaunchKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y, c->block.z,
-                                    (unsigned)c->dyn_smem, c->stream, kp, NULL);
+    CUresult r;
+    int coop = gj_output_cooperative(e->out);
+    if (coop) {
+        /* the grid barrier counts arrivals from zero (target_nvptx.c, grid_sync):
+         * zeroed on the launch's stream, so in order with earlier launches */
+        CUmodule mod;
+        CUdeviceptr ctr = 0;
+        size_t ctr_size = 0;
+        r = gj_cu.FuncGetModule(&mod, e->fn);
+        if (r == CUDA_SUCCESS) {
+            r = gj_cu.ModuleGetGlobal(&ctr, &ctr_size, mod, GJ_GRID_SYNC_SYMBOL);
+            if (r == CUDA_ERROR_NOT_FOUND) r = CUDA_SUCCESS, ctr = 0; /* this_grid() without sync() */
+        }
+        if (r == CUDA_SUCCESS && ctr) r = gj_cu.MemsetD32Async(ctr, 0, ctr_size / 4, c->stream);
+        if (r == CUDA_SUCCESS)
+            r = gj_cu.LaunchCooperativeKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
+                                              c->block.z, (unsigned)c->dyn_smem, c->stream, kp);
+    } else {
+        r = gj_cu.LaunchKernel(e->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y, c->block.z,
+                               (unsigned)c->dyn_smem, c->stream, kp, NULL);
+    }
     if (r != CUDA_SUCCESS) {
         char what[256];
         PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
-        snprintf(what, sizeof what, "cuLaunchKernel(%s)", name ? PyUnicode_AsUTF8(name) : "?");
+        snprintf(what, sizeof what, "%s(%s)", coop ? "cuLaunchCooperativeKernel" : "cuLaunchKernel",
+                 name ? PyUnicode_AsUTF8(name) : "?");
         Py_XDECREF(name);
         PyErr_Clear();
         return gj_cuda_check(r, what);
@@ -448,7 +468,8 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     GjHostBlockFn bf = (GjHostBlockFn)gj_output_host_block_fn(o);
     GjHostThreadFn tf = (GjHostThreadFn)gj_output_host_thread_fn(o);
     size_t shared = gj_output_shared_bytes(o) + c->dyn_smem;
-    int barrier = gj_output_uses_barrier(o);
+    int barrier = gj_output_uses_barrier(o) ? GJ_CPU_BARRIER : 0;
+    if (gj_output_cooperative(o)) barrier |= GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE;
     Py_BEGIN_ALLOW_THREADS rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
     /* an out-of-bounds index also ends the launch early (blk->trap) */

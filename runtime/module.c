@@ -250,6 +250,28 @@ static PyObject *py_max_potential_block(PyObject *self, PyObject *args) {
     return Py_BuildValue("(ii)", min_grid, block);
 }
 
+/* How many blocks of `nthreads` threads a cooperative launch of the kernel
+ * may have: all must be resident at once (on the CPU target, its fibers). */
+static PyObject *py_max_cooperative_grid_blocks(PyObject *self, PyObject *args) {
+    PyObject *compiled;
+    Py_ssize_t nthreads, dyn = 0;
+    if (!PyArg_ParseTuple(args, "On|n:max_cooperative_grid_blocks", &compiled, &nthreads, &dyn)) return NULL;
+    GjOutput *o = nvptx_output(compiled);
+    if (!o) return NULL;
+    if (nthreads <= 0) return PyErr_Format(PyExc_ValueError, "a block has at least one thread, not %zd", nthreads);
+    if (dyn < 0) return PyErr_Format(PyExc_ValueError, "negative dynamic shared memory size");
+    if (gj_output_target(o) == GJ_TARGET_HOST) return PyLong_FromSsize_t(GJ_CPU_MAX_COOP_THREADS / nthreads);
+    int dev = gj_current_device(), maxt, per_sm = 0;
+    const GjDeviceLimits *l = gj_cuda_limits(dev);
+    CUfunction fn;
+    if (!l || gj_module_function(compiled, dev, &fn, &maxt) < 0) return NULL;
+    if (nthreads > maxt) return PyLong_FromLong(0);
+    if (gj_cuda_check(gj_cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)nthreads, (size_t)dyn),
+                      "cuOccupancyMaxActiveBlocksPerMultiprocessor") < 0)
+        return NULL;
+    return PyLong_FromLongLong((long long)per_sm * l->sm_count);
+}
+
 /* clang-format off */
 static PyMethodDef module_methods[] = {
     {"kernel_attributes", py_kernel_attributes, METH_O,
@@ -257,6 +279,8 @@ static PyMethodDef module_methods[] = {
      "local_bytes, const_bytes) on the current device"},
     {"max_potential_block", py_max_potential_block, METH_VARARGS,
      "max_potential_block(compiled, dynamic_smem=0) -> (min_grid, block) for full occupancy"},
+    {"max_cooperative_grid_blocks", py_max_cooperative_grid_blocks, METH_VARARGS,
+     "max_cooperative_grid_blocks(compiled, nthreads, dynamic_smem=0) -> the most blocks a cooperative launch may have"},
     {NULL, NULL, 0, NULL},
 };
 /* clang-format on */

@@ -94,6 +94,7 @@ static int describe(Ctx *c) {
     o->shared_bytes = c->shared_bytes;
     o->uses_barrier = c->uses_barrier;
     o->captures = c->captures;
+    o->cooperative = c->cooperative;
     o->symbol = strdup(c->symbol);
     o->restype = strdup(type_name(c, c->restype));
     StrBuf sb = {0};
@@ -277,6 +278,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
+    caller->cooperative |= s->cooperative;
     RETURN_IF_ERROR(settle_return(s, name));
     *out = f;
     return 0;
@@ -341,6 +343,7 @@ int gj_output_nparams(const GjOutput *o) { return o->nparams; }
 const GjParam *gj_output_params(const GjOutput *o) { return o->params; }
 size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
 int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
+int gj_output_cooperative(const GjOutput *o) { return o->cooperative; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }
 const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
 PyObject *gj_output_raise(const GjOutput *o, int i) {

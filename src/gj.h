@@ -508,9 +508,15 @@ typedef enum {
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
     IK_CACHE_LOAD, /* gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index): id = CacheHint */
     IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */
+    IK_CG, /* cooperative groups: cg.this_grid(), g.sync() ... (id = CgOp) */
 } IntrinsicKind;
 /* cachehints.c: the PTX cache operators */
 typedef enum { CH_CA, CH_CG, CH_CS, CH_LU, CH_CV, CH_WB, CH_WT } CacheHint;
+
+/* cg.this_grid() and cg.this_thread_block() give a compile-time group object
+ * (TY_OBJ "gpujit.cg.GridGroup" / "gpujit.cg.ThreadBlock"), whose .sync is
+ * the barrier. */
+typedef enum { CG_THIS_GRID, CG_THIS_BLOCK, CG_GRID_SYNC, CG_BLOCK_SYNC } CgOp;
 
 typedef struct Intrinsic {
     const char *path;
@@ -595,6 +601,9 @@ struct Target {
     /* Thread geometry: dim 0..2 (x, y, z). */
     LLVMValueRef (*special)(Ctx *c, Special s, int dim);
     void (*barrier)(Ctx *c);
+    /* cg.this_grid().sync(): a barrier of every thread of the grid (the
+     * launch is cooperative, so every block is resident). */
+    void (*grid_sync)(Ctx *c);
     /* Pointer to a static shared array of type `arrty` at byte `offset` of
      * the block's shared memory (typeinfer.c laid them out). */
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
@@ -943,6 +952,7 @@ struct GjOutput {
     GjParam *params;
     size_t shared_bytes;
     int uses_barrier;
+    int cooperative; /* calls cg.this_grid(): launched with cuLaunchCooperativeKernel */
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
@@ -984,6 +994,7 @@ struct Ctx {
     /* typeinfer.c */
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
+    bool cooperative; /* cg.this_grid() is called: every block must be resident at once */
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
     bool captures; /* root: a captured device array's address is compiled in */
     size_t shared_bytes;

@@ -28,6 +28,8 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.laneid", IK_SPECIAL, SP_LANEID, 0}, {"gpujit.warpsize", IK_SPECIAL, SP_WARPSIZE, 0},
     {"gpujit.grid", IK_GRID}, {"gpujit.gridsize", IK_GRIDSIZE},
     {"gpujit.syncthreads", IK_SYNCTHREADS},
+    {"gpujit.cg.this_grid", IK_CG, CG_THIS_GRID}, {"gpujit.cg.this_thread_block", IK_CG, CG_THIS_BLOCK},
+    {"gpujit.cg.GridGroup.sync", IK_CG, CG_GRID_SYNC}, {"gpujit.cg.ThreadBlock.sync", IK_CG, CG_BLOCK_SYNC},
     {"gpujit.shared.array", IK_SHARED_ARRAY}, {"gpujit.local.array", IK_LOCAL_ARRAY},
     {"gpujit.ldca", IK_CACHE_LOAD, CH_CA}, {"gpujit.ldcg", IK_CACHE_LOAD, CH_CG},
     {"gpujit.ldcs", IK_CACHE_LOAD, CH_CS}, {"gpujit.ldlu", IK_CACHE_LOAD, CH_LU},
@@ -375,6 +377,15 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("syncthreads() takes no arguments");
         c->uses_barrier = true;
         return &ty_none;
+    case IK_CG:
+        if (nargs) TERR("%s() takes no arguments", path_pretty(k->path));
+        /* the CPU runs a kernel that syncs its grid or block on fibers */
+        c->uses_barrier |= k->id != CG_THIS_BLOCK;
+        /* as numba: asking for the grid group makes the launch cooperative */
+        c->cooperative |= k->id == CG_THIS_GRID || k->id == CG_GRID_SYNC;
+        if (k->id == CG_THIS_GRID) return type_obj(c, "gpujit.cg.GridGroup");
+        if (k->id == CG_THIS_BLOCK) return type_obj(c, "gpujit.cg.ThreadBlock");
+        return &ty_none;
     case IK_SHARED_ARRAY: return array_alloc_type(c, in, true);
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
@@ -652,6 +663,10 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return t;
     }
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
+    case IK_CG:
+        if (k->id == CG_GRID_SYNC) c->target->grid_sync(c);
+        if (k->id == CG_BLOCK_SYNC) c->target->barrier(c);
+        return NULL;
     case IK_SHARED_ARRAY:
     case IK_LOCAL_ARRAY: {
         static const char *const params[] = {"shape", "dtype", "alignment"};

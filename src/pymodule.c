@@ -40,6 +40,7 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     case 6: return PyLong_FromSize_t(o->shared_bytes);
     case 7: return PyBool_FromLong(o->uses_barrier);
     case 8: return Py_NewRef(self->signature);
+    case 12: return PyBool_FromLong(o->cooperative);
     case 9: {
         PyObject *l = PyList_New(o->nargs);
         for (int i = 0; l && i < o->nargs; i++)
@@ -81,6 +82,7 @@ static PyGetSetDef ck_getset[] = {
     {"name", (getter)ck_get, NULL, "the Python function's name", (void *)10},
     {"params", (getter)ck_get, NULL,
      "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
+    {"cooperative", (getter)ck_get, NULL, "calls cg.this_grid(): launched cooperatively", (void *)12},
     {NULL},
 };
 /* clang-format on */

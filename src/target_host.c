@@ -19,6 +19,7 @@ enum {
     OFF_SYNC_REDUCE = offsetof(GjBlockCtx, sync_reduce),
     OFF_WARP = offsetof(GjBlockCtx, warp),
     OFF_TRAP = offsetof(GjBlockCtx, trap),
+    OFF_GRID_SYNC = offsetof(GjBlockCtx, grid_sync),
 };
 /* The loads below are i32 and i64. */
 _Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
@@ -102,6 +103,12 @@ static LLVMValueRef special(Ctx *c, Special s, int dim) {
 
 static void barrier(Ctx *c) {
     LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_SYNC), "syncthreads");
+    LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
+    LLVMBuildCall2(c->b, fty, fp, &c->host_blk, 1, "");
+}
+
+static void grid_sync(Ctx *c) {
+    LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_GRID_SYNC), "grid_sync");
     LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
     LLVMBuildCall2(c->b, fty, fp, &c->host_blk, 1, "");
 }
@@ -343,6 +350,7 @@ const Target target_host = {
     .begin_kernel = begin_kernel,
     .special = special,
     .barrier = barrier,
+    .grid_sync = grid_sync,
     .shared_array = shared_array,
     .math_fn = math_fn,
     .barrier_reduce = barrier_reduce,

@@ -78,6 +78,58 @@ static void barrier(Ctx *c) {
     LLVMBuildCall2(c->b, fty, fn, NULL, 0, "");
 }
 
+static void fence(Ctx *c, FenceScope scope);
+
+/* The grid barrier without cudadevrt: each block's thread 0 adds one to a
+ * 64-bit arrival counter (zeroed by the launcher before each cooperative
+ * launch) and spins until the counter reaches the end of its generation: the
+ * k-th barrier ends when the counter reaches k * nblocks, and an arrival's old
+ * value tells which generation it joined (no block can arrive at barrier k+1
+ * before barrier k is complete, so the count never runs ahead). bar.sync on
+ * both sides makes the leader's fences cover its whole block: membar.gl
+ * before the arrival releases the block's writes, membar.gl after the spin
+ * acquires every other block's. */
+static void grid_sync(Ctx *c) {
+    LLVMValueRef g = LLVMGetNamedGlobal(c->mod, GJ_GRID_SYNC_SYMBOL);
+    if (!g) {
+        g = LLVMAddGlobalInAddressSpace(c->mod, c->i64, GJ_GRID_SYNC_SYMBOL, 1);
+        LLVMSetInitializer(g, LLVMConstInt(c->i64, 0, 0));
+        LLVMSetAlignment(g, 8);
+    }
+    LLVMBasicBlockRef lead = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "gridsync.lead");
+    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "gridsync.spin");
+    LLVMBasicBlockRef over = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "gridsync.over");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "gridsync.done");
+    barrier(c);
+    LLVMValueRef tid = LLVMBuildOr(c->b, special(c, SP_TID, 0), special(c, SP_TID, 1), "");
+    tid = LLVMBuildOr(c->b, tid, special(c, SP_TID, 2), "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, tid, LLVMConstInt(c->i32, 0, 0), ""), lead, done);
+
+    LLVMPositionBuilderAtEnd(c->b, lead);
+    LLVMValueRef n = LLVMBuildZExt(c->b, special(c, SP_NCTAID, 0), c->i64, "");
+    n = LLVMBuildMul(c->b, n, LLVMBuildZExt(c->b, special(c, SP_NCTAID, 1), c->i64, ""), "");
+    n = LLVMBuildMul(c->b, n, LLVMBuildZExt(c->b, special(c, SP_NCTAID, 2), c->i64, ""), "nblocks");
+    fence(c, FENCE_DEVICE);
+    LLVMValueRef old = LLVMBuildAtomicRMW(c->b, LLVMAtomicRMWBinOpAdd, g, LLVMConstInt(c->i64, 1, 0),
+                                          LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef end = LLVMBuildUDiv(c->b, old, n, "");
+    end = LLVMBuildMul(c->b, LLVMBuildAdd(c->b, end, LLVMConstInt(c->i64, 1, 0), ""), n, "gen.end");
+    LLVMBuildBr(c->b, spin);
+
+    LLVMPositionBuilderAtEnd(c->b, spin);
+    LLVMValueRef now = LLVMBuildLoad2(c->b, c->i64, g, "arrived");
+    LLVMSetVolatile(now, 1);
+    LLVMSetAlignment(now, 8);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, now, end, ""), spin, over);
+
+    LLVMPositionBuilderAtEnd(c->b, over);
+    fence(c, FENCE_DEVICE);
+    LLVMBuildBr(c->b, done);
+
+    LLVMPositionBuilderAtEnd(c->b, done);
+    barrier(c);
+}
+
 static LLVMValueRef shared_array(Ctx *c, LLVMTypeRef arrty, size_t offset) {
     (void)offset; /* ptxas lays out .shared itself */
     LLVMValueRef g = LLVMAddGlobalInAddressSpace(c->mod, arrty, "__shared", 3);
@@ -349,8 +401,10 @@ static int link_libdevice(Ctx *c) {
     /* keep only the kernel visible, so O3 drops what we do not call */
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
         if (!LLVMIsDeclaration(f) && f != c->fn) LLVMSetLinkage(f, LLVMInternalLinkage);
+    /* (the grid barrier's counter stays: the launcher finds it by name) */
     for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g))
-        if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
+        if (!LLVMIsDeclaration(g) && strcmp(LLVMGetValueName(g), GJ_GRID_SYNC_SYMBOL))
+            LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                       LLVMValueAsMetadata(LLVMConstInt(c->i32, c->opt.fastmath ? 1 : 0, 0)));
     return 0;
@@ -380,6 +434,7 @@ const Target target_nvptx = {
     .cache_access = cache_access,
     .special = special,
     .barrier = barrier,
+    .grid_sync = grid_sync,
     .shared_array = shared_array,
     .math_fn = math_fn,
     .barrier_reduce = barrier_reduce,

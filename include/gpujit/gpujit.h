@@ -134,6 +134,11 @@ int gj_output_nparams(const GjOutput *o);
 const GjParam *gj_output_params(const GjOutput *o);
 size_t gj_output_shared_bytes(const GjOutput *o);    /* static shared memory */
 int gj_output_uses_barrier(const GjOutput *o);
+/* The kernel calls cg.this_grid(): launch it cooperatively (every block resident). */
+int gj_output_cooperative(const GjOutput *o);
+/* The PTX global (.u64) whose arrivals the grid barrier counts; the launcher
+ * zeroes it on the launch's stream before each cooperative launch. */
+#define GJ_GRID_SYNC_SYMBOL "gpujit_grid_sync"
 /* debug=True kernels take one more parameter after the arguments' (counted in
  * gj_output_nparams): a pointer to 8 zeroed int64 in global memory. A thread
  * that indexes out of bounds sets [0] = 1 (the first one wins) and writes

@@ -20,7 +20,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,
                          shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
-                         popc, clz, ffs, brev, selp, fp16)
+                         popc, clz, ffs, brev, selp, fp16, cg)
 from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # cache hints
 from . import intrinsics as _intrinsics
 from . import types

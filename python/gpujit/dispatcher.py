@@ -113,6 +113,7 @@ class Dispatcher(_core.DispatcherBase):
             self._cache = None
             self.stats = CacheStats()
         self._compiled = {}  # (sig, target, cc) -> CompiledKernel
+        self._overload_objs = {}  # the same keys -> its _Overload (overloads)
         self._eager = signature_list(sigs)
         self.specializations = {}  # (cc, argument types) -> Dispatcher, from specialize()
         self._specialized = bool(self._eager) and len(self._eager) == 1
@@ -240,6 +241,17 @@ class Dispatcher(_core.DispatcherBase):
         return (_lookup, (mod, qual))
 
     @property
+    def overloads(self):
+        """The kernels compiled for the current target, by argument types (a
+        tuple of types, or any signature spelling, looks one up)."""
+        target = _current_target()
+        wrapped = self._overload_objs
+        for k, v in self._compiled.items():
+            if k not in wrapped:
+                wrapped[k] = _Overload(v)
+        return _Overloads({k[0]: wrapped[k] for k in self._compiled if k[1] == target})
+
+    @property
     def signatures(self):
         return sorted({k[0] for k in self._compiled})
 
@@ -341,6 +353,62 @@ class Dispatcher(_core.DispatcherBase):
 
     def get_const_mem_size(self, sig=None):
         return self._attribute("const_bytes", sig)
+
+
+def _argtypes_key(sig):
+    return tuple(parse_signature(_normalise_sig(sig))[1])
+
+
+class _Overloads(dict):
+    """{signature: _Overload}; indexed by any spelling of a signature, as numba's
+    overloads are by a tuple of argument types."""
+
+    def __init__(self, by_sig):
+        super().__init__(by_sig)
+        self._by_args = {_argtypes_key(s): k for s, k in by_sig.items()}
+
+    def __getitem__(self, sig):
+        if dict.__contains__(self, sig):
+            return dict.__getitem__(self, sig)
+        try:
+            key = _argtypes_key(sig)
+        except (TypeError, ValueError):
+            raise KeyError(sig) from None
+        if key not in self._by_args:
+            raise KeyError(sig)
+        return self._by_args[key]
+
+    def __contains__(self, sig):
+        try:
+            self[sig]
+        except KeyError:
+            return False
+        return True
+
+
+class _Overload:
+    """One compiled kernel as numba's overloads hold it: the CompiledKernel's
+    attributes, and the occupancy of a cooperative launch."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+    def __repr__(self):
+        return "<gpujit overload %s%s>" % (self._kernel.name, self._kernel.signature)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmem=0):
+        """The most blocks of shape `blockdim` a cooperative launch of this kernel
+        may have (all resident at once); a larger grid fails to launch."""
+        dims = tuple(blockdim) if isinstance(blockdim, (tuple, list)) else (blockdim,)
+        if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+            raise ValueError("blockdim must be 1 to 3 positive ints, not %r" % (blockdim,))
+        n = 1
+        for d in dims:
+            n *= d
+        return _core.max_cooperative_grid_blocks(self._kernel, n, int(dynsmem))
 
 
 class DeviceFunction:

@@ -97,6 +97,10 @@ popc = _KernelOnly("gpujit.popc", "popc(x): number of set bits.")
 clz = _KernelOnly("gpujit.clz", "clz(x): number of leading zero bits.")
 ffs = _KernelOnly("gpujit.ffs", "ffs(x): uint32, 1 + the position of the lowest set bit, 0 if x is 0.")
 brev = _KernelOnly("gpujit.brev", "brev(x): the bits reversed (uint32 or uint64).")
+cg = _Namespace("gpujit.cg", "Cooperative groups: the grid and the block as groups that sync.",
+                this_grid="this_grid(): the grid group; g.sync() waits for every thread of the grid "
+                          "(the kernel is then launched cooperatively).",
+                this_thread_block="this_thread_block(): the block group; b.sync() is syncthreads().")
 
 selp = _KernelOnly("gpujit.selp", "selp(pred, a, b): a if pred else b, both evaluated, without a branch.")
 fp16 = _Namespace(
@@ -114,7 +118,7 @@ fp16 = _Namespace(
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
         threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
-        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16)
+        ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16, cg)
 
 # Loads and stores of a global array's element with a PTX cache operator (numba's cache hints;
 # plain loads and stores on the CPU target).

@@ -264,6 +264,74 @@ static void test_trap(void)
     }
 }
 
+/* ---- 4b. cooperative launches: the grid barrier ------------------------- */
+
+/* Round r: each thread writes cell (r, i) from the previous round's mirrored
+ * cell, which another block wrote; blk->grid_sync between rounds. Threads
+ * past `live` return at once, as a partial last block's do. A thread of block
+ * `skip` (every one, or thread 0 alone when skip_leader) returns before the
+ * first barrier: the launch must fail, not hang. A thread at an out-of-bounds
+ * index (trap_block) ends the launch while other blocks wait at the barrier. */
+typedef struct CoopArgs { int64_t *m; int32_t rounds, n, live, skip, skip_leader, trap_block; } CoopArgs;
+
+static void k_coop_rows(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    CoopArgs *a = *(CoopArgs **)params[0];
+    int32_t i = blk->ctaid[0] * blk->ntid[0] + tx;
+    if (i >= a->live) return;
+    if (blk->ctaid[0] == a->skip && (!a->skip_leader || tx == 0)) return;
+    if (blk->ctaid[0] == a->trap_block && tx == 1) blk->trap(blk);
+    for (int32_t r = 1; r < a->rounds; r++) {
+        a->m[(int64_t)r * a->n + i] = a->m[(int64_t)(r - 1) * a->n + (a->live - 1 - i)] * 3 + r;
+        blk->grid_sync(blk);
+    }
+}
+
+static void test_coop(void)
+{
+    int32_t block = 24, grid = 7, n = block * grid, rounds = 12;
+    int64_t *m = calloc((size_t)n * rounds, sizeof *m), *want = calloc((size_t)n * rounds, sizeof *want);
+    CoopArgs a = {m, rounds, n, n - 5, -1, 0, -1};
+    CoopArgs *pa = &a;
+    void *params[] = {&pa};
+    const char *err = NULL;
+    for (int32_t i = 0; i < n; i++) m[i] = want[i] = i * 7 - 50;
+    for (int32_t r = 1; r < rounds; r++)
+        for (int32_t i = 0; i < a.live; i++) want[r * n + i] = want[(r - 1) * n + (a.live - 1 - i)] * 3 + r;
+    int rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(grid, 1, 1),
+                           dim3(block, 1, 1), 64, params, &err);
+    CHECK(rc == 0, "cooperative launch: %s", err ? err : "(null)");
+    CHECK(memcmp(m, want, sizeof *m * (size_t)n * rounds) == 0, "cooperative rows differ from the reference");
+
+    a.skip = 3;
+    rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(grid, 1, 1), dim3(block, 1, 1),
+                       0, params, &err);
+    CHECK(rc == -1 && err && strstr(err, "a block returned while other blocks wait"), "block skips: rc=%d err=%s",
+          rc, err ? err : "(null)");
+    a.skip_leader = 1;
+    rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(grid, 1, 1), dim3(block, 1, 1),
+                       0, params, &err);
+    CHECK(rc == -1 && err && strstr(err, "thread 0 of a block returned"), "leader skips: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    a.skip = -1, a.skip_leader = 0, a.trap_block = 4;
+    rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(grid, 1, 1), dim3(block, 1, 1),
+                       0, params, &err);
+    CHECK(rc == -1 && err && strstr(err, "out of bounds"), "trap in a cooperative launch: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(GJ_CPU_MAX_COOP_THREADS / 16 + 1, 1, 1),
+                       dim3(16, 1, 1), 0, params, &err);
+    CHECK(rc == -1 && err && strstr(err, "cooperative launch too large"), "too large: rc=%d err=%s", rc,
+          err ? err : "(null)");
+    /* the executor is whole afterwards */
+    a.trap_block = -1;
+    memset(m + n, 0, sizeof *m * (size_t)n * (rounds - 1));
+    rc = gj_cpu_launch(NULL, k_coop_rows, GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE, dim3(grid, 1, 1), dim3(block, 1, 1),
+                       0, params, &err);
+    CHECK(rc == 0 && memcmp(m, want, sizeof *m * (size_t)n * rounds) == 0, "after the failures: rc=%d", rc);
+    free(m);
+    free(want);
+}
+
 /* ---- 5. 2-D and 3-D indices --------------------------------------------- */
 
 typedef struct Rec { int32_t ctaid[3], tid[3], nctaid[3], ntid[3], hits; } Rec;
@@ -790,6 +858,7 @@ int main(int argc, char **argv)
     test_reduce();
     test_deadlock();
     test_trap();
+    test_coop();
     test_indices();
     test_edges();
     test_fpenv();
