@@ -51,6 +51,13 @@ class SignatureDict(dict):
                 return v
         raise KeyError(key)
 
+    def __contains__(self, key):
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
 
 # numba's carve-out names (cudaSharedmemCarveout)
 _CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
@@ -222,15 +229,6 @@ class Dispatcher(_core.DispatcherBase):
             self.specializations[key] = disp
         return disp
 
-    @property
-    def overloads(self):
-        """{signature: CompiledKernel} of the current target; also indexed by numba's
-        tuples of argument types."""
-        target = _current_target()
-        return SignatureDict((k[0], v) for k, v in self._compiled.items() if k[1] == target)
-
-    definitions = overloads
-
     def __reduce__(self):
         """Pickled by reference (module and qualified name), as functions are: another process
         (a multiprocessing worker) imports the module and finds the same kernel there."""
@@ -249,7 +247,9 @@ class Dispatcher(_core.DispatcherBase):
         for k, v in self._compiled.items():
             if k not in wrapped:
                 wrapped[k] = _Overload(v)
-        return _Overloads({k[0]: wrapped[k] for k in self._compiled if k[1] == target})
+        return SignatureDict((k[0], wrapped[k]) for k in self._compiled if k[1] == target)
+
+    definitions = overloads
 
     @property
     def signatures(self):
@@ -334,10 +334,10 @@ class Dispatcher(_core.DispatcherBase):
             return _core.kernel_attributes(self.compile(sig))[name]
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        overloads = self.overloads
-        if self._specialized and len(overloads) == 1:
-            return _core.kernel_attributes(next(iter(overloads.values())))[name]
-        return SignatureDict((k, _core.kernel_attributes(v)[name]) for k, v in overloads.items())
+        kernels = {k: v._kernel for k, v in self.overloads.items()}
+        if self._specialized and len(kernels) == 1:
+            return _core.kernel_attributes(next(iter(kernels.values())))[name]
+        return SignatureDict((k, _core.kernel_attributes(v)[name]) for k, v in kernels.items())
 
     def get_regs_per_thread(self, sig=None):
         return self._attribute("regs_per_thread", sig)
@@ -353,37 +353,6 @@ class Dispatcher(_core.DispatcherBase):
 
     def get_const_mem_size(self, sig=None):
         return self._attribute("const_bytes", sig)
-
-
-def _argtypes_key(sig):
-    return tuple(parse_signature(_normalise_sig(sig))[1])
-
-
-class _Overloads(dict):
-    """{signature: _Overload}; indexed by any spelling of a signature, as numba's
-    overloads are by a tuple of argument types."""
-
-    def __init__(self, by_sig):
-        super().__init__(by_sig)
-        self._by_args = {_argtypes_key(s): k for s, k in by_sig.items()}
-
-    def __getitem__(self, sig):
-        if dict.__contains__(self, sig):
-            return dict.__getitem__(self, sig)
-        try:
-            key = _argtypes_key(sig)
-        except (TypeError, ValueError):
-            raise KeyError(sig) from None
-        if key not in self._by_args:
-            raise KeyError(sig)
-        return self._by_args[key]
-
-    def __contains__(self, sig):
-        try:
-            self[sig]
-        except KeyError:
-            return False
-        return True
 
 
 class _Overload:
