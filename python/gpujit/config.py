@@ -8,6 +8,10 @@ CUDA_LOW_OCCUPANCY_WARNINGS   warn (NumbaPerformanceWarning) when a ufunc, gufun
 CUDA_WARN_ON_IMPLICIT_COPY    warn when a ufunc or gufunc copies a host array to a GPU
                               and back (cuda target only); default 0
 ENABLE_CUDASIM                numba's simulator switch: always 0 (gpujit compiles)
+CUDA_ENABLE_NRT               numba's device-side allocator (NRT) switch: accepted and
+                              changes nothing, as gpujit kernels never allocate on the
+                              device (gpujit.memory_management.nrt.rtsys counts zero)
+DISABLE_PERFORMANCE_WARNINGS  1: no NumbaPerformanceWarning at all; default 0
 """
 import os
 
@@ -22,3 +26,5 @@ def _env(name, default):
 CUDA_LOW_OCCUPANCY_WARNINGS = _env("CUDA_LOW_OCCUPANCY_WARNINGS", 0)
 CUDA_WARN_ON_IMPLICIT_COPY = _env("CUDA_WARN_ON_IMPLICIT_COPY", 0)
 ENABLE_CUDASIM = 0
+CUDA_ENABLE_NRT = _env("CUDA_ENABLE_NRT", 0)
+DISABLE_PERFORMANCE_WARNINGS = _env("DISABLE_PERFORMANCE_WARNINGS", 0)

@@ -192,7 +192,7 @@ def warn_occupancy(nblocks):
     """config.CUDA_LOW_OCCUPANCY_WARNINGS: a grid under two blocks per multiprocessor leaves
     the device mostly idle (numba's warning)."""
     from . import config
-    if not config.CUDA_LOW_OCCUPANCY_WARNINGS:
+    if not config.CUDA_LOW_OCCUPANCY_WARNINGS or config.DISABLE_PERFORMANCE_WARNINGS:
         return
     from .cudadrv import get_current_device
     sms = get_current_device().multiprocessor_count
@@ -206,7 +206,7 @@ def _to_device(host, stream):
     """A host argument copied to the device; config.CUDA_WARN_ON_IMPLICIT_COPY warns on a GPU."""
     from . import config
     from .devicearray import to_device
-    if config.CUDA_WARN_ON_IMPLICIT_COPY and _core.get_target() == "cuda":
+    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS and _core.get_target() == "cuda":
         from .errors import NumbaPerformanceWarning
         warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from "
                                               "device."), stacklevel=3)

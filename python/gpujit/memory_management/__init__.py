@@ -1,0 +1,1 @@
+"""Memory management under numba.cuda's module names (numba.cuda.memory_management.nrt)."""
