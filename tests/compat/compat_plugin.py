@@ -106,8 +106,12 @@ def pytest_runtest_makereport(item, call):
     if st["outcome"] != "passed":
         return
     if hasattr(rep, "wasxfail"):
-        if rep.skipped:  # failed as the peer expects on hardware: not counted as a pass
-            st.update(outcome="failed", cause="XFail: the peer expects this test to fail")
+        if rep.skipped:  # failed as the peer expects: out of scope where a rule says so, else a failure
+            rule = _rules.match_xfail(_rule_list, _test_id(item))
+            if rule:
+                st.update(outcome="oos", cause="%s (rule line %d)" % (rule.reason, rule.line))
+            else:
+                st.update(outcome="failed", cause="XFail: the peer expects this test to fail")
         return
     if rep.skipped:
         msg = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)

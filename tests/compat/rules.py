@@ -7,7 +7,9 @@ A rule line is `KIND PATTERN | REASON`:
   cudasim  PATTERN is a regex searched in the reason the peer gives to
            skip_on_cudasim on that test or its class;
   skip     PATTERN is a regex searched in the message of a skip the test
-           raised at run time (a skip no rule covers counts as a failure).
+           raised at run time (a skip no rule covers counts as a failure);
+  xfail    PATTERN is a glob on the test id of a test the peer marks as an
+           expected failure, which failed here too.
 A KIND ending in `@cpu` (or `@cuda`) is a rule for that target alone: e.g. a
 reason the peer gives for skipping on its simulator that holds for gpujit's
 CPU target but not on a GPU.
@@ -41,9 +43,9 @@ def load_rules(path=RULES_FILE, target=None):
             head, sep, reason = line.partition("|")
             kind, _, pattern = head.strip().partition(" ")
             kind, _, only = kind.partition("@")
-            if (not sep or kind not in ("test", "cudasim", "skip") or only not in ("", "cpu", "cuda")
+            if (not sep or kind not in ("test", "cudasim", "skip", "xfail") or only not in ("", "cpu", "cuda")
                     or not pattern.strip() or not reason.strip()):
-                raise ValueError("%s:%d: expected 'test|cudasim|skip[@cpu|@cuda] PATTERN | REASON'" % (path, n))
+                raise ValueError("%s:%d: expected 'test|cudasim|skip|xfail[@cpu|@cuda] PATTERN | REASON'" % (path, n))
             if only and only != target:
                 continue
             rules.append(Rule(kind, pattern.strip(), reason.strip(), n))
@@ -58,6 +60,13 @@ def match_test(rules, test_id, cudasim_reasons=()):
         if r.kind == "test" and any(fnmatch.fnmatchcase(p, r.pattern) for p in prefixes):
             return r
         if r.kind == "cudasim" and any(r.regex.search(s) for s in cudasim_reasons):
+            return r
+    return None
+
+
+def match_xfail(rules, test_id):
+    for r in rules:
+        if r.kind == "xfail" and fnmatch.fnmatchcase(test_id, r.pattern):
             return r
     return None
 
