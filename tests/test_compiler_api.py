@@ -7,6 +7,7 @@ import pytest
 
 import gpujit as gpu
 from gpujit import compiler, float32, float64, int16, int32, int64, uint32, void
+from conftest import assemble_ptx
 
 
 def f_add(x, y):
@@ -333,3 +334,32 @@ def test_recursive_device_function_with_a_signature():
     while len(fib) < 16:
         fib.append(fib[-1] + fib[-2])
     np.testing.assert_array_equal(out, np.array(fib)[n])
+
+
+def test_debug_gives_dwarf_and_lineinfo_gives_lines():
+    def nothing():
+        pass
+
+    @gpu.jit(device=True)
+    def checked(x):
+        if x < 0:
+            raise ValueError("negative")
+        return x / 2
+
+    def k(r, x):
+        i = gpu.grid(1)
+        if i < len(r):
+            r[i] = checked(x[i]) + 1
+
+    ptxs = []
+    for f, sig, device in ((nothing, (), False), (nothing, (), True), (k, "void(float64[:], float64[:])", False)):
+        dbg, _ = compiler.compile_ptx(f, sig, device=device, debug=True, opt=False)
+        assert re.search(r"\.section\s+\.debug_info", dbg) and ".target sm_90, debug" in dbg
+        assert re.search(r'\.file.*test_compiler_api\.py"', dbg)
+        lines, _ = compiler.compile_ptx(f, sig, device=device, lineinfo=True)
+        assert re.search(r'\.file.*test_compiler_api\.py"', lines)
+        assert ".debug_info" not in lines and ".target sm_90\n" in lines
+        plain, _ = compiler.compile_ptx(f, sig, device=device)
+        assert ".file" not in plain and ".loc" not in plain
+        ptxs += [("%s debug" % f.__name__, dbg), ("%s lineinfo" % f.__name__, lines)]
+    assemble_ptx(ptxs)
