@@ -363,3 +363,26 @@ def test_debug_gives_dwarf_and_lineinfo_gives_lines():
         assert ".file" not in plain and ".loc" not in plain
         ptxs += [("%s debug" % f.__name__, dbg), ("%s lineinfo" % f.__name__, lines)]
     assemble_ptx(ptxs)
+
+
+def test_compile_device_and_inspection_by_signature_keyword():
+    @gpu.jit(device=True)
+    def scaled(x, y):
+        return x * 3 + y
+
+    res = scaled.compile_device((int32, int32))
+    assert res.signature.return_type == int64 and res.signature.args == (int32, int32)
+    assert res.fndesc.mangled_name == "scaled" and scaled.compile_device((int32, int32)) is res
+    assert re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b64\s+func_retval0\)\s+scaled\(", res.ptx)
+    assert "@scaled(" in scaled.inspect_llvm((int32, int32))
+    conv = scaled.compile_device((int32, int32), float64)
+    assert conv.signature.return_type == float64 and ".f64" in conv.ptx
+    assemble_ptx([("scaled", res.ptx), ("scaled f64", conv.ptx)])
+
+    @gpu.jit
+    def k(a):
+        a[0] = 7
+
+    sig = "void(int32[::1])"
+    assert k.inspect_asm(signature=sig) == k.inspect_ptx(sig) and ".visible .entry" in k.inspect_asm(signature=sig)
+    assert "define" in k.inspect_llvm(signature=sig)
