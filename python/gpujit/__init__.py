@@ -22,7 +22,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
                          popc, clz, ffs, brev, selp, fp16)
 from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # cache hints
-from .intrinsics import nanosleep  # noqa: E402
+from .intrinsics import nanosleep
 from . import intrinsics as _intrinsics
 from . import types
 from .dispatcher import Dispatcher, DeviceFunction
