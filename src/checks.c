@@ -59,10 +59,12 @@ bool may_raise(Func *f) {
 LLVMValueRef raised_flag(Ctx *c) {
     if (c->raised) return c->raised;
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+    LLVMMetadataRef loc = LLVMGetCurrentDebugLocation2(c->b); /* kept, as in entry_alloca */
     LLVMValueRef a = entry_alloca(c, c->i8, "raised");
     LLVMPositionBuilder(c->b, c->entry, LLVMGetNextInstruction(a));
     LLVMBuildStore(c->b, LLVMConstInt(c->i8, 0, 0), a);
     LLVMPositionBuilderAtEnd(c->b, cur);
+    LLVMSetCurrentDebugLocation2(c->b, loc);
     return c->raised = a;
 }
 

@@ -505,6 +505,7 @@ typedef enum {
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
+    IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
     IK_CACHE_LOAD, /* gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index): id = CacheHint */
     IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */

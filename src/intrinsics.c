@@ -60,7 +60,7 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fma", IK_FMA}, {"gpujit.cbrt", IK_MATH1, 0, 0, "cbrt"},
     {"gpujit.popc", IK_BITS, BITS_POPC}, {"gpujit.clz", IK_BITS, BITS_CLZ}, {"gpujit.ffs", IK_BITS, BITS_FFS},
     {"gpujit.brev", IK_BITS, BITS_BREV},
-    {"gpujit.selp", IK_SELP},
+    {"gpujit.selp", IK_SELP}, {"gpujit.nanosleep", IK_NANOSLEEP},
 #define VECTORS(base, T) \
     {"gpujit." base "x1", IK_VECTOR, T, 1}, {"gpujit." base "x2", IK_VECTOR, T, 2}, \
     {"gpujit." base "x3", IK_VECTOR, T, 3}, {"gpujit." base "x4", IK_VECTOR, T, 4}
@@ -403,6 +403,13 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
             TERR("%s() makes %d item%s from its arguments, got %d", path_pretty(k->path), k->dim, k->dim == 1 ? "" : "s", n);
         return type_vector(c, type_scalar((TypeKind)k->id), k->dim);
     }
+    case IK_NANOSLEEP:
+        if (nargs != 1 || !is_int(at[0])) TERR("nanosleep(ns) takes one integer, the nanoseconds");
+        /* nanosleep.u32 is Volta's: LLVM cannot select it for older GPUs (and aborts) */
+        if (c->opt.target == GJ_TARGET_NVPTX && c->opt.cc_major < 7)
+            UNSUP("nanosleep() needs compute capability 7.0 or newer (compiling for %d.%d)", c->opt.cc_major,
+                  c->opt.cc_minor);
+        return &ty_none;
     case IK_SELP: {
         Type *r = nargs == 3 && is_number(at[0]) ? unify(c, at[1], at[2]) : NULL;
         if (!r || !is_number(r)) TERR("selp(predicate, a, b) takes a predicate and two numbers");
@@ -714,6 +721,13 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
                         j++, "");
         }
         return v;
+    }
+    case IK_NANOSLEEP: {
+        /* PTX sleeps for between 0 and 2*ns, so the CPU target's fibers sleeping 0 keep the contract */
+        if (c->opt.target != GJ_TARGET_NVPTX) return NULL;
+        LLVMValueRef ns = val_as(c, a[0], &ty_uint32);
+        call_intrinsic(c, "llvm.nvvm.nanosleep", NULL, 0, &ns, 1);
+        return NULL;
     }
     case IK_SELP:
         return LLVMBuildSelect(c->b, to_bool(c, val(c, a[0]), a[0]->type), val_as(c, a[1], rt), val_as(c, a[2], rt), "");

@@ -547,6 +547,8 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
 
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(c->b);
+    /* positioning before an instruction takes its debug location: the current one is kept */
+    LLVMMetadataRef loc = LLVMGetCurrentDebugLocation2(c->b);
     LLVMValueRef first = LLVMGetFirstInstruction(c->entry);
     if (first)
         LLVMPositionBuilderBefore(c->b, first);
@@ -554,6 +556,7 @@ LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
         LLVMPositionBuilderAtEnd(c->b, c->entry);
     LLVMValueRef a = LLVMBuildAlloca(c->b, t, name);
     LLVMPositionBuilderAtEnd(c->b, cur);
+    LLVMSetCurrentDebugLocation2(c->b, loc);
     return a;
 }
 
@@ -835,8 +838,12 @@ static void debug_subprogram(Ctx *c) {
     LLVMSetSubprogram(c->fn, c->disp);
 }
 
+/* debug=True on the GPU target: full DWARF (emission kind 1, `.section .debug_info`), as
+ * numba's debug=True gives a debugger; debug=True on the CPU target is the error
+ * checks alone. */
 static void debug_begin(Ctx *c) {
-    if (!c->opt.lineinfo) return;
+    int full = c->opt.debug && c->opt.target == GJ_TARGET_NVPTX;
+    if (!c->opt.lineinfo && !full) return;
     LLVMDIBuilderRef dib = LLVMCreateDIBuilder(c->mod);
     c->dib = dib;
     const char *slash = strrchr(c->filename, '/');
@@ -844,7 +851,7 @@ static void debug_begin(Ctx *c) {
     LLVMMetadataRef file =
             LLVMDIBuilderCreateFile(dib, base, strlen(base), c->filename, slash ? (size_t)(slash - c->filename) : 0);
     LLVMDIBuilderCreateCompileUnit(dib, LLVMDWARFSourceLanguagePython, file, "gpujit", 6, 1, "", 0, 0, "", 0,
-                                   (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
+                                   full ? LLVMDWARFEmissionFull : (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
     LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
                       LLVMValueAsMetadata(LLVMConstInt(c->i32, LLVMDebugMetadataVersion(), 0)));
     LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,

@@ -149,7 +149,7 @@ char *ptxfix_text(const char *ptx, int *changed) {
     *changed = 0;
     if (!ptx || !needs_fix(ptx)) return NULL;
     StrBuf b = {0};
-    int depth = 0;
+    int depth = 0, section = 0; /* section: inside a DWARF `.section ... { }`, which is no function body */
     for (const char *line = ptx; *line;) {
         const char *nl = strchr(line, '\n');
         const char *end = nl ? nl : line + strlen(line);
@@ -160,9 +160,12 @@ char *ptxfix_text(const char *ptx, int *changed) {
             sb_printf(&b, "%.*s", (int)(next - line), line);
         }
         int d = brace_delta(line, end);
+        const char *tok = line + strspn(line, " \t");
+        if (depth == 0 && !strncmp(tok, ".section", 8)) section = 1;
         /* a function body opens: its scratch registers come first */
-        if (depth == 0 && d > 0) sb_printf(&b, "\t.reg .pred \t%%gjfix_p;\n\t.reg .b64 \t%%gjfix_t;\n");
+        if (depth == 0 && d > 0 && !section) sb_printf(&b, "\t.reg .pred \t%%gjfix_p;\n\t.reg .b64 \t%%gjfix_t;\n");
         depth += d;
+        if (depth == 0 && memchr(line, '}', (size_t)(end - line))) section = 0;
         line = next;
     }
     return b.s;

@@ -7,6 +7,7 @@ import pytest
 
 import gpujit as gpu
 from gpujit import compiler, float32, float64, int16, int32, int64, uint32, void
+from conftest import assemble_ptx
 
 
 def f_add(x, y):
@@ -333,3 +334,55 @@ def test_recursive_device_function_with_a_signature():
     while len(fib) < 16:
         fib.append(fib[-1] + fib[-2])
     np.testing.assert_array_equal(out, np.array(fib)[n])
+
+
+def test_debug_gives_dwarf_and_lineinfo_gives_lines():
+    def nothing():
+        pass
+
+    @gpu.jit(device=True)
+    def checked(x):
+        if x < 0:
+            raise ValueError("negative")
+        return x / 2
+
+    def k(r, x):
+        i = gpu.grid(1)
+        if i < len(r):
+            r[i] = checked(x[i]) + 1
+
+    ptxs = []
+    for f, sig, device in ((nothing, (), False), (nothing, (), True), (k, "void(float64[:], float64[:])", False)):
+        dbg, _ = compiler.compile_ptx(f, sig, device=device, debug=True, opt=False)
+        assert re.search(r"\.section\s+\.debug_info", dbg) and ".target sm_90, debug" in dbg
+        assert re.search(r'\.file.*test_compiler_api\.py"', dbg)
+        lines, _ = compiler.compile_ptx(f, sig, device=device, lineinfo=True)
+        assert re.search(r'\.file.*test_compiler_api\.py"', lines)
+        assert ".debug_info" not in lines and ".target sm_90\n" in lines
+        plain, _ = compiler.compile_ptx(f, sig, device=device)
+        assert ".file" not in plain and ".loc" not in plain
+        ptxs += [("%s debug" % f.__name__, dbg), ("%s lineinfo" % f.__name__, lines)]
+    assemble_ptx(ptxs)
+
+
+def test_compile_device_and_inspection_by_signature_keyword():
+    @gpu.jit(device=True)
+    def scaled(x, y):
+        return x * 3 + y
+
+    res = scaled.compile_device((int32, int32))
+    assert res.signature.return_type == int64 and res.signature.args == (int32, int32)
+    assert res.fndesc.mangled_name == "scaled" and scaled.compile_device((int32, int32)) is res
+    assert re.search(r"\.visible\s+\.func\s+\(\.param\s+\.b64\s+func_retval0\)\s+scaled\(", res.ptx)
+    assert "@scaled(" in scaled.inspect_llvm((int32, int32))
+    conv = scaled.compile_device((int32, int32), float64)
+    assert conv.signature.return_type == float64 and ".f64" in conv.ptx
+    assemble_ptx([("scaled", res.ptx), ("scaled f64", conv.ptx)])
+
+    @gpu.jit
+    def k(a):
+        a[0] = 7
+
+    sig = "void(int32[::1])"
+    assert k.inspect_asm(signature=sig) == k.inspect_ptx(sig) and ".visible .entry" in k.inspect_asm(signature=sig)
+    assert "define" in k.inspect_llvm(signature=sig)

@@ -22,6 +22,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt,
                          popc, clz, ffs, brev, selp, fp16, cg)
 from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # cache hints
+from .intrinsics import nanosleep
 from . import intrinsics as _intrinsics
 from . import types
 from .dispatcher import Dispatcher, DeviceFunction
@@ -56,10 +57,10 @@ def jit(func_or_sig=None, device=False, **options):
 
 
 # numba.cuda.compile, compile_ptx and their *_for_current_device forms (gpujit/compiler.py)
-from .compiler import compile, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004
+from .compiler import compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004,E501
 
 
-from .linking import CUSource, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
+from .linking import CUSource, LinkableCode, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)
 

@@ -11,7 +11,7 @@ import re
 from . import _core, types
 from .typing import signature_string
 
-__all__ = ["compile", "compile_for_current_device", "compile_ptx", "compile_ptx_for_current_device"]
+__all__ = ["compile", "compile_all", "compile_for_current_device", "compile_ptx", "compile_ptx_for_current_device"]
 
 _ABIS = ("numba", "c")
 _OUTPUTS = ("ptx", "ltoir")
@@ -114,6 +114,20 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
             raise err from None
         raise
     return k.ptx, _type_of_name(k.restype)
+
+
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
+                abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
+    """As compile(), but returns ([code, *linked], return_type): the function's code, then
+    the code of each file it links (a CUSource or .cu file compiled to PTX by NVRTC, any
+    other LinkableCode as it is). gpujit refuses calls to declared external functions
+    (gpujit.linking), the only functions that link files, so the list holds the
+    function's own code. output='ltoir', numba's default here, is refused as in compile():
+    pass output='ptx'."""
+    code, resty = compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc,
+                          opt=opt, abi=abi, abi_info=abi_info, output=output, forceinline=forceinline,
+                          launch_bounds=launch_bounds)
+    return [code], resty
 
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,

@@ -6,9 +6,11 @@ what happens on a cache miss (_specialize) and the introspection API.
 """
 import inspect
 import os
+import re
 
 from . import _core
 from .compiler import _given
+from .compiler import compile as _compile_device
 from .types import Type
 from .typing import match_cost, parse_signature, signature_list, signature_of, signature_string, typeof_string
 
@@ -269,11 +271,12 @@ class Dispatcher(_core.DispatcherBase):
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
         return {k[0]: getattr(v, attr) for k, v in self._compiled.items() if target is None or k[1] == target}
 
-    def inspect_ptx(self, sig=None):
+    def inspect_ptx(self, signature=None):
         """PTX text of a signature, or {signature: ptx} of every signature compiled
         so far. A kernel compiled only for the cpu target has its PTX compiled on
         demand (for the current device's compute capability, or 9.0 without one),
         as compile_ptx does; no GPU is needed."""
+        sig = signature
         cc = _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
         if sig is not None:
             return self.compile(sig, "cuda", cc).ptx
@@ -285,17 +288,17 @@ class Dispatcher(_core.DispatcherBase):
                 out[k[0]] = v.ptx if k[1] == "cuda" else self.compile(k[0], "cuda", cc).ptx
         return out
 
-    def inspect_asm(self, sig=None):
+    def inspect_asm(self, signature=None):
         """numba's name for the PTX (inspect_ptx)."""
-        return self.inspect_ptx(sig)
+        return self.inspect_ptx(signature)
 
-    def inspect_lto_ptx(self, sig=None):
+    def inspect_lto_ptx(self, signature=None):
         """numba's PTX after link-time optimisation: a kernel is already one LLVM module
         (device functions and libdevice linked in before LLVM's optimiser), so
         this is its PTX, and jit(lto=True) changes nothing."""
-        return self.inspect_ptx(sig)
+        return self.inspect_ptx(signature)
 
-    def inspect_llvm(self, sig=None):
+    def inspect_llvm(self, signature=None):
         """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
         The IR text is not kept by ordinary compiles (printing it costs time), so
         this compiles again with it kept."""
@@ -304,9 +307,9 @@ class Dispatcher(_core.DispatcherBase):
             return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                                  fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
                                  keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
-        if sig is not None:
+        if signature is not None:
             target = _current_target()
-            return ir((_normalise_sig(sig), target, _target_cc(target), self._boundscheck(target)))
+            return ir((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
         return {k[0]: ir(k) for k in self._compiled}
@@ -339,20 +342,20 @@ class Dispatcher(_core.DispatcherBase):
             return _core.kernel_attributes(next(iter(kernels.values())))[name]
         return SignatureDict((k, _core.kernel_attributes(v)[name]) for k, v in kernels.items())
 
-    def get_regs_per_thread(self, sig=None):
-        return self._attribute("regs_per_thread", sig)
+    def get_regs_per_thread(self, signature=None):
+        return self._attribute("regs_per_thread", signature)
 
-    def get_max_threads_per_block(self, sig=None):
-        return self._attribute("max_threads_per_block", sig)
+    def get_max_threads_per_block(self, signature=None):
+        return self._attribute("max_threads_per_block", signature)
 
-    def get_shared_mem_per_block(self, sig=None):
-        return self._attribute("shared_bytes", sig)
+    def get_shared_mem_per_block(self, signature=None):
+        return self._attribute("shared_bytes", signature)
 
-    def get_local_mem_per_thread(self, sig=None):
-        return self._attribute("local_bytes", sig)
+    def get_local_mem_per_thread(self, signature=None):
+        return self._attribute("local_bytes", signature)
 
-    def get_const_mem_size(self, sig=None):
-        return self._attribute("const_bytes", sig)
+    def get_const_mem_size(self, signature=None):
+        return self._attribute("const_bytes", signature)
 
 
 class _Overload:
@@ -424,6 +427,26 @@ class DeviceFunction:
 
     inspect_asm = inspect_ptx
 
+    def inspect_llvm(self, sig):
+        """Optimised LLVM IR of the function on its own for a signature (as inspect_ptx)."""
+        f = self.py_func
+        opts = {k: bool(v) for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+        return _core.compile(f.__code__, f.__globals__, f.__closure__, signature_string(sig), target="cuda",
+                             device=True, keep_llvm=True, **opts).llvm
+
+    def compile_device(self, args, return_type=None):
+        """Compile the function on its own for the argument types `args` (and, given,
+        its return type), as numba's compile_device: a DeviceCompileResult with the
+        signature and the PTX; fndesc.mangled_name is the name of its .func there."""
+        sig = return_type(*args) if return_type is not None else tuple(args)
+        key = signature_string(sig)
+        done = self.__dict__.setdefault("_device_results", {})
+        if key not in done:
+            opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+            ptx, resty = _compile_device(self.py_func, sig, device=True, abi="numba", **opts)
+            done[key] = DeviceCompileResult(self.py_func, tuple(args), resty, ptx)
+        return done[key]
+
     def inspect_sass(self, sig=None):
         raise RuntimeError("Cannot inspect SASS of a device function: it is compiled into its callers")
 
@@ -431,6 +454,27 @@ class DeviceFunction:
         raise NotLaunchableError("Cannot compile a device function as a kernel: %s is a device function; "
                                  "call it from a kernel; only kernels are launched with [griddim, blockdim]"
                                  % self.__name__)
+
+
+class DeviceCompileResult:
+    """A device function compiled on its own (DeviceFunction.compile_device): its
+    signature (a gpujit.types.Signature), PTX, and fndesc, whose name, qualname and
+    mangled_name (the .func's symbol in the PTX) numba's function descriptor also has."""
+
+    def __init__(self, pyfunc, args, return_type, ptx):
+        from . import types
+        self.signature = types.Signature(return_type, list(args))
+        self.return_type, self.ptx = return_type, ptx
+        m = re.search(r"\.visible\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\(", ptx)
+        self.fndesc = _FunctionDescriptor(pyfunc.__name__, pyfunc.__qualname__, m.group(1) if m else pyfunc.__name__)
+
+    def __repr__(self):
+        return "<compiled device function %s %s>" % (self.fndesc.qualname, self.signature)
+
+
+class _FunctionDescriptor:
+    def __init__(self, name, qualname, mangled_name):
+        self.name, self.qualname, self.mangled_name = name, qualname, mangled_name
 
 
 def _signature_casts(pyfunc, sigs):

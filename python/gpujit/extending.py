@@ -2,13 +2,14 @@
 function for Python and kernels) and overload (a kernel's implementation of a Python
 function, chosen by its argument types at compile time).
 
-numba's lower-level extension API (intrinsic, typing templates, data models, lowering
-functions) is not here: it generates numba's own IR and LLVM through numba's classes."""
+numba's lower-level extension API (typing templates, data models, lowering functions) is
+not here: it generates numba's own IR and LLVM through numba's classes. `intrinsic` is
+present so that code defining one imports, and refuses clearly when used."""
 import threading
 
 from . import compiler
 
-__all__ = ["register_jitable", "overload"]
+__all__ = ["register_jitable", "overload", "intrinsic"]
 
 
 def register_jitable(*args, **kwargs):
@@ -74,3 +75,30 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
             ov.cache.clear()
         return typer
     return decorate
+
+
+class _Intrinsic:
+    """A function decorated with numba's @intrinsic: kept so the module defining it
+    imports; a kernel calling it is refused at compile time (naming the call's file:line),
+    and calling it from Python is a TypeError."""
+
+    def __init__(self, fn):
+        self._defn = fn
+        self.__name__ = self.__qualname__ = getattr(fn, "__qualname__", repr(fn))
+        self.__gpujit_unsupported__ = ("%s() is a numba @intrinsic, whose body generates LLVM IR through "
+                                       "llvmlite; gpujit does not use llvmlite or numba's code generator: write "
+                                       "the function in Python (or with @overload)" % self.__name__)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(self.__gpujit_unsupported__)
+
+    def __repr__(self):
+        return "<unsupported numba intrinsic %s>" % self.__name__
+
+
+def intrinsic(*args, **kwargs):
+    """numba's @intrinsic and @intrinsic(prefer_literal=...): not supported (see
+    _Intrinsic): the decorated function can be defined but not called."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return _Intrinsic(args[0])
+    return _Intrinsic

@@ -131,6 +131,9 @@ ldca, ldcg, ldcs, ldlu, ldcv = (_KernelOnly("gpujit." + n, "%s(array, index): th
 stcg, stcs, stwb, stwt = (_KernelOnly("gpujit." + n, "%s(array, index, value): array[index] = value, stored with "
                                       "st.global.%s (%s)." % (n, n[2:], d)) for n, d in _STORE_HINTS.items())
 _TOP += (ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt)
+nanosleep = _KernelOnly("gpujit.nanosleep", "nanosleep(ns): the thread sleeps about ns nanoseconds (between 0 and "
+                        "2*ns; nanosleep.u32, sm_70 and up), converted to uint32; no sleep on the CPU target.")
+_TOP += (nanosleep,)
 
 
 def _walk(obj):

@@ -6,51 +6,125 @@ its CPU target nor its GPU runtime can build CUDA C or link PTX modules. So a ke
 calls a declared function is refused when it is compiled, with an UnsupportedError naming
 the call's file:line; the declaration itself (its name and signature) is checked and kept,
 so code that declares functions imports and runs up to that call."""
+import io
 import os
 
 from . import types
 from .typing import signature_string
 
-__all__ = ["CUSource", "PTXSource", "declare_device", "ExternFunction"]
+__all__ = ["LinkableCode", "CUSource", "PTXSource", "Fatbin", "Cubin", "Archive", "Object", "LTOIR",
+           "declare_device", "ExternFunction"]
 
 _NOT_LINKED = ("is an external function (declare_device) whose code is CUDA C or PTX; gpujit "
                "compiles Python only and does not link CUDA C or PTX into kernels")
 
 
-class _Source:
+class LinkableCode:
+    """Code to link with a kernel, held in memory (numba.cuda.LinkableCode); its subclasses
+    name the kind. `data` is the text or bytes as given (a StringIO/BytesIO is read when
+    `data` is used); the callbacks are numba's module set-up and tear-down hooks."""
     kind = None
+    default_name = "<unnamed>"
 
-    def __init__(self, data, name=None, setup_callback=None, teardown_callback=None):
-        if isinstance(data, str):
-            data = data.encode()
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError("%s takes the source as str or bytes, not %s" % (type(self).__name__,
-                                                                              type(data).__name__))
-        self.data = bytes(data)
-        self.name = name or "<unnamed-%s>" % self.kind
+    def __init__(self, data, name=None, setup_callback=None, teardown_callback=None, nrt=False):
+        if not isinstance(data, (str, bytes, bytearray, memoryview, io.StringIO, io.BytesIO)):
+            raise TypeError("%s takes the code as str, bytes or a StringIO/BytesIO, not %s"
+                            % (type(self).__name__, type(data).__name__))
+        for what, cb in (("setup_callback", setup_callback), ("teardown_callback", teardown_callback)):
+            if cb is not None and not callable(cb):
+                raise TypeError("%s must be callable" % what)
+        self._data, self._name, self.nrt = data, name, nrt
         self.setup_callback, self.teardown_callback = setup_callback, teardown_callback
+
+    @property
+    def name(self):
+        return self._name or self.default_name
+
+    @property
+    def data(self):
+        if isinstance(self._data, (io.StringIO, io.BytesIO)):
+            return self._data.getvalue()
+        return self._data
+
+    @staticmethod
+    def from_path(path):
+        """The file at `path` as the LinkableCode subclass its extension names (.cu, .ptx,
+        .fatbin, .cubin, .a, .o, .ltoir; another is a ValueError); named after its base
+        name. Text kinds (.cu, .ptx) are read as str, the others as bytes."""
+        root, ext = os.path.splitext(os.fspath(path))
+        cls = _BY_EXTENSION.get(ext)
+        if cls is None:
+            raise ValueError("Unknown extension: %s (linkable code is one of %s)"
+                             % (ext, ", ".join(sorted(_BY_EXTENSION))))
+        with open(path, "r" if ext in (".cu", ".ptx") else "rb") as f:
+            data = f.read()
+        return cls(data, name=os.path.basename(root))
+
+    @classmethod
+    def from_path_or_obj(cls, path_or_obj):
+        """A path (str or os.PathLike) loaded with from_path; a LinkableCode as it is."""
+        if isinstance(path_or_obj, (str, os.PathLike)):
+            return cls.from_path(path_or_obj)
+        return path_or_obj
 
     def __repr__(self):
         return "<%s %s, %d bytes>" % (type(self).__name__, self.name, len(self.data))
 
 
-class CUSource(_Source):
+class CUSource(LinkableCode):
     """CUDA C++ source text to link with a kernel (numba.cuda.CUSource)."""
     kind = "cu"
+    default_name = "<unnamed-cu>"
 
 
-class PTXSource(_Source):
+class PTXSource(LinkableCode):
     """PTX text to link with a kernel (numba.cuda.PTXSource)."""
     kind = "ptx"
+    default_name = "<unnamed-ptx>"
+
+
+class Fatbin(LinkableCode):
+    """An ELF fatbin in memory."""
+    kind = "fatbin"
+    default_name = "<unnamed-fatbin>"
+
+
+class Cubin(LinkableCode):
+    """An ELF cubin in memory."""
+    kind = "cubin"
+    default_name = "<unnamed-cubin>"
+
+
+class Archive(LinkableCode):
+    """An archive of object files in memory."""
+    kind = "a"
+    default_name = "<unnamed-archive>"
+
+
+class Object(LinkableCode):
+    """An object file in memory."""
+    kind = "o"
+    default_name = "<unnamed-object>"
+
+
+class LTOIR(LinkableCode):
+    """NVVM LTO-IR in memory."""
+    kind = "ltoir"
+    default_name = "<unnamed-ltoir>"
+
+
+_BY_EXTENSION = {".cu": CUSource, ".ptx": PTXSource, ".fatbin": Fatbin, ".cubin": Cubin, ".a": Archive,
+                 ".o": Object, ".ltoir": LTOIR}
 
 
 def _check_link(link):
     if link is None:
         return ()
-    items = [link] if isinstance(link, (str, os.PathLike, _Source)) else list(link)
+    items = [link] if isinstance(link, (str, os.PathLike, LinkableCode)) else list(link)
     for item in items:
-        if not isinstance(item, (str, os.PathLike, _Source)):
-            raise TypeError("link= takes file paths, CUSource and PTXSource objects, not %r" % (item,))
+        if not isinstance(item, (str, os.PathLike, LinkableCode)):
+            raise TypeError("link= takes file paths and LinkableCode objects (CUSource, PTXSource, ...), not %r"
+                            % (item,))
     return tuple(items)
 
 

@@ -1,6 +1,6 @@
 """The driver-facing Python API: devices, the target choice, streams, events,
 and numba's names for them (current_context(), gpus, legacy and per-thread
-default streams); numba's submodules driver and devicearray load on first use.
+default streams); numba's submodules driver, devicearray and nvrtc load on first use.
 
 Thin wrappers over gpujit._core (runtime/driver.c, stream.c, module.c); the
 driver is loaded on first use, never at import, so importing gpujit works on
@@ -29,7 +29,7 @@ __all__ = [
 
 def __getattr__(name):
     # numba.cuda.cudadrv's submodules, imported on first use
-    if name in ("driver", "devicearray"):
+    if name in ("driver", "devicearray", "nvrtc"):
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
