@@ -343,3 +343,17 @@ def test_setitem_broadcasts_like_numpy(rng):
         d[:] = np.ones((1, 2, 3))
     with pytest.raises(ValueError, match="Can't copy sequence with size 2 to array axis 1 with dimension 7"):
         d[:] = [1, 3]
+
+
+def test_small_numba_names():
+    assert gpujit.is_float16_supported() and not gpujit.is_bfloat16_supported() and not gpujit.is_fp8_supported()
+    assert gpujit.literal_unroll((1, 2)) == (1, 2)
+    assert issubclass(gpujit.CudaSupportError, Exception)
+
+
+@pytest.mark.skipif(gpujit.current_target() != "cuda", reason="the CUDA Array Interface describes device memory")
+def test_from_cuda_array_interface(rng):
+    a = rng.standard_normal(17)
+    d = gpujit.to_device(a)
+    v = gpujit.from_cuda_array_interface(d.__cuda_array_interface__, owner=d)
+    np.testing.assert_array_equal(v.copy_to_host(), a)

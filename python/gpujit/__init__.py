@@ -70,6 +70,7 @@ _LAZY = {
     "Reduce": ("reduction", "Reduce"), "reduce": ("reduction", "Reduce"),
     "typeof": ("typing.typeof", "typeof"), "deviceufunc": ("deviceufunc", None),
     "kernels": ("kernels", None), "config": ("config", None),
+    "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
 }
 
 

@@ -19,6 +19,7 @@ from . import _core
 
 __all__ = [
     "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array", "as_cuda_array",
+    "from_cuda_array_interface",
     "is_cuda_array", "mapped_array", "mapped_array_like", "pinned_array_like", "DeviceNDArray",
     "managed_array",
 ]
@@ -678,6 +679,20 @@ def is_cuda_array(obj):
         return obj.__cuda_array_interface__ is not None
     except Exception:
         return False
+
+
+class _InterfaceOwner:
+    """An owner exposing a given __cuda_array_interface__ (from_cuda_array_interface)."""
+
+    def __init__(self, desc, owner):
+        self.__cuda_array_interface__ = desc
+        self.owner = owner
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceArray viewing the memory a __cuda_array_interface__ dict describes (no copy);
+    it keeps `owner` alive (numba's cuda.from_cuda_array_interface)."""
+    return as_cuda_array(_InterfaceOwner(desc, owner), sync=sync)
 
 
 def as_cuda_array(obj, sync=True):

@@ -24,6 +24,7 @@ __all__ = [
     "external_stream", "event", "reset", "mem_get_info", "kernel_attributes",
     "max_potential_block", "legacy_default_stream", "per_thread_default_stream", "current_context",
     "get_current_context", "gpus", "close", "defer_cleanup", "is_supported_version", "pinned",
+    "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported", "event_elapsed_time",
 ]
 
 
@@ -390,3 +391,23 @@ class _GpuList:
 
 
 gpus = _GpuList()
+
+
+def is_float16_supported():
+    """float16 works in kernels on both targets (native f16 on the GPU, exact emulation on the CPU)."""
+    return True
+
+
+def is_bfloat16_supported():
+    """gpujit has no bfloat16 type."""
+    return False
+
+
+def is_fp8_supported():
+    """gpujit has no fp8 types."""
+    return False
+
+
+def event_elapsed_time(evtstart, evtend):
+    """Milliseconds between two recorded events (numba's cuda.event_elapsed_time)."""
+    return evtstart.elapsed_time(evtend)
