@@ -294,6 +294,7 @@ static void teardown(Ctx *c) {
     if (c->tm) release_target_machine(c->tm, c->tm_key);
     if (c->target) c->target->end(c);
     Py_XDECREF(c->raises);
+    Py_XDECREF(c->owned);
     arena_free(&c->arena);
 }
 
