@@ -554,12 +554,26 @@ static int build_block(Builder *bd, Block *b) {
     bd->kwnames = NULL;
     bd->loc = c->insns[b->first].loc;
     if (b == c->blocks[0]) {
+        int fixed = ((PyCodeObject *)c->code)->co_flags & CO_VARARGS ? ((PyCodeObject *)c->code)->co_argcount
+                                                                      : c->nargs;
         for (int i = 0; i < c->nargs; i++) {
-            Instr *a = build_emit(bd, IR_ARG, 0), *st = build_emit(bd, IR_STORE_VAR, 1);
+            Instr *a = build_emit(bd, IR_ARG, 0), *st = i < fixed ? build_emit(bd, IR_STORE_VAR, 1) : a;
             if (!a || !st) return -1;
             a->ival = i;
+            if (i >= fixed) continue;
             st->var = i;
             st->args[0] = a;
+        }
+        if (fixed < c->nargs || ((PyCodeObject *)c->code)->co_flags & CO_VARARGS) {
+            /* a device function's *args: the call's extra arguments are its parameters, gathered
+             * into the tuple here (the function is specialised on their number and types) */
+            Instr **items = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(c->nargs - fixed + 1));
+            if (!items) return -1;
+            for (int i = fixed, k = 0; i < c->nargs; i++) items[k++] = b->instrs.v[b->instrs.n - (c->nargs - i)];
+            Instr *t = make_tuple(bd, items, c->nargs - fixed), *st = t ? build_emit(bd, IR_STORE_VAR, 1) : NULL;
+            if (!st) return -1;
+            st->var = fixed;
+            st->args[0] = t;
         }
     }
     for (int i = 0; i < b->depth; i++) {
@@ -1101,11 +1115,13 @@ int build_ir(Ctx *c) {
     int flags = co->co_flags;
     if (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
         return error_at(c, ERR_UNSUPPORTED, floc, "generators and coroutines are not supported as kernels");
-    if (flags & (CO_VARARGS | CO_VARKEYWORDS))
-        return error_at(c, ERR_UNSUPPORTED, floc, "*args and **kwargs are not supported in kernels");
+    if ((flags & CO_VARKEYWORDS) || ((flags & CO_VARARGS) && !c->self))
+        return error_at(c, ERR_UNSUPPORTED, floc,
+                        c->self ? "**kwargs are not supported in device functions"
+                                : "*args and **kwargs are not supported in kernels");
     if (co->co_kwonlyargcount)
         return error_at(c, ERR_UNSUPPORTED, floc, "keyword-only arguments are not supported in kernels");
-    if (co->co_argcount != c->nargs) {
+    if (co->co_argcount != c->nargs && !((flags & CO_VARARGS) && c->nargs > co->co_argcount)) {
         PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname, co->co_argcount,
                      c->nargs);
         return -1;

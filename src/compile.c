@@ -227,7 +227,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
                            "device functions called inside one another while compiling "
                            "(a recursion whose argument types change?)",
                            LIMIT_CALL_DEPTH);
-    if (code->co_argcount != nargs)
+    if (code->co_argcount != nargs && !((code->co_flags & CO_VARARGS) && nargs > code->co_argcount))
         return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
                         code->co_argcount == 1 ? "" : "s", nargs);
     Func *f = arena_alloc(&root->arena, sizeof *f);

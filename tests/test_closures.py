@@ -131,3 +131,53 @@ def test_nonlocal_assignment_is_an_error():
 
     with pytest.raises(gpu.UnsupportedError, match=r"test_closures.py:\d+: .*nonlocal"):
         gpu.jit("void(int64[:])")(impl)
+
+
+@gpu.jit(device=True)
+def call_with(func, *args):
+    return func(*args)
+
+
+@gpu.jit(device=True)
+def digits(a, b, c=3, d=4):
+    return a * 1000 + b * 100 + c * 10 + d
+
+
+def test_star_args_and_keywords_in_device_functions(rng):
+    @gpu.jit
+    def k(xs, out):
+        i = gpu.grid(1)
+        if i < xs.size:
+            x = xs[i]
+            out[i, 0] = digits(1, 2, d=x)
+            out[i, 1] = digits(b=x, a=1)
+            out[i, 2] = digits(1, 2, 5, d=x)
+            out[i, 3] = digits(1, c=x, b=2)
+            out[i, 4] = call_with(digits, x, 2)
+            out[i, 5] = call_with(digits, 1, x, 5, 6)
+            out[i, 6] = call_with(digits, 1, x, 5)
+
+    xs = rng.integers(0, 10, 64)
+    out = np.full((64, 7), -1, dtype=np.int64)
+    k[1, 64](xs, out)
+    want = [[digits.py_func(1, 2, d=x), digits.py_func(b=x, a=1), digits.py_func(1, 2, 5, d=x),
+             digits.py_func(1, c=x, b=2), call_with.py_func(digits.py_func, x, 2),
+             call_with.py_func(digits.py_func, 1, x, 5, 6), call_with.py_func(digits.py_func, 1, x, 5)]
+            for x in xs.tolist()]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_bad_keywords_are_errors():
+    def unknown(out):
+        out[0] = digits(1, 2, e=3)
+
+    def twice(out):
+        out[0] = digits(1, 2, a=3)
+
+    def missing(out):
+        out[0] = digits(1, d=3)
+
+    for fn, msg in ((unknown, "unexpected keyword argument 'e'"), (twice, "multiple values for argument 'a'"),
+                    (missing, "missing argument 2")):
+        with pytest.raises(gpu.TypingError, match=r"test_closures.py:\d+: .*" + msg):
+            gpu.jit("void(int64[:])")(fn)
