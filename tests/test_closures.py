@@ -181,3 +181,29 @@ def test_bad_keywords_are_errors():
                     (missing, "missing argument 2")):
         with pytest.raises(gpu.TypingError, match=r"test_closures.py:\d+: .*" + msg):
             gpu.jit("void(int64[:])")(fn)
+
+
+@gpu.jit(device=True)
+def total(*xs):
+    if len(xs) == 1:
+        s = xs[0]
+    elif len(xs) >= 2:
+        s = xs[0] + xs[1]
+    else:
+        s = -1
+    return s
+
+
+def test_len_of_star_args_prunes_other_lengths(rng):
+    @gpu.jit
+    def k(a, out):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i, 0] = total(a[i])
+            out[i, 1] = total(a[i], 3)
+            out[i, 2] = total()
+
+    a = rng.integers(-50, 50, 40)
+    out = np.full((40, 3), 999, dtype=np.int64)
+    k[1, 64](a, out)
+    np.testing.assert_array_equal(out, [[total.py_func(x), total.py_func(x, 3), total.py_func()] for x in a.tolist()])
