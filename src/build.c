@@ -525,7 +525,11 @@ static int set_function_attribute(Builder *bd, Instr *fn, int flag, Instr *v) {
         PyObject *cl = PyTuple_New(v->nargs);
         if (!cl) return -1;
         for (int k = 0; k < v->nargs; k++) {
-            PyObject *cell = v->args[k]->op == IR_OBJ ? v->args[k]->pyobj : NULL;
+            /* 3.13 builds the closure with LOAD_FAST of each cell (before, LOAD_CLOSURE) */
+            PyObject *cell = v->args[k]->op == IR_OBJ              ? v->args[k]->pyobj
+                             : v->args[k]->op == IR_LOAD_VAR ? capture_cell(bd, v->args[k]->var, bd->loc)
+                                                               : NULL;
+            if (!cell && PyErr_Occurred()) return Py_DECREF(cl), -1;
             if (!cell || !PyCell_Check(cell)) {
                 Py_DECREF(cl);
                 return internal_error(c, bd->loc, "build: closure item is not a cell");
