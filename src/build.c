@@ -45,6 +45,19 @@ Instr *new_const(Builder *bd) {
     return in;
 }
 
+/* A value only the builder sees (a code object, a captured cell, a closure tuple): consumed
+ * by MAKE_FUNCTION, never typed or lowered. */
+static Instr *new_detached(Builder *bd, IrOp op, int nargs) {
+    Instr *in = new_const(bd);
+    if (!in) return NULL;
+    in->op = op;
+    in->nargs = nargs;
+    if (nargs && !(in->args = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)nargs))) return NULL;
+    return in;
+}
+
+static bool is_cell(const Instr *v) { return v && v->op == IR_OBJ && v->pyobj && PyCell_Check(v->pyobj); }
+
 bool ir_is_const(const Instr *v) { return v && v->op == IR_CONST; }
 
 /* co_stacksize bounds CPython's stack, but a call through CALL_FUNCTION_EX
@@ -434,6 +447,110 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
     return push(bd, v);
 }
 
+/* Nested functions. A `def` in kernel code becomes a Python function made at compile time
+ * and compiled where it is called, as any other device function. Its closure cells must
+ * hold constants: a cell of this function assigned once, from a constant, or a cell passed
+ * down from the enclosing function's own closure. */
+static int keep(Ctx *c, PyObject *o) { /* steals o */
+    Ctx *root = ctx_root(c);
+    if (!o) return -1;
+    if (!root->owned && !(root->owned = PyList_New(0))) return Py_DECREF(o), -1;
+    int rc = PyList_Append(root->owned, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+static bool is_freevar(Ctx *c, int idx) {
+    PyCodeObject *co = (PyCodeObject *)c->code;
+    return idx >= co->co_nlocalsplus - co->co_nfreevars;
+}
+
+static PyObject *capture_cell(Builder *bd, int idx, Loc loc) {
+    Ctx *c = bd->c;
+    PyObject *vn = PyObject_CallMethod(c->code, "_varname_from_oparg", "i", idx);
+    if (!vn) return NULL;
+    const char *name = PyUnicode_AsUTF8(vn);
+    if (is_freevar(c, idx)) {
+        PyCodeObject *co = (PyCodeObject *)c->code;
+        int fi = idx - (co->co_nlocalsplus - co->co_nfreevars);
+        Py_DECREF(vn);
+        if (c->closure && fi < PyTuple_GET_SIZE(c->closure)) return PyTuple_GET_ITEM(c->closure, fi);
+        error_at(c, ERR_TYPING, loc, "closure variable is not available");
+        return NULL;
+    }
+    int nstores = 0, store = -1;
+    for (int k = 0; k < c->ninsns; k++)
+        if ((c->insns[k].op == OP_STORE_DEREF || c->insns[k].op == OP_STORE_FAST) && c->insns[k].arg == idx)
+            nstores++, store = k;
+    int prev = store - 1;
+    while (prev >= 0 && (c->insns[prev].op == OP_CACHE || c->insns[prev].op == OP_EXTENDED_ARG)) prev--;
+    PyObject *val = NULL;
+    if (nstores > 1)
+        error_at(c, ERR_TYPING, loc,
+                 "Cannot capture a constant value for variable '%s' in a nested function: it is assigned more "
+                 "than once",
+                 name);
+    else if (nstores == 0 || prev < 0 || c->insns[prev].op != OP_LOAD_CONST)
+        error_at(c, ERR_TYPING, loc,
+                 "Cannot capture the non-constant value associated with variable '%s' in a nested function "
+                 "(captured variables must be assigned a constant once)",
+                 name);
+    else
+        val = PyCell_New(PyTuple_GET_ITEM(bd->consts, c->insns[prev].arg));
+    Py_DECREF(vn);
+    if (!val || keep(c, val) < 0) return NULL;
+    return val;
+}
+
+/* (code -- function): MAKE_FUNCTION's result, before its attributes are set */
+static Instr *make_function(Builder *bd, Instr *code) {
+    Ctx *c = bd->c;
+    if (code->op != IR_OBJ || !code->pyobj || !PyCode_Check(code->pyobj)) {
+        internal_error(c, bd->loc, "build: MAKE_FUNCTION without a code object");
+        return NULL;
+    }
+    PyObject *f = PyFunction_New(code->pyobj, c->globals);
+    if (!f) return NULL;
+    if (keep(c, f) < 0) return NULL;
+    return value_from_py(bd, f, "nested function");
+}
+
+/* SET_FUNCTION_ATTRIBUTE's flags (and MAKE_FUNCTION's before 3.13): 1 defaults, 2 keyword
+ * defaults, 4 annotations, 8 closure */
+static int set_function_attribute(Builder *bd, Instr *fn, int flag, Instr *v) {
+    Ctx *c = bd->c;
+    PyObject *f = fn->func;
+    if (flag == 8) {
+        if (v->op != IR_TUPLE) return internal_error(c, bd->loc, "build: closure is not a tuple");
+        PyObject *cl = PyTuple_New(v->nargs);
+        if (!cl) return -1;
+        for (int k = 0; k < v->nargs; k++) {
+            /* 3.13 builds the closure with LOAD_FAST of each cell (before, LOAD_CLOSURE) */
+            PyObject *cell = v->args[k]->op == IR_OBJ              ? v->args[k]->pyobj
+                             : v->args[k]->op == IR_LOAD_VAR ? capture_cell(bd, v->args[k]->var, bd->loc)
+                                                               : NULL;
+            if (!cell && PyErr_Occurred()) return Py_DECREF(cl), -1;
+            if (!cell || !PyCell_Check(cell)) {
+                Py_DECREF(cl);
+                return internal_error(c, bd->loc, "build: closure item is not a cell");
+            }
+            PyTuple_SET_ITEM(cl, k, Py_NewRef(cell));
+        }
+        int rc = PyFunction_SetClosure(f, cl);
+        Py_DECREF(cl);
+        return rc;
+    }
+    if (flag == 1) {
+        if (v != bd->tuple_k || !bd->tuple_obj)
+            return error_at(c, ERR_UNSUPPORTED, bd->loc,
+                            "default values of a nested function must be constants in kernels");
+        return PyFunction_SetDefaults(f, bd->tuple_obj);
+    }
+    if (flag == 4) return 0; /* annotations do not change what the function computes */
+    return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword-only arguments of nested functions are not supported in "
+                                                 "kernels");
+}
+
 static int build_block(Builder *bd, Block *b) {
     Ctx *c = bd->c;
     bd->blk = b;
@@ -441,12 +558,26 @@ static int build_block(Builder *bd, Block *b) {
     bd->kwnames = NULL;
     bd->loc = c->insns[b->first].loc;
     if (b == c->blocks[0]) {
+        int fixed = ((PyCodeObject *)c->code)->co_flags & CO_VARARGS ? ((PyCodeObject *)c->code)->co_argcount
+                                                                      : c->nargs;
         for (int i = 0; i < c->nargs; i++) {
-            Instr *a = build_emit(bd, IR_ARG, 0), *st = build_emit(bd, IR_STORE_VAR, 1);
+            Instr *a = build_emit(bd, IR_ARG, 0), *st = i < fixed ? build_emit(bd, IR_STORE_VAR, 1) : a;
             if (!a || !st) return -1;
             a->ival = i;
+            if (i >= fixed) continue;
             st->var = i;
             st->args[0] = a;
+        }
+        if (fixed < c->nargs || ((PyCodeObject *)c->code)->co_flags & CO_VARARGS) {
+            /* a device function's *args: the call's extra arguments are its parameters, gathered
+             * into the tuple here (the function is specialised on their number and types) */
+            Instr **items = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(c->nargs - fixed + 1));
+            if (!items) return -1;
+            for (int i = fixed, k = 0; i < c->nargs; i++) items[k++] = b->instrs.v[b->instrs.n - (c->nargs - i)];
+            Instr *t = make_tuple(bd, items, c->nargs - fixed), *st = t ? build_emit(bd, IR_STORE_VAR, 1) : NULL;
+            if (!st) return -1;
+            st->var = fixed;
+            st->args[0] = t;
         }
     }
     for (int i = 0; i < b->depth; i++) {
@@ -483,7 +614,22 @@ static int build_block(Builder *bd, Block *b) {
         } /* (v -- ) */
         case OP_PUSH_NULL: RETURN_IF_ERROR(push(bd, NULLV)); break; /* ( -- NULL) */
         case OP_LOAD_CONST: { /* ( -- k) */
-            Instr *k = const_from_py(bd, PyTuple_GET_ITEM(bd->consts, arg), 0);
+            PyObject *ko = PyTuple_GET_ITEM(bd->consts, arg);
+            if (PyCode_Check(ko) && ((PyCodeObject *)ko)->co_name &&
+                PyUnicode_READ_CHAR(((PyCodeObject *)ko)->co_name, 0) == '<' &&
+                PyUnicode_CompareWithASCIIString(((PyCodeObject *)ko)->co_name, "<lambda>") != 0)
+                return error_at(c, ERR_UNSUPPORTED, in->loc,
+                                "comprehensions and generator expressions are not supported in kernels");
+            if (PyCode_Check(ko)) { /* the body of a def or lambda: MAKE_FUNCTION follows */
+                Instr *v = new_detached(bd, IR_OBJ, 0);
+                if (!v) return -1;
+                v->name = "code";
+                v->pyobj = ko; /* borrowed: co_consts holds it */
+                RETURN_IF_ERROR(push(bd, v));
+                break;
+            }
+            Instr *k = const_from_py(bd, ko, 0);
+            if (k && PyTuple_Check(ko)) bd->tuple_k = k, bd->tuple_obj = ko;
             if (!k) {
                 /* a code constant is the body of a def, lambda or (before 3.12) comprehension */
                 if (!PyErr_Occurred() && PyCode_Check(PyTuple_GET_ITEM(bd->consts, arg)))
@@ -551,7 +697,58 @@ static int build_block(Builder *bd, Block *b) {
 #endif
             break;
         }
+        case OP_STORE_DEREF: { /* (v -- ) */
+            if (is_freevar(c, arg))
+                return error_at(c, ERR_UNSUPPORTED, in->loc,
+                                "assignments to variables of an enclosing function (nonlocal) are not supported "
+                                "in kernels");
+            POP(v);
+            if (v == NULLV) return internal_error(c, in->loc, "build: store of NULL");
+            Instr *st = build_emit(bd, IR_STORE_VAR, 1);
+            if (!st) return -1;
+            st->var = arg; /* a cell of this function is a local of the compiled code */
+            st->args[0] = v;
+            break;
+        }
+        case OP_LOAD_CLOSURE: { /* ( -- cell) */
+            PyObject *cell = capture_cell(bd, arg, in->loc);
+            if (!cell) return -1;
+            Instr *v = new_detached(bd, IR_OBJ, 0);
+            if (!v) return -1;
+            v->name = "cell";
+            v->pyobj = cell; /* kept alive by the root's owned list or the closure */
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
+        case OP_MAKE_FUNCTION: { /* (attrs... code -- f); 3.13: (code -- f) */
+            POP(code);
+            Instr *f = make_function(bd, code);
+            if (!f) return -1;
+#if PY_VERSION_HEX < 0x030D0000
+            for (int flag = 8; flag; flag >>= 1)
+                if (arg & flag) {
+                    POP(v);
+                    RETURN_IF_ERROR(set_function_attribute(bd, f, flag, v));
+                }
+#endif
+            RETURN_IF_ERROR(push(bd, f));
+            break;
+        }
+        case OP_SET_FUNCTION_ATTRIBUTE: { /* (v f -- f) */
+            POP(f);
+            POP(v);
+            RETURN_IF_ERROR(set_function_attribute(bd, f, arg, v));
+            RETURN_IF_ERROR(push(bd, f));
+            break;
+        }
         case OP_LOAD_DEREF: { /* ( -- v) */
+            if (!is_freevar(c, arg)) {
+                Instr *ld = build_emit(bd, IR_LOAD_VAR, 0);
+                if (!ld) return -1;
+                ld->var = arg;
+                RETURN_IF_ERROR(push(bd, ld));
+                break;
+            }
             PyObject *vn = PyObject_CallMethod(c->code, "_varname_from_oparg", "i", arg);
             if (!vn) return -1;
             const char *name = PyUnicode_AsUTF8(vn);
@@ -713,6 +910,13 @@ static int build_block(Builder *bd, Block *b) {
             for (int k = arg - 1; k >= 0; k--) {
                 items[k] = pop(bd);
                 if (!items[k]) return -1;
+            }
+            if (arg && is_cell(items[0])) { /* a nested function's closure */
+                Instr *t = new_detached(bd, IR_TUPLE, arg);
+                if (!t) return -1;
+                for (int k = 0; k < arg; k++) t->args[k] = items[k];
+                RETURN_IF_ERROR(push(bd, t));
+                break;
             }
             RETURN_IF_ERROR(push(bd, make_tuple(bd, items, arg)));
             break;
@@ -915,11 +1119,13 @@ int build_ir(Ctx *c) {
     int flags = co->co_flags;
     if (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE))
         return error_at(c, ERR_UNSUPPORTED, floc, "generators and coroutines are not supported as kernels");
-    if (flags & (CO_VARARGS | CO_VARKEYWORDS))
-        return error_at(c, ERR_UNSUPPORTED, floc, "*args and **kwargs are not supported in kernels");
+    if ((flags & CO_VARKEYWORDS) || ((flags & CO_VARARGS) && !c->self))
+        return error_at(c, ERR_UNSUPPORTED, floc,
+                        c->self ? "**kwargs are not supported in device functions"
+                                : "*args and **kwargs are not supported in kernels");
     if (co->co_kwonlyargcount)
         return error_at(c, ERR_UNSUPPORTED, floc, "keyword-only arguments are not supported in kernels");
-    if (co->co_argcount != c->nargs) {
+    if (co->co_argcount != c->nargs && !((flags & CO_VARARGS) && c->nargs > co->co_argcount)) {
         PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname, co->co_argcount,
                      c->nargs);
         return -1;
@@ -961,6 +1167,13 @@ int build_ir(Ctx *c) {
         int v = add_var(c, arena_strdup(&c->arena, name_at(bd.varnames, i)), floc);
         if (v < 0) goto done;
         ctx_var(c, v)->is_arg = i < c->nargs;
+    }
+    for (int i = nlocals; i < co->co_nlocalsplus - co->co_nfreevars; i++) { /* cells that are not arguments */
+        PyObject *vn = PyObject_CallMethod(c->code, "_varname_from_oparg", "i", i);
+        if (!vn) goto done;
+        int v = add_var(c, arena_strdup(&c->arena, PyUnicode_AsUTF8(vn)), floc);
+        Py_DECREF(vn);
+        if (v < 0) goto done;
     }
     bd.cap = co->co_stacksize + 8;
     bd.stack = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)bd.cap);

@@ -228,7 +228,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
                            "device functions called inside one another while compiling "
                            "(a recursion whose argument types change?)",
                            LIMIT_CALL_DEPTH);
-    if (code->co_argcount != nargs)
+    if (code->co_argcount != nargs && !((code->co_flags & CO_VARARGS) && nargs > code->co_argcount))
         return error_at(caller, ERR_TYPING, call->loc, "%s() takes %d argument%s (%d given)", name, code->co_argcount,
                         code->co_argcount == 1 ? "" : "s", nargs);
     Func *f = arena_alloc(&root->arena, sizeof *f);
@@ -296,6 +296,7 @@ static void teardown(Ctx *c) {
     if (c->tm) release_target_machine(c->tm, c->tm_key);
     if (c->target) c->target->end(c);
     Py_XDECREF(c->raises);
+    Py_XDECREF(c->owned);
     arena_free(&c->arena);
 }
 

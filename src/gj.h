@@ -262,6 +262,10 @@ typedef enum {
     OP_BUILD_SLICE,
     OP_BINARY_SLICE,
     OP_STORE_SLICE,
+    OP_STORE_DEREF,
+    OP_LOAD_CLOSURE,
+    OP_MAKE_FUNCTION,
+    OP_SET_FUNCTION_ATTRIBUTE,
     OP_NUM_KNOWN
 } OpKind;
 
@@ -405,6 +409,8 @@ typedef struct Builder {
     PtrVec work; /* blocks to build */
     PyObject *names, *consts, *varnames, *freevars;
     int const_items; /* items of the constant being converted, counting nested tuples */
+    Instr *tuple_k; /* the last LOAD_CONST of a tuple, and the tuple: a nested function's defaults */
+    PyObject *tuple_obj;
     SeqLoop loops[MAX_SEQ_LOOPS];
     int nloops;
 } Builder;
@@ -1029,6 +1035,7 @@ struct Ctx {
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
     PyObject *raises; /* root: a list of (class, args, builtin), indexed by IR_RAISE */
+    PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     LLVMValueRef raised; /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root; /* the kernel's context; itself for the kernel */

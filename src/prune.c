@@ -49,6 +49,34 @@ static int drop_unreachable(Ctx *c) {
     return 0;
 }
 
+/* `len(args) == k` on a device function's *args: its length is the specialisation's, so
+ * code for other lengths (args[1] where one was given) is never typed. -1: not such a test. */
+static int varargs_len_test(Ctx *c, const Instr *cond) {
+    PyCodeObject *co = (PyCodeObject *)c->code;
+    if (!(co->co_flags & CO_VARARGS) || cond->op != IR_CMP || cond->nargs != 2) return -1;
+    const Instr *l = cond->args[0], *k = cond->args[1];
+    if (!is_call_of(l, "builtins.len") || l->nargs != 2 || l->args[1]->op != IR_LOAD_VAR ||
+        l->args[1]->var != co->co_argcount || k->op != IR_CONST || k->ckind != CK_INT)
+        return -1;
+    int stores = 0; /* only the entry's store gives it a value */
+    for (int i = 0; i < c->nblocks; i++)
+        for (int j = 0; c->blocks[i]->built && j < c->blocks[i]->instrs.n; j++) {
+            const Instr *in = c->blocks[i]->instrs.v[j];
+            stores += in->op == IR_STORE_VAR && in->var == co->co_argcount;
+        }
+    if (stores != 1) return -1;
+    long long n = c->nargs - co->co_argcount, v = k->ival;
+    switch ((CmpOp)cond->ival) {
+    case CMP_LT: return n < v;
+    case CMP_LE: return n <= v;
+    case CMP_EQ: return n == v;
+    case CMP_NE: return n != v;
+    case CMP_GT: return n > v;
+    case CMP_GE: return n >= v;
+    }
+    return -1;
+}
+
 int prune_literal_branches(Ctx *c) {
     if (!c->argvals || !c->nblocks) return 0;
     /* every block must end in a branch or a return for reachability to be known */
@@ -62,11 +90,12 @@ int prune_literal_branches(Ctx *c) {
         if (t->op != IR_CONDBR) continue;
         Instr *cond = t->args[0];
         while (cond->op == IR_TRUTH) cond = cond->args[0]; /* 3.13's TO_BOOL adds one */
-        if (cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
-        Instr *k = arg_literal(c, cond, LIT_PEEK);
-        int taken = k ? truth_of(k) : -1;
+        int taken = varargs_len_test(c, cond);
+        if (taken < 0 && cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
+        Instr *k = taken < 0 ? arg_literal(c, cond, LIT_PEEK) : NULL;
+        if (k) taken = truth_of(k);
         if (taken < 0) continue;
-        if (!arg_literal(c, cond, LIT_KEY))
+        if (k && !arg_literal(c, cond, LIT_KEY))
             return PyErr_Occurred() ? -1 : internal_error(c, t->loc, "prune: no literal");
         t->op = IR_BR;
         t->nargs = 0;

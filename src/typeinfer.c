@@ -228,8 +228,50 @@ static PyObject *overload_impl(Ctx *c, Instr *in, PyObject *pick) {
     return impl;
 }
 
+/* f(a, name=b): the keywords go to their parameters' places; the defaults fill the rest */
+static int bind_keywords(Ctx *c, Instr *in, PyObject *func) {
+    PyCodeObject *co = (PyCodeObject *)PyFunction_GET_CODE(func);
+    PyObject *defs = PyFunction_GET_DEFAULTS(func);
+    int argc = co->co_argcount, npos = in->nargs - 1 - in->nkw, nd = defs ? (int)PyTuple_GET_SIZE(defs) : 0;
+    const char *fname = PyUnicode_AsUTF8(co->co_name);
+    if (npos > argc) return error_at(c, ERR_TYPING, in->loc, "%s() got too many positional arguments", fname);
+    Instr **slots = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(argc + 1));
+    if (!slots) return -1;
+    memset(slots, 0, sizeof(Instr *) * (size_t)(argc + 1));
+    slots[0] = in->args[0];
+    for (int i = 0; i < npos; i++) slots[1 + i] = in->args[1 + i];
+    for (int k = 0; k < in->nkw; k++) {
+        int at = -1;
+        for (int i = 0; i < argc; i++)
+            if (!PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(co->co_localsplusnames, i), in->kwnames[k])) at = i;
+        if (at < 0)
+            return error_at(c, ERR_TYPING, in->loc, "%s() got an unexpected keyword argument '%s'", fname,
+                            in->kwnames[k]);
+        if (slots[1 + at])
+            return error_at(c, ERR_TYPING, in->loc, "%s() got multiple values for argument '%s'", fname,
+                            in->kwnames[k]);
+        slots[1 + at] = in->args[1 + npos + k];
+    }
+    /* the defaults of the parameters after the last given one come from apply_defaults */
+    int last = argc;
+    while (last > 0 && !slots[last]) last--;
+    for (int i = 0; i < last; i++)
+        if (!slots[1 + i]) {
+            if (i < argc - nd) return error_at(c, ERR_TYPING, in->loc, "%s() missing argument %d", fname, i + 1);
+            Instr one = *in;
+            one.args = slots;
+            one.nargs = 1 + i;
+            if (apply_defaults(c, &one, func) < 0) return -1;
+            slots[1 + i] = one.args[1 + i];
+        }
+    in->args = slots;
+    in->nargs = last + 1;
+    in->nkw = 0;
+    in->kwnames = NULL;
+    return 0;
+}
+
 static Type *type_user_call(Ctx *c, Instr *in) {
-    if (in->nkw) TERR("keyword arguments to device functions are not supported");
     PyObject *func = in->args[0]->type->obj;
     PyObject *pick = PyObject_GetAttrString(func, "__gpujit_overload__");
     if (!pick) {
@@ -242,6 +284,7 @@ static Type *type_user_call(Ctx *c, Instr *in) {
         if (!func) return NULL;
         Py_DECREF(func); /* the overload's cache holds it */
     }
+    if (in->nkw && bind_keywords(c, in, func) < 0) return NULL;
     if (apply_defaults(c, in, func) < 0) return NULL;
     int n = in->nargs - 1;
     Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n + 1));
@@ -308,6 +351,8 @@ Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use) {
     if (v->op != IR_LOAD_VAR || !c->self || !c->argvals) return NULL;
     int i = v->var;
     if (i >= c->nargs || i >= 64 || !c->argvals[i] || reassigned(c, i)) return NULL;
+    PyCodeObject *co = (PyCodeObject *)c->code;
+    if ((co->co_flags & CO_VARARGS) && i >= co->co_argcount) return NULL; /* *args: not one parameter */
     if (use == LIT_PEEK) return c->argvals[i];
     Func *f = c->self;
     if (!f->literals[i] && !(f->literals[i] = copy_const(c, c->argvals[i], v->loc))) return NULL;

@@ -112,12 +112,12 @@ def k_class_def(out, n):
 
 def k_nested_def(out, n):
     def inner(v):  # <-
-        return v
+        return v + n
     out[0] = inner(n)
 
 
 def k_lambda(out, n):
-    f = lambda v: v * 2  # noqa: E731  # <-
+    f = lambda v: v * n  # noqa: E731  # <-
     out[0] = f(n)
 
 
@@ -664,7 +664,7 @@ def k_augassign_array(out, n):
 COMPILE_CASES = [
     # (kernel, expected class, message must contain)
     (k_try_except, U, "try"), (k_try_finally, U, "try"), (k_with, U, "with"), (k_class_def, U, None),
-    (k_nested_def, U, "nested function"), (k_lambda, U, "lambda"), (k_global_stmt, U, "global"),
+    (k_nested_def, T, "non-constant value"), (k_lambda, T, "non-constant value"), (k_global_stmt, U, "global"),
     (k_nonlocal, U, None), (k_del_local, U, "del"), (k_del_item, U, "del"), (k_assert, U, "assert"),
     (k_raise, U, "raise"), (k_import, U, "import"), (k_from_import, U, "import"),
     (k_attr_store, U, None), (k_star_unpack, U, None),
