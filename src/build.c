@@ -1008,6 +1008,21 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, it));
             break;
         }
+        case OP_UNROLL_ITEM: { /* (t -- t t[arg]): an unrolled loop's item (unroll.c) */
+            Instr *t = bd->sp ? bd->stack[bd->sp - 1] : NULL;
+            if (!t) return internal_error(c, in->loc, "build: UNROLL_ITEM on an empty stack");
+            Instr *v = t;
+            if ((t->op == IR_TUPLE || (t->op == IR_CONST && t->ckind == CK_TUPLE)) && arg < t->nargs)
+                v = t->args[arg];
+            else if ((v = build_emit(bd, IR_TUPLE_GET, 1))) {
+                v->args[0] = t;
+                v->ival = arg;
+                v->nunpack = in->count;
+            } else
+                return -1;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
         case OP_FOR_ITER: { /* (it -- it v) or, exhausted, (it -- ) and jump */
             Instr *it = bd->sp ? bd->stack[bd->sp - 1] : NULL;
             if (!it) return internal_error(c, in->loc, "build: FOR_ITER on an empty stack");

@@ -266,7 +266,8 @@ typedef enum {
     OP_LOAD_CLOSURE,
     OP_MAKE_FUNCTION,
     OP_SET_FUNCTION_ATTRIBUTE,
-    OP_NUM_KNOWN
+    OP_NUM_KNOWN,
+    OP_UNROLL_ITEM /* unroll.c's: (t -- t t[arg]) */
 } OpKind;
 
 typedef struct Insn {
@@ -277,6 +278,7 @@ typedef struct Insn {
     int next; /* byte offset of the next instruction (after its caches) */
     int jump; /* jump target byte offset, or -1 */
     Loc loc;
+    int count; /* OP_UNROLL_ITEM: the tuple's length */
 } Insn;
 
 const char *op_name(int raw); /* the interpreter's name for a raw opcode */
@@ -300,6 +302,9 @@ struct Block {
 int build_cfg(Ctx *c);
 Block *block_at(Ctx *c, int off);
 int for_iter_exit(Ctx *c, const Insn *in);
+
+// unroll.c: loops over tuples of arrays, repeated per item
+int unroll_loops(Ctx *c);
 
 //
 // build.c: stack simulation, bytecode -> IR

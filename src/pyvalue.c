@@ -210,6 +210,15 @@ static Instr *record_dtype(Builder *bd, PyObject *o) {
     return s ? k : NULL;
 }
 
+/* A tuple holding a NumPy array, at any depth. */
+static bool holds_array(PyObject *o) {
+    if (strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0) return true;
+    if (!PyTuple_Check(o)) return false;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(o); k++)
+        if (holds_array(PyTuple_GET_ITEM(o, k))) return true;
+    return false;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
@@ -218,6 +227,16 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     if (!PyLong_Check(o) && !PyFloat_Check(o) && !PyBool_Check(o) && !PyComplex_Check(o)) {
         Instr *k = numpy_scalar(bd, o);
         if (k || PyErr_Occurred()) return k;
+    }
+    if (PyTuple_Check(o) && holds_array(o)) { /* each item as it would be alone: arrays become constant arrays */
+        Py_ssize_t n = PyTuple_GET_SIZE(o);
+        Instr **items = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(n ? n : 1)), *t;
+        if (!items) return NULL;
+        for (Py_ssize_t k = 0; k < n; k++) /* the items come before the tuple that uses them */
+            if (!(items[k] = value_from_py(bd, PyTuple_GET_ITEM(o, k), what))) return NULL;
+        if (!(t = build_emit(bd, IR_TUPLE, (int)n))) return NULL;
+        for (Py_ssize_t k = 0; k < n; k++) t->args[k] = items[k];
+        return t;
     }
     if (PyTuple_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o) || PyBool_Check(o) ||
         o == Py_None) {
