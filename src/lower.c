@@ -485,7 +485,9 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     LLVMValueRef ok = c->errbuf ? check_bounds(c, a, ix, given, n) : NULL;
     LLVMTypeRef et = mem_type(c, at->elem);
     LLVMValueRef p;
-    if (at->layout == 'C') {
+    if (n == 0) {
+        p = data; /* a 0-d array's one element */
+    } else if (at->layout == 'C') {
         /* row-major: the strides follow from the shape, the last is the item */
         LLVMValueRef lin = ix[0];
         for (int k = 1; k < n; k++) {

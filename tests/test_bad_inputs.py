@@ -795,7 +795,7 @@ def k_ok_array(out, a):
     (lambda: k_ok[1, 1](np.zeros(2), 2 ** 70), OverflowError),     # int beyond int64
     (lambda: k_ok[1, 1]([0.0, 0.0], 3), TypeError),                # list as the array
     (lambda: k_ok[1, 1]((0.0, 0.0), 3), gpu.TypingError),          # a tuple where the kernel stores into an array
-    (lambda: k_ok[1, 1](np.zeros(()), 3), TypeError),              # 0-d array
+    (lambda: k_ok[1, 1](np.zeros(()), 3), gpu.TypingError),        # 0-d array given one index
     (lambda: k_ok_array[1, 1](np.zeros(2), np.array([1, None], dtype=object)), TypeError),
     # a record stored into a float64 array: the kernel's typing refuses it
     (lambda: k_ok_array[1, 1](np.zeros(2), np.zeros(2, dtype=[("x", "f8"), ("y", "i4")])), gpu.TypingError),
