@@ -69,6 +69,7 @@ _LAZY = {
     "Reduce": ("reduction", "Reduce"), "reduce": ("reduction", "Reduce"),
     "typeof": ("typing.typeof", "typeof"), "deviceufunc": ("deviceufunc", None),
     "kernels": ("kernels", None), "config": ("config", None),
+    "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
 }
 
 
