@@ -639,6 +639,17 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, v));
             break;
         }
+        case OP_IS_OP: { /* (a b -- a is b), arg 1: is not */
+            POP(rhs);
+            POP(lhs);
+            Instr *v = build_emit(bd, IR_CMP, 2);
+            if (!v) return -1;
+            v->ival = arg ? CMP_IS_NOT : CMP_IS;
+            v->args[0] = lhs;
+            v->args[1] = rhs;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
         case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
             POP(idx);
             POP(o);
@@ -864,6 +875,19 @@ static int build_block(Builder *bd, Block *b) {
             int jt = in->jump, ft = in->next;
             if (in->op == OP_POP_JUMP_IF_FALSE) return branch(bd, t, ft, bd->sp, jt, bd->sp);
             return branch(bd, t, jt, bd->sp, ft, bd->sp);
+        }
+        case OP_POP_JUMP_IF_NONE:
+        case OP_POP_JUMP_IF_NOT_NONE: { /* (v -- ): `v is None` and a jump */
+            POP(v);
+            Instr *none = const_from_py(bd, Py_None, 0);
+            Instr *t = none ? build_emit(bd, IR_CMP, 2) : NULL;
+            if (!t) return -1;
+            t->ival = CMP_IS;
+            t->args[0] = v;
+            t->args[1] = none;
+            int jt = in->jump, ft = in->next;
+            if (in->op == OP_POP_JUMP_IF_NONE) return branch(bd, t, jt, bd->sp, ft, bd->sp);
+            return branch(bd, t, ft, bd->sp, jt, bd->sp);
         }
         case OP_JUMP_IF_FALSE_OR_POP:
         case OP_JUMP_IF_TRUE_OR_POP: { /* (c -- c) jumping, (c -- ) not */

@@ -342,7 +342,7 @@ typedef enum {
     BIN_XOR
 } BinOp;
 typedef enum { UN_NEG, UN_POS, UN_NOT, UN_INVERT } UnOp;
-typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE } CmpOp;
+typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE, CMP_IS, CMP_IS_NOT } CmpOp;
 
 struct Instr {
     IrOp op;

@@ -404,6 +404,15 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
 
 static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
     Type *t = in->conv;
+    if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
+        bool is_not = in->ival == CMP_IS_NOT;
+        if (!t) /* settled by the types (typeinfer.c): None is None, different types never */
+            return LLVMConstInt(c->i1, (in->args[0]->type->kind == TY_NONE &&
+                                        type_eq(in->args[0]->type, in->args[1]->type)) != is_not, 0);
+        Instr eq = *in;
+        eq.ival = is_not ? CMP_NE : CMP_EQ;
+        return lower_cmp(c, &eq);
+    }
     LLVMValueRef a = val_as(c, in->args[0], t), b = val_as(c, in->args[1], t);
     if (is_complex(t)) return complex_cmp(c, (CmpOp)in->ival, a, b);
     if (is_float(t)) {
