@@ -645,6 +645,8 @@ static int lower_instr(Ctx *c, Instr *in) {
                     t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k,
                                              "");
                 r = t;
+            } else if (!strcmp(in->name, "dtype")) {
+                /* a type, which has no value */
             } else if (!strcmp(in->name, "ndim")) {
                 r = ci64(c, at->ndim);
             } else if (!strcmp(in->name, "ctypes.data")) { /* the address, generic as numba's */

@@ -424,6 +424,11 @@ static Type *type_of(TI *ti, Instr *in) {
                 !strcmp(in->name, "nbytes"))
                 return &ty_int64;
             if (!strcmp(in->name, "ctypes.data")) return &ty_uint64;
+            if (!strcmp(in->name, "dtype")) { /* a compile-time value: its scalar type, as np.float32 is */
+                if (!is_number(a->elem)) UNSUP("'.dtype' of an array of %s", type_name(c, a->elem));
+                return type_obj(c, arena_printf(&c->arena, "numpy.%s%s", type_name(c, a->elem),
+                                                a->elem->kind == TY_BOOL ? "_" : ""));
+            }
             /* views: .T reverses the axes; .real and .imag of a complex array
              * see one part of each element (the stride stays the complex's) */
             if (!strcmp(in->name, "T")) return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
