@@ -348,6 +348,27 @@ static int unsupported_op(Builder *bd, const Insn *in) {
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);
 }
 
+/* An IntEnum's member by name (RequestError["not_found"]): *out, an int
+ * constant, as its attribute is (pyvalue.c); *out NULL for any other
+ * subscript. A name the class lacks is a user error. */
+static int enum_member(Builder *bd, Instr *o, Instr *idx, Instr **out) {
+    *out = NULL;
+    if (o->op != IR_OBJ || !o->pyobj || !PyType_Check(o->pyobj) || idx->op != IR_CONST || idx->ckind != CK_STR)
+        return 0;
+    PyObject *key = PyUnicode_FromString(idx->name);
+    PyObject *m = key ? PyObject_GetItem(o->pyobj, key) : NULL;
+    Py_XDECREF(key);
+    if (!m && PyErr_ExceptionMatches(PyExc_KeyError)) { /* an Enum class without that member */
+        PyErr_Clear();
+        return error_at(bd->c, ERR_TYPING, bd->loc, "%s has no member '%s'", ((PyTypeObject *)o->pyobj)->tp_name,
+                        idx->name);
+    }
+    if (m && PyLong_Check(m) && PyObject_TypeCheck(m, (PyTypeObject *)o->pyobj)) *out = const_from_py(bd, m, 0);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return 0;
+}
+
 static int compare_index(int arg) {
 #if PY_VERSION_HEX >= 0x030D0000
     return arg >> 5;
@@ -653,6 +674,12 @@ static int build_block(Builder *bd, Block *b) {
         case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
             POP(idx);
             POP(o);
+            Instr *member;
+            RETURN_IF_ERROR(enum_member(bd, o, idx, &member));
+            if (member) {
+                RETURN_IF_ERROR(push(bd, member));
+                break;
+            }
             Instr *v = build_emit(bd, IR_GETITEM, 2);
             if (!v) return -1;
             v->args[0] = o;
