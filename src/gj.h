@@ -780,6 +780,7 @@ LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
 LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx); /* &arr[idx...] */
+LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it); /* a 0-d array index: its element */
 LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p); /* an element of type et at p */
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);

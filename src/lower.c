@@ -459,6 +459,15 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
 }
 
+/* An index item v of type *it: a 0-d integer array indexes as its element
+ * (typeinfer.c allows it), which is loaded here; *it becomes its type. */
+LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
+    if ((*it)->kind != TY_ARRAY) return v;
+    Type *et = (*it)->elem;
+    *it = et;
+    return load_elem(c, et, LLVMBuildExtractValue(c->b, v, 0, ""));
+}
+
 /* Element pointer for a[idx...]; negative indices count from the end. */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
@@ -481,6 +490,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
             it = idx->type->items[k];
             v = LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
         }
+        v = index_scalar(c, v, &it);
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);

@@ -122,6 +122,8 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
                 continue;
             }
             if (is_index(items[i])) continue;
+            /* numba's: a 0-d integer array indexes as its element */
+            if (items[i]->kind == TY_ARRAY && items[i]->ndim == 0 && is_index(items[i]->elem)) continue;
             if (is_float(items[i])) TERR("array index must be an integer, not %s", type_name(c, items[i]));
             UNSUP("array index of type %s (arrays as indices are not supported)", type_name(c, items[i]));
         }

@@ -90,3 +90,25 @@ def test_global_numpy_array(rng):
     out = poisoned(1, np.float64)
     k_global0[1, 1](x, out)
     assert out[0] == x[0] * SCALE0
+
+
+@gpu.jit
+def k_index0(a, m, i, j, out):
+    out[0] = a[i]              # a 0-d integer array indexes as its element
+    a[j] = -1.0
+    row = m[i]                 # and picks a row as an int does
+    out[1] = row[j[()]] + m[i, j]
+
+
+def test_zero_d_integer_index(rng):
+    a = rng.standard_normal(9)
+    m = rng.standard_normal((9, 4))
+    i = np.asarray(rng.integers(-9, 9), np.int32)
+    j = np.asarray(rng.integers(0, 4), np.int64)
+    ref0, ref1 = a[int(i)], 2 * m[int(i), int(j)]
+    want_a = a.copy()
+    want_a[int(j)] = -1.0
+    out = poisoned(2, np.float64)
+    k_index0[1, 1](a, m, i, j, out)
+    assert out[0] == ref0 and out[1] == ref1
+    assert np.array_equal(a, want_a)
