@@ -43,7 +43,12 @@ typedef struct GjDispatcher {
     size_t capacity, count;  /* capacity: 0 or a power of two */
     PyObject *dict;
     PyObject *weaklist;
+    PyObject *extensions; /* numba's launch extensions (prepare_args hooks): a list, or NULL */
 } GjDispatcher;
+
+/* gpujit.args.ArgHint (In, Out, InOut), once that module is imported: an
+ * argument of it makes the launch go through the dispatcher's _prepare_args. */
+static PyObject *arg_hint_type;
 
 static uint64_t hash_key(const uint8_t *k, size_t n) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -483,11 +488,7 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     return 0;
 }
 
-static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
-    if (kw && PyDict_GET_SIZE(kw)) {
-        PyErr_SetString(PyExc_TypeError, "kernels take positional arguments only");
-        return NULL;
-    }
+static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
     int t = gj_target();
     if (t < 0) return NULL;
     GjTargetKind target = (GjTargetKind)t;
@@ -561,6 +562,47 @@ done:
     return result;
 }
 
+/* Whether the launch needs the Python side first: launch extensions, or
+ * arguments wrapped in In/Out/InOut. Without them this costs no Python call. */
+static int needs_prepare(GjLaunchConfig *c, PyObject *args) {
+    PyObject *ext = ((GjDispatcher *)c->disp)->extensions;
+    if (ext && (!PyList_Check(ext) || PyList_GET_SIZE(ext) > 0)) return 1;
+    if (!arg_hint_type) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++)
+        if (PyObject_TypeCheck(PyTuple_GET_ITEM(args, i), (PyTypeObject *)arg_hint_type)) return 1;
+    return 0;
+}
+
+static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
+    if (kw && PyDict_GET_SIZE(kw)) {
+        PyErr_SetString(PyExc_TypeError, "kernels take positional arguments only");
+        return NULL;
+    }
+    if (!needs_prepare(c, args)) return config_launch(c, args);
+    /* (the arguments to launch with, the write-backs to call after the launch) */
+    PyObject *prep = PyObject_CallMethod((PyObject *)c->disp, "_prepare_args", "(OO)", args,
+                                         c->stream_obj ? c->stream_obj : Py_None);
+    if (!prep) return NULL;
+    if (!PyTuple_Check(prep) || PyTuple_GET_SIZE(prep) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(prep, 0))) {
+        Py_DECREF(prep);
+        PyErr_SetString(PyExc_TypeError, "_prepare_args must return (args tuple, write-backs)");
+        return NULL;
+    }
+    PyObject *result = config_launch(c, PyTuple_GET_ITEM(prep, 0));
+    PyObject *it = result ? PyObject_GetIter(PyTuple_GET_ITEM(prep, 1)) : NULL;
+    PyObject *wb;
+    while (it && (wb = PyIter_Next(it))) {
+        PyObject *r = PyObject_CallNoArgs(wb);
+        Py_DECREF(wb);
+        if (!r) break;
+        Py_DECREF(r);
+    }
+    Py_XDECREF(it);
+    Py_DECREF(prep);
+    if (result && PyErr_Occurred()) Py_CLEAR(result);
+    return result;
+}
+
 static PyObject *dim_tuple(GjDim3 v) { return Py_BuildValue("(III)", v.x, v.y, v.z); }
 
 static PyObject *config_griddim(GjLaunchConfig *c, void *x) { return dim_tuple(c->grid); }
@@ -619,6 +661,7 @@ static PyTypeObject GjLaunchConfig_Type = {
 
 static int disp_traverse(GjDispatcher *d, visitproc visit, void *arg) {
     Py_VISIT(d->dict);
+    Py_VISIT(d->extensions);
     for (size_t i = 0; i < d->capacity; i++)
         if (d->table[i].key) Py_VISIT(d->table[i].kernel);
     return 0;
@@ -626,6 +669,7 @@ static int disp_traverse(GjDispatcher *d, visitproc visit, void *arg) {
 
 static int disp_clear(GjDispatcher *d) {
     Py_CLEAR(d->dict);
+    Py_CLEAR(d->extensions);
     cache_clear(d);
     return 0;
 }
@@ -664,10 +708,36 @@ static PyObject *disp_cached_kernels(GjDispatcher *d, PyObject *unused) {
 /* for tests: the CuPy array type the launcher reads directly, once it has seen one */
 static PyObject *disp_cupy_type(GjDispatcher *d, PyObject *unused) { return gj_args_cupy_type(); }
 
+/* DispatcherBase._set_arg_hint_type(cls): the base class of In/Out/InOut */
+static PyObject *disp_set_arg_hint_type(PyObject *unused, PyObject *cls) {
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "_set_arg_hint_type takes a class");
+        return NULL;
+    }
+    Py_XSETREF(arg_hint_type, Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
+static PyObject *disp_get_extensions(GjDispatcher *d, void *x) {
+    if (!d->extensions && !(d->extensions = PyList_New(0))) return NULL;
+    return Py_NewRef(d->extensions);
+}
+
+static int disp_set_extensions(GjDispatcher *d, PyObject *v, void *x) {
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete extensions");
+        return -1;
+    }
+    Py_XSETREF(d->extensions, Py_NewRef(v));
+    return 0;
+}
+
 /* clang-format off */
 static PyMethodDef disp_methods[] = {
     {"_cupy_fast_path_type", (PyCFunction)disp_cupy_type, METH_NOARGS,
      "the CuPy ndarray type read without __cuda_array_interface__, or None"},
+    {"_set_arg_hint_type", (PyCFunction)disp_set_arg_hint_type, METH_O | METH_STATIC,
+     "the base class of argument wrappers (In, Out, InOut) that go through _prepare_args"},
     {"_cache_clear", (PyCFunction)disp_cache_clear, METH_NOARGS,
      "drop every cached specialisation"},
     {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,
@@ -679,6 +749,8 @@ static PyMethodDef disp_methods[] = {
 /* clang-format off */
 static PyGetSetDef disp_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"extensions", (getter)disp_get_extensions, (setter)disp_set_extensions,
+     "launch extensions: objects whose prepare_args(ty, val, stream=, retr=) sees each argument", NULL},
     {NULL},
 };
 /* clang-format on */

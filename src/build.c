@@ -361,6 +361,27 @@ static int unsupported_op(Builder *bd, const Insn *in) {
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);
 }
 
+/* An IntEnum's member by name (RequestError["not_found"]): *out, an int
+ * constant, as its attribute is (pyvalue.c); *out NULL for any other
+ * subscript. A name the class lacks is a user error. */
+static int enum_member(Builder *bd, Instr *o, Instr *idx, Instr **out) {
+    *out = NULL;
+    if (o->op != IR_OBJ || !o->pyobj || !PyType_Check(o->pyobj) || idx->op != IR_CONST || idx->ckind != CK_STR)
+        return 0;
+    PyObject *key = PyUnicode_FromString(idx->name);
+    PyObject *m = key ? PyObject_GetItem(o->pyobj, key) : NULL;
+    Py_XDECREF(key);
+    if (!m && PyErr_ExceptionMatches(PyExc_KeyError)) { /* an Enum class without that member */
+        PyErr_Clear();
+        return error_at(bd->c, ERR_TYPING, bd->loc, "%s has no member '%s'", ((PyTypeObject *)o->pyobj)->tp_name,
+                        idx->name);
+    }
+    if (m && PyLong_Check(m) && PyObject_TypeCheck(m, (PyTypeObject *)o->pyobj)) *out = const_from_py(bd, m, 0);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return 0;
+}
+
 static int compare_index(int arg) {
 #if PY_VERSION_HEX >= 0x030D0000
     return arg >> 5;
@@ -836,9 +857,26 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, v));
             break;
         }
+        case OP_IS_OP: { /* (a b -- a is b), arg 1: is not */
+            POP(rhs);
+            POP(lhs);
+            Instr *v = build_emit(bd, IR_CMP, 2);
+            if (!v) return -1;
+            v->ival = arg ? CMP_IS_NOT : CMP_IS;
+            v->args[0] = lhs;
+            v->args[1] = rhs;
+            RETURN_IF_ERROR(push(bd, v));
+            break;
+        }
         case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
             POP(idx);
             POP(o);
+            Instr *member;
+            RETURN_IF_ERROR(enum_member(bd, o, idx, &member));
+            if (member) {
+                RETURN_IF_ERROR(push(bd, member));
+                break;
+            }
             Instr *v = build_emit(bd, IR_GETITEM, 2);
             if (!v) return -1;
             v->args[0] = o;
@@ -1083,6 +1121,19 @@ static int build_block(Builder *bd, Block *b) {
             int jt = in->jump, ft = in->next;
             if (in->op == OP_POP_JUMP_IF_FALSE) return branch(bd, t, ft, bd->sp, jt, bd->sp);
             return branch(bd, t, jt, bd->sp, ft, bd->sp);
+        }
+        case OP_POP_JUMP_IF_NONE:
+        case OP_POP_JUMP_IF_NOT_NONE: { /* (v -- ): `v is None` and a jump */
+            POP(v);
+            Instr *none = const_from_py(bd, Py_None, 0);
+            Instr *t = none ? build_emit(bd, IR_CMP, 2) : NULL;
+            if (!t) return -1;
+            t->ival = CMP_IS;
+            t->args[0] = v;
+            t->args[1] = none;
+            int jt = in->jump, ft = in->next;
+            if (in->op == OP_POP_JUMP_IF_NONE) return branch(bd, t, jt, bd->sp, ft, bd->sp);
+            return branch(bd, t, ft, bd->sp, jt, bd->sp);
         }
         case OP_JUMP_IF_FALSE_OR_POP:
         case OP_JUMP_IF_TRUE_OR_POP: { /* (c -- c) jumping, (c -- ) not */

@@ -351,7 +351,7 @@ typedef enum {
     BIN_XOR
 } BinOp;
 typedef enum { UN_NEG, UN_POS, UN_NOT, UN_INVERT } UnOp;
-typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE } CmpOp;
+typedef enum { CMP_LT, CMP_LE, CMP_EQ, CMP_NE, CMP_GT, CMP_GE, CMP_IS, CMP_IS_NOT } CmpOp;
 
 struct Instr {
     IrOp op;
@@ -801,6 +801,7 @@ LLVMValueRef fcall1(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x);
 LLVMValueRef fcall2(Ctx *c, const char *llvm_intrinsic, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs); /* libm/libdevice */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx); /* &arr[idx...] */
+LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it); /* a 0-d array index: its element */
 LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p); /* an element of type et at p */
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);

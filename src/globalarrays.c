@@ -114,9 +114,9 @@ static int captured_array(Ctx *c, PyObject *o, Captured *a, const char **why) {
         goto done;
     }
     a->ndim = seq_i64(shape, a->shape, 32);
-    if (a->ndim < 1 || a->ndim > 32) {
+    if (a->ndim < 0 || a->ndim > 32) {
         PyErr_Clear();
-        *why = "must have 1 to 32 dimensions";
+        *why = "must have 0 to 32 dimensions";
         goto done;
     }
     int64_t s = type_bits(a->elem) / 8;
@@ -159,7 +159,7 @@ Type *type_global_array(Ctx *c, Instr *in) {
     PyBuffer_Release(&v);
     if (!e)
         TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
-    if (ndim < 1 || ndim > 32) TERR("a global NumPy array must have 1 to 32 dimensions");
+    if (ndim < 0 || ndim > 32) TERR("a global NumPy array must have 0 to 32 dimensions");
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
 

@@ -404,6 +404,15 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
 
 static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
     Type *t = in->conv;
+    if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
+        bool is_not = in->ival == CMP_IS_NOT;
+        if (!t) /* settled by the types (typeinfer.c): None is None, different types never */
+            return LLVMConstInt(c->i1, (in->args[0]->type->kind == TY_NONE &&
+                                        type_eq(in->args[0]->type, in->args[1]->type)) != is_not, 0);
+        Instr eq = *in;
+        eq.ival = is_not ? CMP_NE : CMP_EQ;
+        return lower_cmp(c, &eq);
+    }
     LLVMValueRef a = val_as(c, in->args[0], t), b = val_as(c, in->args[1], t);
     if (is_complex(t)) return complex_cmp(c, (CmpOp)in->ival, a, b);
     if (is_float(t)) {
@@ -450,6 +459,15 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
 }
 
+/* An index item v of type *it: a 0-d integer array indexes as its element
+ * (typeinfer.c allows it), which is loaded here; *it becomes its type. */
+LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
+    if ((*it)->kind != TY_ARRAY) return v;
+    Type *et = (*it)->elem;
+    *it = et;
+    return load_elem(c, et, LLVMBuildExtractValue(c->b, v, 0, ""));
+}
+
 /* Element pointer for a[idx...]; negative indices count from the end. */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
@@ -472,6 +490,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
             it = idx->type->items[k];
             v = LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
         }
+        v = index_scalar(c, v, &it);
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
@@ -485,7 +504,9 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     LLVMValueRef ok = c->errbuf ? check_bounds(c, a, ix, given, n) : NULL;
     LLVMTypeRef et = mem_type(c, at->elem);
     LLVMValueRef p;
-    if (at->layout == 'C') {
+    if (n == 0) {
+        p = data; /* a 0-d array's one element */
+    } else if (at->layout == 'C') {
         /* row-major: the strides follow from the shape, the last is the item */
         LLVMValueRef lin = ix[0];
         for (int k = 1; k < n; k++) {
@@ -637,6 +658,8 @@ static int lower_instr(Ctx *c, Instr *in) {
                     t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k,
                                              "");
                 r = t;
+            } else if (!strcmp(in->name, "dtype")) {
+                /* a type, which has no value */
             } else if (!strcmp(in->name, "ndim")) {
                 r = ci64(c, at->ndim);
             } else if (!strcmp(in->name, "ctypes.data")) { /* the address, generic as numba's */

@@ -1,6 +1,6 @@
 /* prune.c: dead branches on literal arguments, as numba prunes them. Where a
  * device function's caller passes a constant for a parameter that an `if`
- * tests directly (`if flag:`), only the branch that constant takes is kept:
+ * tests directly (`if flag:`, `if p is None:`), only the branch that constant takes is kept:
  * the other is never typed or compiled, so it may hold code that would not
  * type for these arguments. The constant joins the specialisation's key
  * (arg_literal), so a call with another value, or a run-time one, gets its
@@ -77,6 +77,25 @@ static int varargs_len_test(Ctx *c, const Instr *cond) {
     return -1;
 }
 
+static bool is_none_const(const Instr *k) { return k->op == IR_CONST && k->ckind == CK_NONE; }
+
+/* `p is None` or `p is not None` on a parameter the caller gave a constant (an
+ * omitted argument's None default too): whether it holds, with *cond set to
+ * the parameter's load; -1 where the constant is not known; -2 for any other
+ * condition. The branch not taken may use p as what it is not (numba's
+ * pruning of Optional arguments). */
+static int none_test(Ctx *c, Instr **cond) {
+    Instr *t = *cond;
+    if (t->op != IR_CMP || (t->ival != CMP_IS && t->ival != CMP_IS_NOT)) return -2;
+    Instr *x = t->args[0], *y = t->args[1];
+    if (is_none_const(x)) x = t->args[1], y = t->args[0];
+    if (!is_none_const(y) || x->op != IR_LOAD_VAR) return -2;
+    Instr *k = arg_literal(c, x, LIT_PEEK);
+    if (!k) return -1;
+    *cond = x;
+    return (k->ckind == CK_NONE) != (t->ival == CMP_IS_NOT);
+}
+
 int prune_literal_branches(Ctx *c) {
     if (!c->argvals || !c->nblocks) return 0;
     /* every block must end in a branch or a return for reachability to be known */
@@ -91,11 +110,17 @@ int prune_literal_branches(Ctx *c) {
         Instr *cond = t->args[0];
         while (cond->op == IR_TRUTH) cond = cond->args[0]; /* 3.13's TO_BOOL adds one */
         int taken = varargs_len_test(c, cond);
-        if (taken < 0 && cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
-        Instr *k = taken < 0 ? arg_literal(c, cond, LIT_PEEK) : NULL;
-        if (k) taken = truth_of(k);
+        bool literal = taken < 0; /* the test reads a parameter's constant: the kernel's key holds it */
+        if (literal) {
+            taken = none_test(c, &cond);
+            if (taken == -2) {
+                if (cond->op != IR_LOAD_VAR) continue; /* a parameter, not a constant the code spells */
+                Instr *k = arg_literal(c, cond, LIT_PEEK);
+                taken = k ? truth_of(k) : -1;
+            }
+        }
         if (taken < 0) continue;
-        if (k && !arg_literal(c, cond, LIT_KEY))
+        if (literal && !arg_literal(c, cond, LIT_KEY))
             return PyErr_Occurred() ? -1 : internal_error(c, t->loc, "prune: no literal");
         t->op = IR_BR;
         t->nargs = 0;

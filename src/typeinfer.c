@@ -122,6 +122,8 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
                 continue;
             }
             if (is_index(items[i])) continue;
+            /* numba's: a 0-d integer array indexes as its element */
+            if (items[i]->kind == TY_ARRAY && items[i]->ndim == 0 && is_index(items[i]->elem)) continue;
             if (is_float(items[i])) TERR("array index must be an integer, not %s", type_name(c, items[i]));
             UNSUP("array index of type %s (arrays as indices are not supported)", type_name(c, items[i]));
         }
@@ -163,7 +165,7 @@ static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
 /* A call of a Python function: type its specialisation for these arguments
  * (compile.c runs the frontend on it); the call's type is its return type. */
 /* Python's default argument values fill the call's missing trailing
- * arguments (numbers only: they become constants). */
+ * arguments (numbers and None only: they become constants). */
 static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
     PyObject *defs = PyFunction_GET_DEFAULTS(func);
     int argc = ((PyCodeObject *)PyFunction_GET_CODE(func))->co_argcount, n = in->nargs - 1;
@@ -185,6 +187,8 @@ static int apply_defaults(Ctx *c, Instr *in, PyObject *func) {
             k->ckind = CK_INT, k->ival = PyLong_AsLongLong(d), k->type = &ty_int64;
         else if (PyFloat_Check(d))
             k->ckind = CK_FLOAT, k->fval = PyFloat_AS_DOUBLE(d), k->type = &ty_float64;
+        else if (d == Py_None) /* numba's omitted argument: `is None` tests settle on its type */
+            k->ckind = CK_NONE, k->type = &ty_none;
         else
             return error_at(c, ERR_UNSUPPORTED, in->loc, "default value of type '%s' for argument %d of %s()",
                             Py_TYPE(d)->tp_name, i + 1, in->args[0]->type->path);
@@ -293,8 +297,8 @@ static Type *type_user_call(Ctx *c, Instr *in) {
         at[i] = in->args[1 + i]->type;
         if (!type_known(at[i])) return &ty_unknown;
         /* functions, modules, dtypes and strings are compile-time values: the
-         * callee is specialised on them (compile.c keys it) and gets no parameter */
-        if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR) continue;
+         * callee is specialised on them (compile.c keys it) and gets no parameter; so is None */
+        if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR || at[i]->kind == TY_NONE) continue;
         if (!has_value(at[i]) || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER)
             TERR("argument %d of %s() is %s; device functions take numbers, arrays, tuples of them, "
                  "functions and dtypes",
@@ -419,7 +423,9 @@ static Type *type_of(TI *ti, Instr *in) {
     case IR_STORE_VAR: {
         if (!type_known(a)) return &ty_none;
         Var *v = ctx_var(c, in->var);
-        if (a->kind == TY_NONE && v->name[0] != '$') TERR("cannot assign None to '%s'", v->name);
+        /* a parameter given None (an omitted argument) holds it: `is None` tests read it */
+        if (a->kind == TY_NONE && v->name[0] != '$' && in->args[0]->op != IR_ARG)
+            TERR("cannot assign None to '%s'", v->name);
         Type *u = unify(c, v->type, a);
         if (!u) {
             if (v->is_arg)
@@ -465,6 +471,11 @@ static Type *type_of(TI *ti, Instr *in) {
                 !strcmp(in->name, "nbytes"))
                 return &ty_int64;
             if (!strcmp(in->name, "ctypes.data")) return &ty_uint64;
+            if (!strcmp(in->name, "dtype")) { /* a compile-time value: its scalar type, as np.float32 is */
+                if (!is_number(a->elem)) UNSUP("'.dtype' of an array of %s", type_name(c, a->elem));
+                return type_obj(c, arena_printf(&c->arena, "numpy.%s%s", type_name(c, a->elem),
+                                                a->elem->kind == TY_BOOL ? "_" : ""));
+            }
             /* views: .T reverses the axes; .real and .imag of a complex array
              * see one part of each element (the stride stays the complex's) */
             if (!strcmp(in->name, "T")) return a->ndim <= 1 ? a : type_array(c, a->elem, a->ndim, 'A', a->space);
@@ -520,6 +531,16 @@ static Type *type_of(TI *ti, Instr *in) {
         return in->conv = is_float(a) ? a : promote_arith(a, a);
     case IR_CMP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
+        if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
+            /* numba's `is`: values of different types are never the same object; None is None;
+             * numbers and bools of one type are compared by value */
+            in->conv = NULL;
+            if (!type_eq(a, b) || a->kind == TY_NONE) return &ty_bool;
+            if (!is_number(a))
+                TERR("'is' compares numbers, bools and None in kernels, not %s", type_name(c, a));
+            in->conv = a;
+            return &ty_bool;
+        }
         if (!is_number(a) || !is_number(b)) TERR("cannot compare %s with %s", type_name(c, a), type_name(c, b));
         if ((is_complex(a) || is_complex(b)) && in->ival != CMP_EQ && in->ival != CMP_NE)
             TERR("complex numbers are not ordered: only == and != compare %s with %s", type_name(c, a),

@@ -205,12 +205,14 @@ const char *type_name(Ctx *c, const Type *t) {
             if (t->ndim == 1) dims = arena_printf(&c->arena, "%s,", dims);
             return arena_printf(&c->arena, "nestedarray(%s, (%s))", type_name(c, t->elem), dims);
         }
+        const char *sp = t->space == AS_SHARED ? " shared" : t->space == AS_LOCAL ? " local" : "";
+        if (t->ndim == 0) /* no subscript spelling has no dimensions: numba's printed form */
+            return arena_printf(&c->arena, "array(%s, 0d, C)%s", type_name(c, t->elem), sp);
         const char *dims = "";
         for (int i = 0; i < t->ndim; i++) {
             bool last = i == t->ndim - 1;
             dims = arena_printf(&c->arena, "%s%s%s", dims, last && t->layout == 'C' ? "::1" : ":", last ? "" : ", ");
         }
-        const char *sp = t->space == AS_SHARED ? " shared" : t->space == AS_LOCAL ? " local" : "";
         return arena_printf(&c->arena, "%s[%s]%s", type_name(c, t->elem), dims, sp);
     }
     case TY_TUPLE: {
@@ -408,6 +410,7 @@ static Type *element_type(Parser *ps, Type *t) {
 }
 
 static Type *parse_type(Parser *ps, int depth);
+static Type *parse_record(Parser *ps, int depth, const char *start);
 
 /* items := [type (',' type)*] ')' -- the '(' already read */
 static int parse_items(Parser *ps, int depth, Type **items, int limit, const char *what, int *n) {
@@ -426,10 +429,17 @@ static int parse_items(Parser *ps, int depth, Type **items, int limit, const cha
 }
 
 /* "array(float32, 2d, C)" or "Array(float32, 2, 'C')": the '(' already read */
-static Type *parse_array_call(Parser *ps, bool printed) {
+static Type *parse_array_call(Parser *ps, bool printed, int depth) {
     char name[32];
     int n = ident(ps, name, sizeof name);
+    const char *at = ps->p;
     Type *elem = n && n < (int)sizeof name ? type_from_name(name) : NULL;
+    if (!elem && n && !strncmp(at, "Record(", 7)) { /* a 0-d record array's element */
+        ps->p += 7;
+        elem = parse_record(ps, depth + 1, at);
+        if (!elem) return NULL;
+        n = 0;
+    }
     if (!elem) SIG_FAIL(n ? "unknown type name '%.*s'" : "expected a type", n, ps->p);
     ps->p += n;
     if (!element_type(ps, elem)) return NULL;
@@ -437,7 +447,7 @@ static Type *parse_array_call(Parser *ps, bool printed) {
     if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the number of dimensions");
     if (parse_count(ps, &ndim) < 0) return NULL;
     if (printed && *ps->p++ != 'd') SIG_FAIL("expected 'd' after the number of dimensions");
-    if (ndim < 1 || ndim > SIG_MAX_DIMS) SIG_FAIL("arrays have 1 to %d dimensions, not %d", SIG_MAX_DIMS, ndim);
+    if (ndim < 0 || ndim > SIG_MAX_DIMS) SIG_FAIL("arrays have 0 to %d dimensions, not %d", SIG_MAX_DIMS, ndim);
     if (!accept(ps, ',')) SIG_FAIL("expected ', ' and the layout");
     skip_ws(ps);
     char quote = printed ? 0 : *ps->p;
@@ -616,8 +626,8 @@ static Type *parse_base(Parser *ps, int depth) {
     }
     if (!strcmp(name, "Record") && accept(ps, '(')) return parse_record(ps, depth, at);
     if (!strcmp(name, "NamedTuple") && accept(ps, '(')) return parse_named_tuple(ps, depth);
-    if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true);
-    if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false);
+    if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true, depth);
+    if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false, depth);
     if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");
     Type *t = n < (int)sizeof name ? type_from_name(name) : NULL;
     if (!t) {

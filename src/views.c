@@ -117,6 +117,7 @@ LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt) {
             continue;
         }
         /* an integer: as elem_ptr takes it */
+        v = index_scalar(c, v, &it);
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         if (is_signed(it) && !(iv && iv->op == IR_CONST && iv->ival >= 0)) {

@@ -39,3 +39,28 @@ def test_vectorize_with_members():
     uf = gpu.vectorize(["int64(int64)"])(lambda x: Status.failed if x != Status.missing else Status.ok)
     x = np.array([2, 404, 500, 404, 7])
     np.testing.assert_array_equal(uf(x), [500, 2, 500, 2, 500])
+
+
+def test_members_by_name():
+    def f(x, out):
+        out[0] = Status["missing"]
+        out[1] = x == Status["ok"]
+        out[2] = x + Shape["square"]
+        out[3] = Status["failed"] is Status.failed
+    k = gpu.jit(f)
+    for x in [2, *np.random.default_rng().integers(0, 1000, 4)]:
+        got = np.full(4, -7, np.int64)
+        want = np.zeros(4, np.int64)
+        f(int(x), want)
+        k[1, 1](int(x), got)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unknown_member_name_is_an_error():
+    @gpu.jit
+    def k(out):
+        out[0] = Status["nope"]
+
+    import pytest
+    with pytest.raises(gpu.TypingError, match="has no member .nope."):
+        k[1, 1](np.zeros(1, np.int64))

@@ -156,11 +156,6 @@ def k_slice(out, n):
     v[0] = 1
 
 
-def k_is(out, n):
-    if n is None:  # <-
-        out[0] = 1
-
-
 def k_in(out, n):
     if n in (1, 2, 3):  # <-
         out[0] = 1
@@ -180,7 +175,7 @@ def k_for_over_int(out, n):
     (k_listcomp, "comprehension"), (k_genexp, None), (k_lambda, "non-constant value"), (k_nested_def, "non-constant value"),
     (k_string_op, None), (k_raise, "raise"), (k_assert, "assert"), (k_global_assign, "global"),
     (k_attr_assign, None), (k_del, "del"), (k_import, "import"), (k_fstring, None), (k_slice, "slice"),
-    (k_is, None), (k_in, None), (k_matmul_op, None), (k_for_over_int, "iteration over int64"),
+    (k_in, None), (k_matmul_op, None), (k_for_over_int, "iteration over int64"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_unsupported_construct(fn, contains):
     check(fn, (gpu.UnsupportedError, gpu.TypingError), contains=contains,

@@ -216,7 +216,7 @@ BAD = [
     (void(CPointer(float32)), r"pointer types \(float32\*\) are not supported"),
     ("void(CPointer(float32))", r"pointer types \(CPointer\) are not supported"),
     ("void(Array(float32, 2, C))", "expected the layout, quoted"),
-    ("void(array(float32, 33d, C))", "arrays have 1 to 32 dimensions, not 33"),
+    ("void(array(float32, 33d, C))", "arrays have 0 to 32 dimensions, not 33"),
     ("void(Record(a[type=float64;offset=4];8;True))", "field 'a' ends past the record's 8 bytes"),
     ("void(Record(a[type=float64[:];offset=0];8;True))", "a record field is a number, a record or a nested array"),
     ("void(float65[:])", "unknown type name 'float65' at column 6"),
@@ -246,7 +246,7 @@ def test_bad_signatures(sig, message):
 
 @pytest.mark.parametrize("make", [
     lambda: float32[::2], lambda: float32[1:], lambda: float32[::1, ::1], lambda: float32[()],
-    lambda: Array(int32, 0), lambda: Array(int32, 2, "X"), lambda: Array(void, 1), lambda: void[:],
+    lambda: Array(int32, -1), lambda: Array(int32, 2, "X"), lambda: Array(void, 1), lambda: void[:],
     lambda: float32(3, float32), lambda: UniTuple(void, 2),
 ])
 def test_bad_type_objects(make):

@@ -71,6 +71,7 @@ _LAZY = {
     "typeof": ("typing.typeof", "typeof"), "deviceufunc": ("deviceufunc", None),
     "kernels": ("kernels", None), "config": ("config", None),
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
+    "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
 }
 
 

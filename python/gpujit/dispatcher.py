@@ -88,9 +88,11 @@ class Dispatcher(_core.DispatcherBase):
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
                  inline=False, opt=True, cache=False, boundscheck=None, lto=False, shared_memory_carveout=None,
-                 forceinline=False, launch_bounds=None,
+                 forceinline=False, launch_bounds=None, extensions=None,
                  **options):
         super().__init__()
+        if extensions:
+            self.extensions = list(extensions)
         # a hint to the driver about the L1/shared split; kept, checked as numba does
         self.shared_memory_carveout = _check_carveout(shared_memory_carveout)
         if options:
@@ -182,6 +184,29 @@ class Dispatcher(_core.DispatcherBase):
         self._compiled = {}
         for key in keys:
             self._compiled[key] = self._build(key, use_cache=False)
+
+    def _prepare_args(self, args, stream):
+        """Called by the launcher when there are launch extensions or In/Out/InOut arguments:
+        each extension's prepare_args(ty, val, stream=, retr=) sees each argument (the last
+        extension first, as numba), then a wrapped argument becomes what the kernel gets.
+        Returns the arguments and the write-backs to call after the launch."""
+        from .args import ArgHint
+        retr = []
+        out = []
+        stream = 0 if stream is None else stream
+        for val in args:
+            if self.extensions:
+                from .typing.typeof import typeof
+                try:
+                    ty = typeof(val.value if isinstance(val, ArgHint) else val)
+                except (TypeError, ValueError):
+                    ty = None
+                for ext in reversed(self.extensions):
+                    ty, val = ext.prepare_args(ty, val, stream=stream, retr=retr)
+            if isinstance(val, ArgHint):
+                val = val.to_device(retr, stream=stream)
+            out.append(val)
+        return tuple(out), retr
 
     def _specialize(self, args):
         """Called by the C launcher on a cache miss: the kernel for these args."""

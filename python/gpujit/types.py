@@ -114,13 +114,17 @@ class Array(Type):
         if not isinstance(dtype, (Number, Record)):
             raise TypeError("Array(): the element type must be a number type such as float32 or a Record, "
                             "not %r" % (dtype,))
-        if not isinstance(ndim, int) or ndim < 1:
-            raise TypeError("Array(): ndim must be a positive int, not %r" % (ndim,))
+        if not isinstance(ndim, int) or ndim < 0:
+            raise TypeError("Array(): ndim must be a non-negative int, not %r" % (ndim,))
         if layout not in ("C", "F", "A"):
             raise TypeError("Array(): layout must be 'C', 'F' or 'A', not %r" % (layout,))
         if ndim == 1 and layout == "F":
             layout = "C"   # one dimension: F order is C order
         self.dtype, self.ndim, self.layout, self.readonly = dtype, ndim, layout, readonly
+        if ndim == 0:   # no subscript spelling has no dimensions: numba's printed form
+            self.layout = "C"
+            super().__init__("array(%s, 0d, C)" % (dtype,))
+            return
         dims = [":"] * ndim
         if layout == "C":
             dims[-1] = "::1"

@@ -46,8 +46,8 @@ def _record_name(dt):
 
 
 def array_type(dtype, ndim, c_contiguous):
-    if ndim < 1:
-        raise TypeError("0-dimensional arrays are not supported as kernel arguments")
+    if ndim == 0:   # no subscript spelling has no dimensions: numba's printed form
+        return "array(%s, 0d, C)" % dtype_name(dtype)
     dims = [":"] * ndim
     if c_contiguous:
         dims[-1] = "::1"
