@@ -32,7 +32,10 @@ def test_addresses_are_aligned(alignment, dtype, shape):
     out = poisoned(3, np.uint64)
     k[1, 1](out)
     want = alignment or 16
-    assert out[0] % want == 0 and out[1] % want == 0
+    # sm_80+ GPUs reserve the first 1 KiB of a block's shared window, so a shared array's
+    # address is aligned as declared modulo 1 KiB at most (its offset in the window is)
+    want_shared = min(want, 1024) if gpu.current_target() == "cuda" else want
+    assert out[0] % want_shared == 0 and out[1] % want == 0
     assert out[0] != out[2]
 
 

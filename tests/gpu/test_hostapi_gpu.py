@@ -91,5 +91,5 @@ def test_contexts_gpus_streams(rng):
 
 def test_inspect_asm_of_launched_kernel():
     bump[(1, 1), (4, 4)](gpu.device_array((4, 4)))
-    (ptx,) = bump.inspect_asm().values()
-    assert ".entry" in ptx
+    ptxs = bump.inspect_asm()   # every signature compiled so far (other tests launch it too)
+    assert ptxs and all(".entry" in ptx for ptx in ptxs.values())
