@@ -196,7 +196,7 @@ PyTypeObject GjStream_Type = {
     .tp_dealloc = (destructor)stream_dealloc,
     .tp_repr = (reprfunc)stream_repr,
     .tp_as_number = &stream_as_number,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, /* gpujit.cudadrv.Stream */
     .tp_doc = "Stream(handle=None): a CUDA stream; None creates one, an int wraps a handle.",
     .tp_methods = stream_methods,
     .tp_getset = stream_getset,

@@ -6,6 +6,7 @@
 #
 # On the development machine, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
+#                (pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --no-deps cffi pycparser -d .deps/wheels)
 # On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
@@ -58,6 +59,8 @@ if want compat; then
     # numba-cuda's own tests against gpujit on the GPU; the tests come from the numba-cuda
     # installed on this machine (same version as the wheel the CPU run downloads)
     peer=$(python3 -c "import importlib.util, os; s = importlib.util.find_spec('numba_cuda'); print(os.path.join(os.path.dirname(s.origin), 'numba', 'cuda'))" 2>/dev/null)
+    # the peer's tests import cffi; this machine has no package registry: wheels carried in .deps/wheels
+    python3 -c "import cffi" 2>/dev/null || python3 -m pip install -q --no-index --find-links .deps/wheels cffi 2>&1 | tail -1
     if [ -d "$peer/tests" ]; then
         timeout ${COMPAT_TIMEOUT:-400} python3 tests/compat/run.py --target cuda --peer-dir "$peer" -j ${COMPAT_JOBS:-8} \
             --budget $(( ${COMPAT_TIMEOUT:-400} - 30 )) --json "$OUT/compat-cuda.json" > "$OUT/compat.log" 2>&1

@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from . import _core
+from .cudadrv import Stream as _Stream
 
 __all__ = [
     "DeviceArray", "to_device", "device_array", "device_array_like", "pinned_array", "as_cuda_array",
@@ -75,7 +76,7 @@ def _bytes_of(ary):
 def _sync(stream):
     if stream is not None and stream != 0 and not (isinstance(stream, _core.Stream) and
                                                      stream.handle == 0):
-        s = stream if isinstance(stream, _core.Stream) else _core.Stream(int(stream))
+        s = stream if isinstance(stream, _core.Stream) else _Stream(int(stream))
         s.synchronize()
 
 
@@ -704,7 +705,7 @@ def as_cuda_array(obj, sync=True):
     code = _dtype_code(dtype)
     stream = cai.get("stream")
     if sync and stream is not None:
-        _core.Stream(int(stream)).synchronize()
+        _Stream(int(stream)).synchronize()
     ptr, readonly = cai["data"]
     v = DeviceArray.__new__(DeviceArray)
     _core.DeviceArrayBase.__init__(v, tuple(cai["shape"]), cai.get("strides"), code, obj,

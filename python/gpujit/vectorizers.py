@@ -97,7 +97,8 @@ def _contiguous_as(shape, strides, itemsize, order):
 
 def _stream_sync(stream):
     if stream:
-        (stream if isinstance(stream, _core.Stream) else _core.Stream(int(stream))).synchronize()
+        from .cudadrv import Stream
+        (stream if isinstance(stream, _core.Stream) else Stream(int(stream))).synchronize()
 
 
 def _check_options(kind, options):

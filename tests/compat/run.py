@@ -89,7 +89,7 @@ def fetch_wheel(cache):
 # Device, Buffer and CUDAError; cuda.bindings' driver module); they import without a GPU.
 # Installed for the compat run only, into the cache (never into the interpreter's site
 # packages), without their dependencies: numpy is the interpreter's own.
-PEER_DEPS = ["cuda-core>=0.5.1,<2", "cuda-bindings>=13,<14", "cuda-pathfinder>=1.4,<2"]
+PEER_DEPS = ["cuda-core>=0.5.1,<2", "cuda-bindings>=13,<14", "cuda-pathfinder>=1.4,<2", "cffi>=1.15", "pycparser"]
 
 
 def fetch_deps(cache):

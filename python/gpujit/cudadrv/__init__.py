@@ -15,7 +15,14 @@ import importlib
 import os
 
 from .. import _core
-from .._core import CudaError, Event, LaunchError, Stream
+from .._core import CudaError, Event, LaunchError
+
+
+class Stream(_core.Stream):
+    """A CUDA stream: Stream() creates one, Stream(handle) wraps one (numba's
+    cuda.cudadrv.driver.Stream). A Python class over the C type, so code and tests can
+    patch its methods (numba's tests patch synchronize to count the syncs)."""
+    __slots__ = ()
 
 __all__ = [
     "CudaError", "LaunchError", "Stream", "Event", "is_available", "detect",

@@ -15,7 +15,8 @@ import ctypes
 import numpy as np
 
 from .. import _core
-from .._core import CudaError, Event, Stream
+from .._core import CudaError, Event
+from . import Stream
 from ..devicearray import _sync
 
 __all__ = [
