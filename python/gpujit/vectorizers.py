@@ -28,7 +28,7 @@ import numpy as np
 from . import _core
 from .deviceufunc import GUFuncEngine, broadcast_shapes
 from .types import Signature, Type
-from .typing import dtype_name, parse_signature, signature_string
+from .typing import contiguous_as, dtype_name, parse_signature, signature_string
 
 __all__ = ["vectorize", "guvectorize", "DeviceUFunc", "DeviceGUFunc"]
 
@@ -84,15 +84,6 @@ def _broadcast_view(dary, shape):
     return _view(dary, shape, strides)
 
 
-def _contiguous_as(shape, strides, itemsize, order):
-    """Are these strides C- (order 'C') or Fortran- (order 'F') contiguous for shape?"""
-    dims = zip(shape, strides) if order == "F" else zip(reversed(shape), reversed(strides))
-    expect = itemsize
-    for n, s in dims:
-        if n != 1 and s != expect:
-            return False
-        expect *= n
-    return True
 
 
 def _stream_sync(stream):
@@ -415,7 +406,7 @@ class DeviceUFunc:
         arrays = [a for a in kargs if not isinstance(a, np.generic)]
         ndim = len(kshape)
         for order in ("C", "F"):
-            if ndim > 1 and all(_contiguous_as(a.shape, a.strides, a.itemsize, order) for a in arrays):
+            if ndim > 1 and all(contiguous_as(a.shape, a.strides, a.itemsize, order) for a in arrays):
                 # one contiguous run: a 1-D kernel over it (no index arithmetic)
                 kargs = [a if isinstance(a, np.generic) else _view(a, (size,), (a.itemsize,)) for a in kargs]
                 ndim = 1

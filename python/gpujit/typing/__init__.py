@@ -54,15 +54,22 @@ def array_type(dtype, ndim, c_contiguous):
     return "%s[%s]" % (dtype_name(dtype), ", ".join(dims))
 
 
-def _is_c_contiguous(shape, strides, itemsize):
+def contiguous_as(shape, strides, itemsize, order):
+    """Are these strides C- (order 'C') or Fortran- (order 'F') contiguous for shape?
+    (None: no strides given, C-contiguous.) Axes of length 1 do not count."""
     if strides is None:
-        return True
+        return order == "C" or sum(n != 1 for n in shape) <= 1
+    dims = zip(shape, strides) if order == "F" else zip(reversed(shape), reversed(strides))
     expect = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for n, s in dims:
         if n != 1 and s != expect:
             return False
         expect *= n
     return True
+
+
+def _is_c_contiguous(shape, strides, itemsize):
+    return contiguous_as(shape, strides, itemsize, "C")
 
 
 def typeof_string(value, position=None):

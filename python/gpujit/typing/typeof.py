@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import types
 from ..np.numpy_support import from_dtype
+from . import contiguous_as
 
 __all__ = ["typeof", "Purpose"]
 
@@ -33,18 +34,9 @@ def _dtype_type(dtype, value):
 
 
 def _layout(shape, strides, itemsize):
-    def contiguous(dims):
-        expect = itemsize
-        for n, s in dims:
-            if n != 1 and s != expect:
-                return False
-            expect *= n
-        return True
-    if strides is None or contiguous(zip(reversed(shape), reversed(strides))):
+    if contiguous_as(shape, strides, itemsize, "C"):
         return "C"
-    if contiguous(zip(shape, strides)):
-        return "F"
-    return "A"
+    return "F" if contiguous_as(shape, strides, itemsize, "F") else "A"
 
 
 def _array(value, dtype, shape, strides, readonly):
