@@ -414,11 +414,13 @@ static PyObject *py_reset(PyObject *self, PyObject *unused) {
     gj_module_forget_device(dev);
     pthread_mutex_lock(&lock);
     if (r == CUDA_SUCCESS) r = gj_cu.DevicePrimaryCtxReset(d);
+    /* A reset primary context comes back only through a new retain (an old handle
+     * made current gives CUDA_ERROR_CONTEXT_IS_DESTROYED): gj_cuda_enter retains it
+     * again and makes it current on each thread that uses it. */
+    __atomic_store_n(&contexts[dev], NULL, __ATOMIC_RELEASE);
     __atomic_add_fetch(&generations[dev], 1, __ATOMIC_ACQ_REL);
     pthread_mutex_unlock(&lock);
     if (gj_cuda_check(r, "cuDevicePrimaryCtxReset") < 0) return NULL;
-    /* The handle stays retained by us; make it current again so the next call
-     * re-initialises the (fresh) primary context on this thread. */
     if (gj_cuda_enter(dev) < 0) return NULL;
     Py_RETURN_NONE;
 }
