@@ -121,3 +121,10 @@ def test_intrinsic_is_refused():
         gpu.compile_ptx(k, "void(int32[::1])")
     with pytest.raises(TypeError, match="intrinsic"):
         thrice(1)
+
+
+def test_every_kind_is_a_top_level_name():
+    for name in ("LinkableCode", "CUSource", "PTXSource", "Fatbin", "Cubin", "Archive", "Object", "LTOIR"):
+        cls = getattr(gpu, name)
+        assert cls is getattr(gpu.linking, name)
+        assert name == "LinkableCode" or issubclass(cls, gpu.LinkableCode)

@@ -60,7 +60,8 @@ def jit(func_or_sig=None, device=False, **options):
 from .compiler import compile, compile_all, compile_for_current_device, compile_ptx, compile_ptx_for_current_device  # noqa: E402,A004,E501
 
 
-from .linking import CUSource, LinkableCode, PTXSource, declare_device  # noqa: E402  (external functions: refused in kernels)
+from .linking import (Archive, Cubin, CUSource, Fatbin, LinkableCode, LTOIR, Object, PTXSource,  # noqa: E402
+                      declare_device)  # external code: refused in kernels
 from .cudadrv import *  # noqa: E402,F401,F403  (is_available, detect, streams, events, targets)
 from .devicearray import *  # noqa: E402,F401,F403  (to_device, device_array, DeviceArray, ...)
 
