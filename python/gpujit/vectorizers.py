@@ -206,19 +206,24 @@ def _to_device(host, stream):
 
 
 # -- vectorize ------------------------------------------------------------------------------
+def _init_function(self, pyfunc, identity):
+    """What a ufunc and a gufunc take from their scalar function, and the identity check."""
+    if identity not in _IDENTITIES:
+        raise ValueError("Invalid identity value %r" % (identity,))
+    self.py_func = pyfunc
+    self._core = _core_function(pyfunc)
+    self.__name__ = _symbol(pyfunc)
+    self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
+    self.__doc__ = getattr(pyfunc, "__doc__", None)
+    self.identity = identity
+
+
 class DeviceUFunc:
     """A ufunc made by gpujit.vectorize: call it on arrays (NumPy or device), scalars and
     anything np.asarray takes; out=, stream=; .reduce() for binary ones."""
 
     def __init__(self, pyfunc, sigs=(), identity=None):
-        if identity not in _IDENTITIES:
-            raise ValueError("Invalid identity value %r" % (identity,))
-        self.py_func = pyfunc
-        self._core = _core_function(pyfunc)
-        self.__name__ = _symbol(pyfunc)
-        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
-        self.__doc__ = getattr(pyfunc, "__doc__", None)
-        self.identity = identity
+        _init_function(self, pyfunc, identity)
         self._sigs = list(sigs)
         self._types = collections.OrderedDict()  # (arg dtypes) -> result dtype
         self._kernels = {}                       # (arg dtypes, scalar mask, ndim) -> Dispatcher
@@ -502,14 +507,7 @@ class DeviceGUFunc:
     """A generalized ufunc made by gpujit.guvectorize."""
 
     def __init__(self, pyfunc, layout, sigs=(), identity=None):
-        if identity not in _IDENTITIES:
-            raise ValueError("Invalid identity value %r" % (identity,))
-        self.py_func = pyfunc
-        self._core = _core_function(pyfunc)
-        self.__name__ = _symbol(pyfunc)
-        self.__qualname__ = getattr(pyfunc, "__qualname__", self.__name__)
-        self.__doc__ = getattr(pyfunc, "__doc__", None)
-        self.identity = identity
+        _init_function(self, pyfunc, identity)
         self.layout = layout
         self.engine = GUFuncEngine.from_signature(layout)
         self.nin, self.nout = self.engine.nin, self.engine.nout
