@@ -127,6 +127,20 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
     return -1;
 }
 
+/* A CompiledKernel owning `out` (freed here if the object cannot be made). */
+static PyObject *compiled_kernel(GjOutput *out, PyObject *signature, PyObject *name) {
+    CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
+    if (!ck) {
+        gj_output_free(out);
+        return NULL;
+    }
+    ck->out = out;
+    ck->weakrefs = NULL;
+    ck->signature = Py_NewRef(signature);
+    ck->name = Py_NewRef(name);
+    return (PyObject *)ck;
+}
+
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
                              "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
@@ -178,16 +192,14 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     GjOutput *out;
     if (gj_compile(code, globals == Py_None ? NULL : globals, closure == Py_None ? NULL : closure, sig, &opt, &out) < 0)
         return NULL;
-    CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
-    if (!ck) {
+    PyObject *signature = PyUnicode_FromString(sig);
+    if (!signature) {
         gj_output_free(out);
         return NULL;
     }
-    ck->out = out;
-    ck->weakrefs = NULL;
-    ck->signature = PyUnicode_FromString(sig);
-    ck->name = Py_NewRef(((PyCodeObject *)code)->co_name);
-    return (PyObject *)ck;
+    PyObject *ck = compiled_kernel(out, signature, ((PyCodeObject *)code)->co_name);
+    Py_DECREF(signature);
+    return ck;
 }
 
 /* The on-disk cache's two ends (cache.c): a kernel's state as a dict, and a kernel from one. */
@@ -202,16 +214,7 @@ static PyObject *py_kernel_from_state(PyObject *mod, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OUU", &state, &name, &sig)) return NULL;
     GjOutput *out = gj_output_from_state(state);
     if (!out) return NULL;
-    CompiledKernel *ck = PyObject_New(CompiledKernel, &CompiledKernel_Type);
-    if (!ck) {
-        gj_output_free(out);
-        return NULL;
-    }
-    ck->out = out;
-    ck->weakrefs = NULL;
-    ck->signature = Py_NewRef(sig);
-    ck->name = Py_NewRef(name);
-    return (PyObject *)ck;
+    return compiled_kernel(out, sig, name);
 }
 
 int build_set_registry(PyObject *dict);

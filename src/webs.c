@@ -43,6 +43,13 @@ static void kill_var(const Webs *w, uint64_t *set, int v) {
 
 /* Walks block b from the set `cur` reaching its entry, updating cur; with
  * loads, joins the defs that reach each load of a variable. */
+/* cur = the defs reaching a block's entry: the union of its predecessors' OUT sets */
+static void defs_in(const Webs *w, int npred, Block **pred, const uint64_t *out, uint64_t *cur) {
+    memset(cur, 0, sizeof(uint64_t) * (size_t)w->words);
+    for (int p = 0; p < npred; p++)
+        for (int j = 0; j < w->words; j++) cur[j] |= out[(size_t)pred[p]->id * (size_t)w->words + (size_t)j];
+}
+
 static void walk(Webs *w, Block *b, uint64_t *cur, bool loads) {
     int o = w->bfirst[b->id];
     for (int k = 0; k < b->instrs.n; k++) {
@@ -127,9 +134,7 @@ int split_webs(Ctx *c) {
         for (int i = 0; i < nb; i++) {
             Block *b = c->blocks[i];
             if (!b->built) continue;
-            memset(cur, 0, sizeof(uint64_t) * (size_t)w.words);
-            for (int p = 0; p < npred[i]; p++)
-                for (int j = 0; j < w.words; j++) cur[j] |= out[(size_t)pred[i][p]->id * (size_t)w.words + (size_t)j];
+            defs_in(&w, npred[i], pred[i], out, cur);
             walk(&w, b, cur, false);
             uint64_t *o = out + (size_t)i * (size_t)w.words;
             if (memcmp(o, cur, sizeof(uint64_t) * (size_t)w.words)) {
@@ -142,9 +147,7 @@ int split_webs(Ctx *c) {
     for (int i = 0; i < nb; i++) {
         Block *b = c->blocks[i];
         if (!b->built) continue;
-        memset(cur, 0, sizeof(uint64_t) * (size_t)w.words);
-        for (int p = 0; p < npred[i]; p++)
-            for (int j = 0; j < w.words; j++) cur[j] |= out[(size_t)pred[i][p]->id * (size_t)w.words + (size_t)j];
+        defs_in(&w, npred[i], pred[i], out, cur);
         walk(&w, b, cur, true);
     }
     /* a new variable for each web but a variable's first; loads follow the defs reaching them */
@@ -171,9 +174,7 @@ int split_webs(Ctx *c) {
         Block *b = c->blocks[i];
         if (!b->built) continue;
         int o = w.bfirst[i];
-        memset(cur, 0, sizeof(uint64_t) * (size_t)w.words);
-        for (int p = 0; p < npred[i]; p++)
-            for (int j = 0; j < w.words; j++) cur[j] |= out[(size_t)pred[i][p]->id * (size_t)w.words + (size_t)j];
+        defs_in(&w, npred[i], pred[i], out, cur);
         for (int k = 0; k < b->instrs.n; k++) {
             Instr *in = b->instrs.v[k];
             if (in->op == IR_STORE_VAR) {
