@@ -109,3 +109,44 @@ def test_no_overload_for_these_types_is_a_typing_error():
 def test_overload_of_a_builtin_is_refused():
     with pytest.raises(TypeError, match="Python functions only"):
         overload(len)
+
+
+class _Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class _PointType(types.Type):
+    def __init__(self):
+        super().__init__(name="PointType")
+
+
+def test_data_model_registrations_import_and_their_types_are_refused_in_kernels():
+    from gpujit.extending import core_models, make_attribute_wrapper, register_model, type_callable, typeof_impl
+
+    point_type = _PointType()
+
+    @typeof_impl.register(_Point)
+    def _typeof(val, c):
+        return point_type
+
+    @register_model(_PointType)
+    class _Model(core_models.StructModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, [("x", types.int32), ("y", types.int32)])
+
+    make_attribute_wrapper(_PointType, "x", "x")
+
+    @type_callable(_Point)
+    def _typer(context):
+        return lambda x, y: point_type
+
+    @gpu.jit
+    def k(out):
+        p = _Point(1, 2)
+        out[0] = 1
+
+    out = np.zeros(1)
+    with pytest.raises(gpu.UnsupportedError, match=r"test_extending.py:\d+: .*_Point"):
+        k[1, 1](out)
+    assert out[0] == 0

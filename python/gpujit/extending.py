@@ -3,13 +3,16 @@ function for Python and kernels) and overload (a kernel's implementation of a Py
 function, chosen by its argument types at compile time).
 
 numba's lower-level extension API (typing templates, data models, lowering functions) is
-not here: it generates numba's own IR and LLVM through numba's classes. `intrinsic` is
-present so that code defining one imports, and refuses clearly when used."""
+not here: it generates numba's own IR and LLVM through numba's classes. `intrinsic` and the
+data-model registrations (`typeof_impl`, `type_callable`, `register_model`,
+`make_attribute_wrapper`, `core_models`) are present so that code defining an extension
+imports; a kernel that uses what they register is refused clearly at compile time."""
 import threading
 
 from . import compiler
 
-__all__ = ["register_jitable", "overload", "intrinsic"]
+__all__ = ["register_jitable", "overload", "intrinsic", "typeof_impl", "type_callable", "register_model",
+           "make_attribute_wrapper", "core_models", "models"]
 
 
 def register_jitable(*args, **kwargs):
@@ -102,3 +105,78 @@ def intrinsic(*args, **kwargs):
     if len(args) == 1 and not kwargs and callable(args[0]):
         return _Intrinsic(args[0])
     return _Intrinsic
+
+
+_DATA_MODEL = ("is registered through numba's data-model extension API (typeof_impl, type_callable, "
+               "register_model, lowering functions), whose implementations generate LLVM IR through numba's "
+               "code generator; gpujit does not run them: use a NumPy record dtype or a tuple instead")
+
+
+def _refuse_in_kernels(obj, how):
+    """Marks a registered Python class so that a kernel naming it is refused with the reason."""
+    if isinstance(obj, type):
+        try:
+            obj.__gpujit_unsupported__ = "%s %s" % (obj.__qualname__, how)
+        except TypeError:   # a builtin or extension type: nothing to mark
+            pass
+    return obj
+
+
+class _Registry:
+    """numba's `typeof_impl`: `@typeof_impl.register(cls)` records a typing function for
+    instances of cls; gpujit records it and refuses cls in kernels (see _DATA_MODEL)."""
+
+    def __init__(self):
+        self.functions = {}
+
+    def register(self, cls):
+        def decorate(fn):
+            self.functions[cls] = fn
+            _refuse_in_kernels(cls, _DATA_MODEL)
+            return fn
+        return decorate
+
+
+typeof_impl = _Registry()
+
+
+def type_callable(func):
+    """numba's @type_callable(func): records the typing of calls of func; gpujit refuses
+    func in kernels (see _DATA_MODEL)."""
+    _refuse_in_kernels(func, _DATA_MODEL)
+
+    def decorate(typer):
+        return typer
+    return decorate
+
+
+def register_model(fe_type_class):
+    """numba's @register_model(TypeClass): returns the model class unchanged; the type
+    class has no layout that gpujit knows, so kernels cannot hold its values."""
+    def decorate(model):
+        return model
+    return decorate
+
+
+def make_attribute_wrapper(typeclass, struct_attr, python_attr):
+    """numba's make_attribute_wrapper: nothing to record (the type is refused in kernels)."""
+
+
+class _Model:
+    """Base of numba's data-model classes, kept only so subclasses can be defined."""
+
+    def __init__(self, dmm=None, fe_type=None, *args, **kwargs):
+        self.fe_type = fe_type
+
+
+class core_models:
+    """numba's data-model classes (numba.core.datamodel.models), as bases for user models."""
+    DataModel = _Model
+    StructModel = _Model
+    PrimitiveModel = _Model
+    OpaqueModel = _Model
+    PointerModel = _Model
+    ProxyModel = _Model
+
+
+models = core_models
