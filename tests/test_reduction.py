@@ -18,6 +18,17 @@ def test_sum(n):
     assert sum_reduce(gpu.to_device(x)) == x.sum()
 
 
+@pytest.mark.parametrize("step", [2, 3])
+def test_strided_views_and_more_elements_than_threads(step):
+    # more elements than the first pass has threads (each folds several), read through a
+    # strided view of a device array, which takes the kernel compiled for any stride
+    x = rng.integers(-1000, 1000, 700001 * step).astype(np.int64)
+    d = gpu.to_device(x)
+    assert sum_reduce(d[::step]) == x[::step].sum()
+    assert sum_reduce(x[1::step]) == x[1::step].sum()
+    assert gpu.Reduce(lambda a, b: min(a, b))(d[::step], init=0) == min(0, x[::step].min())
+
+
 def test_max_prod_init_size_res():
     x = rng.random(3717)
     assert gpu.reduce(lambda a, b: max(a, b))(x, init=0) == x.max()

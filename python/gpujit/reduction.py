@@ -17,8 +17,18 @@ from . import _core
 
 __all__ = ["Reduce"]
 
-_TPB = 128          # threads per block: a power of two (the tree halves it)
-_MAX_BLOCKS = 64    # partial results, combined by one block of _TPB threads
+_TPB = 256          # threads per block: a power of two (the tree halves it)
+_CPU_BLOCKS = 16    # the CPU target runs a block's threads as fibers: few blocks are fastest
+
+
+def _max_blocks():
+    """The first pass's grid: on a GPU, enough blocks of _TPB threads to fill every
+    multiprocessor (2048 threads each), so that it runs at memory bandwidth; the partial
+    results are then combined by one block."""
+    if _core.get_target() != "cuda":
+        return _CPU_BLOCKS
+    from .cudadrv import get_current_device
+    return get_current_device().multiprocessor_count * (2048 // _TPB)
 
 _SOURCE = """\
 def __reduce_{name}(a, partials, init, use_init):
@@ -63,8 +73,8 @@ class Reduce:
     def __repr__(self):
         return "<gpujit Reduce %s>" % getattr(self._functor, "__name__", self._functor)
 
-    def _compile(self, dtype):
-        k = self._kernels.get(dtype)
+    def _compile(self, dtype, contiguous):
+        k = self._kernels.get((dtype, contiguous))
         if k is None:
             import gpujit
             from .dispatcher import Dispatcher
@@ -77,7 +87,9 @@ class Reduce:
             fn = _exec_source(src, "<gpujit Reduce %s>" % name,
                               {"__gj__": gpujit, "__core__": self._functor, "__dt__": nbtype}, "__reduce_" + name)
             t = dtype_name(dtype)
-            k = self._kernels[dtype] = Dispatcher(fn, ["void(%s[:], %s[:], %s, bool)" % (t, t, t)])
+            layout = "::1" if contiguous else ":"     # unit stride: no stride multiply per load
+            k = self._kernels[(dtype, contiguous)] = Dispatcher(
+                fn, ["void(%s[%s], %s[::1], %s, bool)" % (t, layout, t, t)])
         return k
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
@@ -103,13 +115,13 @@ class Reduce:
             return None
         if not dev:
             a = to_device(np.ascontiguousarray(a), stream=stream)
-        kernel = self._compile(dtype)
-        blocks = min((n + _TPB - 1) // _TPB, _MAX_BLOCKS)
+        kernel = self._compile(dtype, a.strides[0] == dtype.itemsize)
+        blocks = min((n + _TPB - 1) // _TPB, _max_blocks())
         partials = device_array(blocks, dtype=dtype, stream=stream)
         warn_occupancy(blocks)
         kernel[blocks, _TPB, stream](a, partials, init, blocks == 1)
         if blocks > 1:
-            kernel[1, _TPB, stream](partials, partials, init, True)
+            self._compile(dtype, True)[1, _TPB, stream](partials, partials, init, True)
         if res is not None:
             _as_device_array(res)[:1].copy_to_device(partials[:1], stream=stream)
             return None
