@@ -59,8 +59,13 @@ def program_id(seed, k):
 
 
 # -- one program ----------------------------------------------------------------------------------
+RECORD = np.dtype([("x", np.int32), ("y", np.float64)], align=True)   # gpujit refuses unaligned fields
+
+
 def make_inputs(prog):
-    """(out, a, b) for a program: out poisoned, a integers (maybe strided), b multiples of 1/8."""
+    """(out, a, b) for a program: out poisoned, a integers (maybe strided), b multiples of 1/8;
+    then, for a program with prog.nr, r (records of an int32 and a multiple of 1/8) and t (a
+    tuple of an int, a multiple of 1/8 and an int)."""
     rng = np.random.default_rng([abs(hash_str(prog.seed)), 7])
     n = prog.blocks * prog.threads
     out = np.full((n, prog.ncols), INT_SENTINEL, np.dtype(prog.out_dtype))
@@ -68,7 +73,14 @@ def make_inputs(prog):
     a_full = rng.integers(lo, prog.a_bound, prog.na * prog.a_stride, dtype=np.int64, endpoint=True)
     a = a_full.astype(prog.a_dtype)[::prog.a_stride]
     b = (rng.integers(-512, 512, prog.nb, endpoint=True) / 8.0).astype(prog.b_dtype)
-    return out, a, b
+    if not prog.nr:
+        return out, a, b
+    r = np.empty(prog.nr, RECORD)
+    r["x"] = rng.integers(-gen.R_BOUND, gen.R_BOUND, prog.nr, endpoint=True)
+    r["y"] = rng.integers(-512, 512, prog.nr, endpoint=True) / 8.0
+    t = (int(rng.integers(-gen.R_BOUND, gen.R_BOUND)), float(rng.integers(-512, 512)) / 8.0,
+         int(rng.integers(-gen.R_BOUND, gen.R_BOUND)))
+    return out, a, b, r, t
 
 
 def hash_str(s):
@@ -86,9 +98,10 @@ def code_of(prog):
     return compile(prog.source, filename, "exec")
 
 
-def run_reference(prog, code, out, a, b):
+def run_reference(prog, code, out, a, b, *extra):
     """Run the kernel's body in CPython once per thread, writing into out (in place)."""
     ra, rb, rout = shim.RefArray(a), shim.RefArray(b), shim.RefArray(out)
+    extra = (shim.RefArray(extra[0]), extra[1]) if extra else ()
     for bid in range(prog.blocks):
         block = shim.Block(prog.threads, prog.barrier)
         if not prog.barrier:
@@ -97,7 +110,7 @@ def run_reference(prog, code, out, a, b):
             fn = g["kern"]
             for tid in range(prog.threads):
                 g["gpu"].set_thread(tid, bid)
-                fn(rout, ra, rb)
+                fn(rout, ra, rb, *extra)
             continue
         # barrier programs: one Python thread per kernel thread, each with its own shim
         import threading
@@ -108,7 +121,7 @@ def run_reference(prog, code, out, a, b):
             g["gpu"].set_thread(tid, bid)
             try:
                 exec(code, g)
-                g["kern"](rout, ra, rb)
+                g["kern"](rout, ra, rb, *extra)
             except BaseException as e:  # noqa: BLE001 -- reported by the caller
                 errors.append(e)
                 block.barrier.abort()
@@ -121,16 +134,16 @@ def run_reference(prog, code, out, a, b):
             raise errors[0]
 
 
-def run_gpujit(prog, code, out, a, b, target):
+def run_gpujit(prog, code, out, a, b, *extra, target):
     import gpujit
     g = {"math": math, "gpu": gpujit}
     exec(code, g)
     k = gpujit.jit(g["kern"])
     if target == "cuda" and gpujit.current_target() != "cuda":
         # no device: compile-only (PTX), which still exercises the front end and NVPTX
-        gpujit.compile_ptx(g["kern"], gpujit.typing.signature_of((out, a, b)))
+        gpujit.compile_ptx(g["kern"], gpujit.typing.signature_of((out, a, b) + extra))
         return False
-    k[prog.blocks, prog.threads](out, a, b)
+    k[prog.blocks, prog.threads](out, a, b, *extra)
     return True
 
 
@@ -164,16 +177,16 @@ def check_program(prog, target="cpu"):
     except SyntaxError as e:
         res.update(status="generror", detail=str(e))
         return res
-    out, a, b = make_inputs(prog)
+    out, a, b, *extra = make_inputs(prog)
     want = out.copy()
     try:
-        run_reference(prog, code, want, a.copy(), b.copy())
+        run_reference(prog, code, want, a.copy(), b.copy(), *[e.copy() if hasattr(e, "copy") else e for e in extra])
     except BaseException as e:  # noqa: BLE001
         res.update(status="generror", detail="".join(traceback.format_exception_only(type(e), e)).strip())
         return res
     got = out.copy()
     try:
-        ran = run_gpujit(prog, code, got, a, b, target)
+        ran = run_gpujit(prog, code, got, a, b, *extra, target=target)
     except Exception as e:  # noqa: BLE001 -- any exception on a valid program is a finding
         res.update(status="reject", detail="%s: %s" % (type(e).__name__, str(e)[:2000]))
         return res
@@ -220,8 +233,9 @@ def load_reproducer(path):
     text = open(path).read()
     pid = re.search(r"program (\d+-\d+)", text).group(1)
     m = re.search(r"launch: kern\[(\d+), (\d+)\]\(out, a, b\); out (\w+) \((\d+), (\d+)\); "
-                  r"a (\w+)\[(\d+)\] stride (\d+) \|a\|<=(\d+); b (\w+)\[(\d+)\](?:; float cols \[([\d, ]*)\])?", text)
-    blocks, threads, out_dtype, _, ncols, a_dtype, na, stride, a_bound, b_dtype, nb, cols = m.groups()
+                  r"a (\w+)\[(\d+)\] stride (\d+) \|a\|<=(\d+); b (\w+)\[(\d+)\](?:; float cols \[([\d, ]*)\])?"
+                  r"(?:; r record\[(\d+)\], t tuple)?", text)
+    blocks, threads, out_dtype, _, ncols, a_dtype, na, stride, a_bound, b_dtype, nb, cols, nr = m.groups()
     ncols = int(ncols)
     if cols is None:     # older files: every column of a float64 output compared with tolerance
         float_cols = list(range(ncols)) if out_dtype == "float64" else []
@@ -230,16 +244,18 @@ def load_reproducer(path):
     source = text[text.index("def kern("):]
     return gen.Program(seed=pid, source=source, blocks=int(blocks), threads=int(threads), ncols=ncols,
                        out_dtype=out_dtype, float_cols=float_cols, na=int(na), nb=int(nb), a_bound=int(a_bound),
-                       a_stride=int(stride), a_dtype=a_dtype, b_dtype=b_dtype, barrier="syncthreads" in source)
+                       a_stride=int(stride), a_dtype=a_dtype, b_dtype=b_dtype, barrier="syncthreads" in source,
+                       nr=int(nr or 0))
 
 
 def reproducer(seed, k, res):
     prog = generate(program_id(seed, k))
     return ("=== %s: program %s (python3 tests/fuzz/fuzz.py --seed %d --only %d)\n%s\n"
-            "launch: kern[%d, %d](out, a, b); out %s %s; a %s[%d] stride %d |a|<=%d; b %s[%d]; float cols %s\n%s"
+            "launch: kern[%d, %d](out, a, b); out %s %s; a %s[%d] stride %d |a|<=%d; b %s[%d]; float cols %s%s\n%s"
             % (res["status"].upper(), res["id"], seed, k, res.get("detail", ""), prog.blocks, prog.threads,
                prog.out_dtype, (prog.blocks * prog.threads, prog.ncols), prog.a_dtype, prog.na, prog.a_stride,
-               prog.a_bound, prog.b_dtype, prog.nb, prog.float_cols, prog.source))
+               prog.a_bound, prog.b_dtype, prog.nb, prog.float_cols,
+               "; r record[%d], t tuple" % prog.nr if prog.nr else "", prog.source))
 
 
 # -- worker process -----------------------------------------------------------------------------------

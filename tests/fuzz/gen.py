@@ -70,6 +70,31 @@ def unfuse(product):
     return "min(%s, 1e300 * b.size)" % product
 
 
+# Device functions the kernel may call, appended to a program that uses them; fz_apply and
+# fz_fapply take a function as their first argument (one specialisation per function passed).
+FZ_HELPERS = """
+def fz_apply(f, x, y):
+    return f(x) + y
+
+
+def fz_inc(x):
+    return x * 3 + 1
+
+
+def fz_neg(x):
+    return 7 - x
+
+
+def fz_fapply(f, x):
+    return f(x) + 0.25
+
+
+def fz_fhalf(x):
+    return x * 0.5 - 1.0
+"""
+R_BOUND = 1000           # |r[k].x| and the tuple argument's ints
+
+
 @dataclass
 class Program:
     seed: int
@@ -87,6 +112,8 @@ class Program:
     b_dtype: str              # float64 or float32 (values k/8: exact in both)
     barrier: bool
     features: set = field(default_factory=set)
+    nr: int = 0               # > 0: the kernel also takes r (nr records {x: int32, y: float64}) and
+                              # t (a tuple (int, float, int)): kern(out, a, b, r, t)
 
 
 class _Gen:
@@ -150,6 +177,10 @@ class _Gen:
 
     # -- integer expressions ----------------------------------------------------------------------
     def int_leaf(self):
+        if self.chance(0.04):
+            leaf = self.int_leaf_more()
+            if leaf:
+                return leaf
         r = self.r.random()
         scope_ints = self.ints + self.loop_ints
         if r < 0.35 and scope_ints:
@@ -191,6 +222,75 @@ class _Gen:
                 return "%s[%d]" % (name, k), types[k][1]
         c = self.r.randint(0, 50)
         return str(c), c
+
+    def a_slice(self):
+        """A non-empty view of a: constant bounds checked against a's length, or a dynamic start."""
+        if self.chance(0.3):
+            e, _ = self.arg(self.int_expr, 1)
+            return "a[(%s) %% a.size:]" % e
+        while True:
+            lo = self.pick([None, 0, 1, 2, -1, -3])
+            hi = self.pick([None, 3, -1, 5])
+            step = self.pick([None, 2, 3, -1, -2])
+            if len(range(self.na)[slice(lo, hi, step)]):
+                break
+        text = ":".join("" if v is None else str(v) for v in (lo, hi, step))
+        return "a[%s]" % (text[:-1] if text.endswith(":") and step is None else text)
+
+    def int_leaf_more(self):
+        """Slices of a, the record and tuple arguments, and device functions that take a
+        function: (source, bound), or None when the program has no such operand."""
+        r = self.r.random()
+        if r < 0.35:
+            self.features.add("slice")
+            view = self.a_slice()
+            e, _ = self.arg(self.int_expr, 1)
+            c = self.r.randint(-3, 3)
+            return "(%s[(%s) %% len(%s)] + %d)" % (view, e, view, c), self.a_bound + 3
+        if r < 0.55 and self.nr:
+            self.features.add("record")
+            idx = self.arg(self.index_expr, "r")
+            field = self.pick([".x", "['x']"])
+            # an int32 field meets an int64 at once (see the narrow loads of a above)
+            return "(r[%s]%s + %d)" % (idx, field, self.r.randint(-3, 3)), R_BOUND + 3
+        if r < 0.7 and self.nr:
+            self.features.add("tuplearg")
+            return self.pick([("t[0]", R_BOUND), ("t[2]", R_BOUND), ("t[-1]", R_BOUND), ("len(t)", 3)])
+        self.features.add("devfn")
+        fn = self.pick(["fz_inc", "fz_neg"])
+        x, bx = self.arg(self.int_expr, 1)
+        x, bx = self.reduce_int(x, bx, VAR_BOUND)
+        y, by = self.arg(self.int_expr, 1)
+        y, by = self.reduce_int(y, by, VAR_BOUND)
+        return self.reduce_int("fz_apply(%s, %s, %s)" % (fn, x, y), 3 * bx + 7 + by, WRAP_AT)
+
+    def float_leaf_more(self):
+        """float16 arithmetic, the record and tuple arguments' floats, a device function
+        that takes a function: (source, bound), or None."""
+        r = self.r.random()
+        if r < 0.45:
+            self.features.add("float16")
+            # operands clamped so that no float16 result passes 200 * 200 < 65504
+            x, _ = self.arg(self.float_expr, 1)
+            y, _ = self.arg(self.float_expr, 1)
+            x = "gpu.float16(min(max(%s, -200.0), 200.0))" % x
+            y = "gpu.float16(min(max(%s, -200.0), 200.0))" % y
+            op = self.pick(["+", "-", "*", "/", "abs"])
+            if op == "/":
+                return "float(%s / (abs(%s) + gpu.float16(1.0)))" % (x, y), 200.0
+            if op == "abs":
+                return "float(abs(%s))" % x, 200.0
+            return "float(%s %s %s)" % (x, op, y), 40000.0
+        if r < 0.65 and self.nr:
+            self.features.add("record")
+            return "r[%s]%s" % (self.arg(self.index_expr, "r"), self.pick([".y", "['y']"])), 64.0
+        if r < 0.75 and self.nr:
+            self.features.add("tuplearg")
+            return "t[1]", 64.0
+        self.features.add("devfn")
+        x, bx = self.arg(self.float_expr, 1)
+        x, bx = self.reduce_float(x, bx, FVAR_BOUND)
+        return "fz_fapply(fz_fhalf, %s)" % x, bx * 0.5 + 1.25
 
     def index_expr(self, arr):
         """An in-range index into 1-D input `arr`: (e) % n is in [0, n) by floor semantics."""
@@ -286,6 +386,10 @@ class _Gen:
 
     # -- float expressions ------------------------------------------------------------------------
     def float_leaf(self):
+        if self.chance(0.05):
+            leaf = self.float_leaf_more()
+            if leaf:
+                return leaf
         r = self.r.random()
         if r < 0.4 and self.floats:
             return self.pick(self.floats)
@@ -643,6 +747,8 @@ class _Gen:
                     "uint16": 65535, "uint32": (1 << 32) - 1}[self.a_dtype]
         self.a_bound = min(r.choice([100, 1000, 1 << 20, 1 << 31]), info_max)
         self.b_dtype = r.choice(["float64"] * 3 + ["float32"])
+        self.na = r.randint(1, 17)
+        self.nr = r.randint(1, 9) if r.random() < 0.3 else 0
         self.barrier = r.random() < 0.15
         self.allow_return = not self.barrier
         self.ints, self.floats, self.loop_ints, self.tuples = [], [], [], []
@@ -695,12 +801,15 @@ class _Gen:
                 self.emit("out[i, %d] = %s" % (col, self.pick(self.int_names)))
             else:
                 self.store_col(col)
-        src = "def kern(out, a, b):\n" + "\n".join(self.lines) + "\n"
+        params = "out, a, b, r, t" if self.nr else "out, a, b"
+        src = "def kern(%s):\n" % params + "\n".join(self.lines) + "\n"
+        if "devfn" in self.features:
+            src += "\n" + FZ_HELPERS
         return Program(seed=self.seed, source=src, blocks=self.blocks, threads=self.threads, ncols=self.ncols,
-                       out_dtype=self.out_dtype, float_cols=self.float_cols, na=r.randint(1, 17),
+                       out_dtype=self.out_dtype, float_cols=self.float_cols, na=self.na,
                        nb=r.randint(1, 17), a_bound=self.a_bound, a_stride=r.choice([1, 1, 1, 2, 3]),
                        a_dtype=self.a_dtype, b_dtype=self.b_dtype,
-                       barrier=self.barrier, features=self.features)
+                       barrier=self.barrier, features=self.features, nr=self.nr)
 
 
 def generate(seed, branchy_calls=True):

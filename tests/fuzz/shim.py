@@ -38,6 +38,8 @@ class _Cast:
     def __call__(self, x):
         if self.name == "float32":
             return np.float32(x)
+        if self.name == "float16":    # np.float16 op np.float16 rounds to float16, as kernels do
+            return np.float16(x)
         if self.name == "float64":
             return float(x)
         if self.name == "bool_":
@@ -62,12 +64,29 @@ class RefArray:
         return self.shape[0]
 
     def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return RefArray(self.arr[idx])     # a view, as a kernel's slice is
+        if self.arr.dtype.names:
+            return RefRecord(self.arr[idx])
         return self.arr[idx].item()
 
     def __setitem__(self, idx, value):
         if self._int:
             value = wrap_int(value, self._name)
         self.arr[idx] = value
+
+
+class RefRecord:
+    """One record of a structured array: its fields as Python scalars, by r.x or r['x']."""
+
+    def __init__(self, rec):
+        self._rec = rec
+
+    def __getitem__(self, name):
+        return self._rec[name].item()
+
+    def __getattr__(self, name):
+        return self._rec[name].item()
 
 
 class _Dim3:
@@ -104,7 +123,8 @@ class Shim:
         self.atomic = _Namespace(add=self._atomic_add)
         for name in _INT_WIDTH:
             setattr(self, name, _Cast(name))
-        self.float32, self.float64, self.bool_ = _Cast("float32"), _Cast("float64"), _Cast("bool_")
+        self.float16, self.float32, self.float64 = _Cast("float16"), _Cast("float32"), _Cast("float64")
+        self.bool_ = _Cast("bool_")
         self.boolean = self.bool_
 
     def set_thread(self, tid, bid):
