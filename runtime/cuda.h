@@ -148,6 +148,9 @@ typedef struct GjCuda {
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    /* between devices: direct where peer access exists, else staged by the driver */
+    CUresult (*MemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t);
+    CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
     CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
     CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
     CUresult (*ModuleUnload)(CUmodule);
@@ -220,6 +223,7 @@ int gj_cuda_load(void);
  * use); 0, or -1 with CudaError set. Call before any driver call that needs a
  * context: Python threads each have their own current context. */
 int gj_cuda_enter(int dev);
+int gj_cuda_context(int dev, CUcontext *out);
 /* The device's limits; NULL with CudaError set if unavailable. */
 const GjDeviceLimits *gj_cuda_limits(int dev);
 /* Bumped by reset(): handles (modules, memory) from an older generation died
@@ -249,6 +253,7 @@ PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned);
 /* Copies between the spaces; target decides host memcpy or the driver. Sync
  * unless `stream` is non-zero. 0, or -1 with an exception. GIL released inside. */
 int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t src, size_t n, CUstream stream);
+int gj_memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, CUstream stream);
 enum { GJ_HTOD, GJ_DTOH, GJ_DTOD };
 /* Raw device memory for the launcher's staging of NumPy arguments. */
 int gj_device_malloc(int device, size_t n, CUdeviceptr *out);

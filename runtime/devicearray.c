@@ -354,13 +354,16 @@ static PyObject *da_dtod(GjDeviceArray *a, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "cannot copy into a read-only device array");
         return NULL;
     }
-    if (src->target != a->target || src->device != a->device) {
-        PyErr_SetString(PyExc_ValueError, "arrays live on different targets or devices");
+    if (src->target != a->target) {
+        PyErr_SetString(PyExc_ValueError, "arrays live on different targets");
         return NULL;
     }
     if (gj_stream_handle(stream, &h) < 0 || check_range(a, off, n, &daddr) < 0 ||
-        check_range(src, soff, n, &saddr) < 0 ||
-        gj_memcpy(a->target, a->device, GJ_DTOD, daddr, saddr, (size_t)n, h) < 0)
+        check_range(src, soff, n, &saddr) < 0)
+        return NULL;
+    /* another GPU's array: a peer copy (the CPU target has one device) */
+    if ((src->device != a->device ? gj_memcpy_peer(a->device, daddr, src->device, saddr, (size_t)n, h)
+                                  : gj_memcpy(a->target, a->device, GJ_DTOD, daddr, saddr, (size_t)n, h)) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

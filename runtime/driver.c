@@ -34,7 +34,9 @@ static GjDeviceLimits limits[GJ_MAX_DEVICES];
 static int limits_valid[GJ_MAX_DEVICES];   /* atomic */
 
 static int target = -1;          /* atomic: GjTargetKind, or -1 while unresolved */
-static int current_device;       /* atomic */
+/* The calling thread's device, as a CUDA context is current per thread: a thread that
+ * never selected one uses device 0, so threads driving different GPUs do not race. */
+static _Thread_local int current_device;
 
 /* ---- errors ---- */
 
@@ -128,6 +130,8 @@ static int resolve_all(void) {
     RESOLVE(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
     RESOLVE(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     RESOLVE(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+    RESOLVE(MemcpyPeer, "cuMemcpyPeer");
+    RESOLVE(MemcpyPeerAsync, "cuMemcpyPeerAsync");
     RESOLVE(PointerGetAttribute, "cuPointerGetAttribute");
     RESOLVE(ModuleLoadDataEx, "cuModuleLoadDataEx");
     RESOLVE(ModuleUnload, "cuModuleUnload");
@@ -221,7 +225,8 @@ static int check_device(int dev) {
     return 0;
 }
 
-int gj_cuda_enter(int dev) {
+/* The retained primary context of device dev (retaining it on first use). */
+int gj_cuda_context(int dev, CUcontext *out) {
     if (gj_cuda_load() < 0 || check_device(dev) < 0) return -1;
     CUcontext ctx = __atomic_load_n(&contexts[dev], __ATOMIC_ACQUIRE);
     CUresult r = CUDA_SUCCESS;
@@ -237,6 +242,14 @@ int gj_cuda_enter(int dev) {
         pthread_mutex_unlock(&lock);
         if (gj_cuda_check(r, "cuDevicePrimaryCtxRetain") < 0) return -1;
     }
+    *out = ctx;
+    return 0;
+}
+
+int gj_cuda_enter(int dev) {
+    CUcontext ctx;
+    if (gj_cuda_context(dev, &ctx) < 0) return -1;
+    CUresult r;
     /* Cheap (a thread-local read in the driver); other libraries may have
      * switched this thread to another device's context since our last call. */
     CUcontext cur = NULL;
@@ -284,7 +297,7 @@ unsigned gj_cuda_generation(int dev) {
     return __atomic_load_n(&generations[dev], __ATOMIC_ACQUIRE);
 }
 
-int gj_current_device(void) { return __atomic_load_n(&current_device, __ATOMIC_RELAXED); }
+int gj_current_device(void) { return current_device; }
 
 /* ---- target ---- */
 
@@ -377,7 +390,7 @@ static PyObject *py_select_device(PyObject *self, PyObject *arg) {
     int dev = gj_as_int(arg);
     if (dev == -1 && PyErr_Occurred()) return NULL;
     if (gj_cuda_enter(dev) < 0) return NULL;
-    __atomic_store_n(&current_device, dev, __ATOMIC_RELAXED);
+    current_device = dev;
     Py_RETURN_NONE;
 }
 
@@ -434,7 +447,7 @@ static PyMethodDef driver_methods[] = {
     {"device_count", py_device_count, METH_NOARGS, "device_count() -> int (0 without a driver)"},
     {"device_info", py_device_info, METH_O, "device_info(id) -> dict of the device's properties"},
     {"select_device", py_select_device, METH_O,
-     "select_device(id): make device `id` current for this process"},
+     "select_device(id): make device `id` current for the calling thread"},
     {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
     {"set_target", py_set_target, METH_O,
      "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},

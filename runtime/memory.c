@@ -227,6 +227,18 @@ int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t s
     Py_END_ALLOW_THREADS return gj_cuda_check(r, what);
 }
 
+/* A copy between two CUDA devices' memory: ordered on `stream` (0: synchronous, waiting
+ * for earlier work on both devices' legacy streams). */
+int gj_memcpy_peer(int dst_device, uint64_t dst, int src_device, uint64_t src, size_t n, CUstream stream) {
+    CUcontext dctx, sctx;
+    if (n == 0) return 0;
+    if (gj_cuda_context(dst_device, &dctx) < 0 || gj_cuda_context(src_device, &sctx) < 0) return -1;
+    if (stream) return gj_cuda_check(gj_cu.MemcpyPeerAsync(dst, dctx, src, sctx, n, stream), "cuMemcpyPeerAsync");
+    CUresult r;
+    Py_BEGIN_ALLOW_THREADS r = gj_cu.MemcpyPeer(dst, dctx, src, sctx, n);
+    Py_END_ALLOW_THREADS return gj_cuda_check(r, "cuMemcpyPeer");
+}
+
 /* ---- Python functions ---- */
 
 static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw) {
