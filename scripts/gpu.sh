@@ -7,7 +7,7 @@
 # On the development machine, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
 #                (pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --no-deps cffi pycparser -d .deps/wheels)
-# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
+# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
@@ -86,6 +86,13 @@ if want fuzz; then
         tar czf "$OUT/fuzz_keep.tgz" -C /tmp fuzz_keep 2>/dev/null
         tail -15 "$OUT/fuzz.log"
     fi
+fi
+if want multi; then
+    # several GPUs of one host (one is enough to run it): the multi-device tests and the
+    # N-body step's scaling over the devices, one thread per GPU
+    timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_multigpu.py > "$OUT/multigpu.log" 2>&1 || rc=1
+    timeout 120 python3 benchmarks/multigpu_bench.py --json "$OUT/multigpu.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
+    tail -8 "$OUT/multigpu.log"
 fi
 # at most 8 result files are fetched back: pack them when there are more
 if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
