@@ -1,5 +1,7 @@
 """Compile time of gpujit.compile_ptx vs numba.cuda.compile_ptx, warm process,
-median of 20, same Python functions (benchmarks/kernels.py).
+median of 20, same Python functions (benchmarks/kernels.py and lang_bench.py: saxpy, the
+16x16 tiled matmul, Black-Scholes with its math calls, the N-body step); then the same
+compiles from 1 and from N threads at once (LLVM's work runs with the GIL released).
 
     PYTHONPATH=python python3 benchmarks/compile_time.py
 """
@@ -7,10 +9,14 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kernels  # noqa: E402
+import lang_bench  # noqa: E402
 
 import gpujit  # noqa: E402
 
@@ -27,11 +33,13 @@ def median_ms(fn, n=20):
 
 def main():
     rows = []
-    g = kernels.load(gpujit)
+    g = dict(kernels.load(gpujit), **lang_bench.load(gpujit, np.float32))
+    sigs = dict(kernels.SIGS, **lang_bench.SIGS)
     cuda, nb_f32 = kernels.numba_cuda()
-    nb = kernels.load(cuda, nb_f32) if cuda else None
-    for name in ("saxpy", "matmul"):
-        sig = kernels.SIGS[name]
+    nb = dict(kernels.load(cuda, nb_f32), **lang_bench.load(cuda, nb_f32)) if cuda else None
+    names = ("saxpy", "matmul", "black_scholes", "nbody")
+    for name in names:
+        sig = sigs[name]
         t_gj = median_ms(lambda: gpujit.compile_ptx(g[name], sig, cc=(9, 0)))
         t_nb = None
         if nb:
@@ -42,9 +50,23 @@ def main():
         rows.append((name, t_gj, t_nb))
     print("compile_ptx, warm process, median of 20 (ms) on %s, Python %s" % (
         platform.node() or "?", platform.python_version()))
-    print("%-8s %10s %12s %8s" % ("kernel", "gpujit", "numba-cuda", "ratio"))
+    print("%-14s %10s %12s %8s" % ("kernel", "gpujit", "numba-cuda", "ratio"))
     for name, a, b in rows:
-        print("%-8s %10.3f %12s %8s" % (name, a, "%.3f" % b if b else "-", "%.0fx" % (b / a) if b else "-"))
+        print("%-14s %10.3f %12s %8s" % (name, a, "%.3f" % b if b else "-", "%.0fx" % (b / a) if b else "-"))
+    # the same 4 compiles x 4, from one thread, then split over threads
+    jobs = [(g[name], sigs[name]) for name in names] * 4
+    ncpu = os.cpu_count() or 1
+    for nthreads in sorted({1, 2, min(ncpu, 8)}):
+        t0 = time.perf_counter()
+        parts = [jobs[k::nthreads] for k in range(nthreads)]
+        ths = [threading.Thread(target=lambda p=p: [gpujit.compile_ptx(f, s, cc=(9, 0)) for f, s in p])
+               for p in parts]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        print("%d compiles from %d thread%s: %.1f ms" % (len(jobs), nthreads, "" if nthreads == 1 else "s",
+                                                          (time.perf_counter() - t0) * 1e3))
 
 
 if __name__ == "__main__":

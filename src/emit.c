@@ -145,7 +145,7 @@ int make_target_machine(Ctx *c) {
 }
 
 int optimise(Ctx *c) {
-    if (c->target->link) RETURN_IF_ERROR(c->target->link(c));
+    if (c->target->link) STAGE(c->target->link(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);

@@ -8,9 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <llvm-c/BitReader.h>
-#include <llvm-c/Linker.h>
-
 #include "gj.h"
 
 static void fastmath_attrs(Ctx *c) {
@@ -378,29 +375,22 @@ static int link_libdevice(Ctx *c) {
         return error_at(c, ERR_COMPILE, NO_LOCATION,
                         "this kernel needs CUDA's libdevice (math functions), which was not found: "
                         "set GPUJIT_LIBDEVICE to libdevice.10.bc or CUDA_HOME");
-    LLVMMemoryBufferRef buf;
-    char *err = NULL;
-    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &err)) {
-        error_at(c, ERR_COMPILE, NO_LOCATION, "cannot read %s: %s", path, err ? err : "");
-        LLVMDisposeMessage(err);
-        return -1;
-    }
-    LLVMModuleRef lib;
-    /* not ...InContext2: it reports a bad file through the context's default
-     * diagnostic handler, which exits the process */
-    int bad = LLVMParseBitcodeInContext(c->llctx, buf, &lib, &err);
-    LLVMDisposeMemoryBuffer(buf);
-    if (bad) {
-        error_at(c, ERR_COMPILE, NO_LOCATION, "cannot parse %s as libdevice: %s", path, err ? err : "");
-        LLVMDisposeMessage(err);
-        return -1;
-    }
-    LLVMSetTarget(lib, LLVMGetTarget(c->mod));
-    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(c->mod));
-    if (LLVMLinkModules2(c->mod, lib)) return internal_error(c, NO_LOCATION, "emit: linking libdevice failed");
+    RETURN_IF_ERROR(libdevice_link(c, path));
     /* keep only the kernel visible, so O3 drops what we do not call */
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
         if (!LLVMIsDeclaration(f) && f != c->fn) LLVMSetLinkage(f, LLVMInternalLinkage);
+    /* ... and drop the uncalled ones now, before O3's first interprocedural passes
+     * analyse them (its dead-code pass comes later) */
+    for (bool dropped = true; dropped;) {
+        dropped = false;
+        for (LLVMValueRef f = LLVMGetFirstFunction(c->mod), next; f; f = next) {
+            next = LLVMGetNextFunction(f);
+            if (LLVMGetLinkage(f) == LLVMInternalLinkage && !LLVMGetFirstUse(f)) {
+                LLVMDeleteFunction(f);
+                dropped = true;
+            }
+        }
+    }
     /* (the grid barrier's counter stays: the launcher finds it by name) */
     for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g))
         if (!LLVMIsDeclaration(g) && strcmp(LLVMGetValueName(g), GJ_GRID_SYNC_SYMBOL))
