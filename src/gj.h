@@ -61,7 +61,8 @@ void sb_free(StrBuf *b);
 //
 // diag.c
 //
-typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
+/* ERR_LITERAL: a TypingError for an argument that must be a compile-time constant (numba's RequireLiteralValue) */
+typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL, ERR_LITERAL } ErrKind;
 /* Set a Python exception of `kind` with "file:line: message", the source line
  * and a caret. Returns -1 so callers can `return error_at(...)`. */
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);

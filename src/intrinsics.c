@@ -368,6 +368,12 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_GRIDSIZE: {
         bool ok = nargs == 1;
         int64_t n = ok ? const_int(literal_operand(c, in, in->args[1]), &ok) : 0;
+        if (nargs == 1 && !ok)
+            return error_at(c, ERR_LITERAL, in->loc,
+                            "RequireLiteralValue: %s() takes one constant argument, 1, 2 or 3; this one is a "
+                            "variable of type %s",
+                            path_pretty(k->path), type_name(c, in->args[1]->type)),
+                   (Type *)NULL;
         if (!ok || n < 1 || n > 3) TERR("%s() takes one constant argument, 1, 2 or 3", path_pretty(k->path));
         if (n == 1) return &ty_int64;
         Type *items[3] = {&ty_int64, &ty_int64, &ty_int64};
