@@ -230,11 +230,27 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
     return 0;
 }
 
+/* A local variable assigned once, from a constant (`n = 100` before
+ * `shared.array(n, int32)`): that constant; NULL otherwise. */
+static Instr *local_constant(Ctx *c, Instr *v) {
+    if (v->op != IR_LOAD_VAR || ctx_var(c, v->var)->is_arg) return NULL;
+    Instr *only = NULL;
+    for (int bi = 0; bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *st = c->blocks[bi]->instrs.v[k];
+            if (st->op != IR_STORE_VAR || st->var != v->var) continue;
+            if (only || st->args[0]->op != IR_CONST) return NULL;
+            only = st->args[0];
+        }
+    return only;
+}
+
 /* An operand needed at compile time: where it reads a device function's
  * parameter that the caller passed a constant for, that constant, put in
  * the IR in its place (lowering reads it). */
 static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
     Instr *k = arg_literal(c, v, LIT_NEED);
+    if (!k && !PyErr_Occurred()) k = local_constant(c, v);
     if (!k || k == v) return v;
     for (int j = 1; j < in->nargs; j++)
         if (in->args[j] == v) in->args[j] = k;
