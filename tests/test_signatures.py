@@ -202,6 +202,28 @@ def test_mismatched_launch(sig, args):
         k[1, 1](np.zeros(3, np.float32), 1.0, 2.0)
 
 
+def test_one_signature_takes_an_array_of_the_other_signedness(rng):
+    # numba launches a kernel compiled for one signature without matching the arguments'
+    # types: an int32 array reaches a uint32[:] parameter as its memory, read as uint32
+    def bump(a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            b[i] = a[i] + 1
+    a = rng.integers(-2**31, 2**31 - 1, 40, dtype=np.int32)
+    b = poisoned(40, np.int64)
+    gpu.jit("void(uint32[:], uint64[:])")(bump)[1, 64](a, b)
+    np.testing.assert_array_equal(b, a.view(np.uint32).astype(np.int64) + 1)
+    # a kernel of several signatures matches types: no such reinterpretation
+    k = gpu.jit(["void(uint32[:], uint64[:])", "void(float32[:], uint64[:])"])(bump)
+    with pytest.raises(TypeError, match="No matching definition"):
+        k[1, 64](a, b)
+    # only signedness: other sizes and kinds are refused
+    with pytest.raises(TypeError, match="No matching definition"):
+        gpu.jit("void(uint32[:], uint64[:])")(bump)[1, 64](a.astype(np.int16), b)
+    with pytest.raises(TypeError, match="No matching definition"):
+        gpu.jit("void(float32[:], uint64[:])")(bump)[1, 64](a, b)
+
+
 def test_mismatch_message_lists_signatures():
     def put(out, x):
         out[0] = x

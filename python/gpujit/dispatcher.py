@@ -80,6 +80,22 @@ def _check_carveout(value):
     return value
 
 
+def _same_memory(want, have):
+    """Whether arguments of types `have` may be passed to a kernel compiled for one signature,
+    `want`, integer arrays whose dtype differs only in signedness (int32 for uint32) passed as
+    they are: numba launches such a kernel without matching the arguments' types, so the
+    kernel reads the array's memory as its own dtype."""
+    if len(want) != len(have):
+        return False
+    for w, h in zip(want, have):
+        if w[1] == h[1] == "array" and w[2] != h[2] and w[2].lstrip("u") == h[2].lstrip("u") \
+                and w[2].lstrip("u").startswith("int"):
+            h = (w[0],) + h[1:2] + (w[2],) + h[3:]
+        if match_cost([w], [h]) is None:
+            return False
+    return True
+
+
 class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use. Called from
     another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
@@ -231,6 +247,8 @@ class Dispatcher(_core.DispatcherBase):
             cost = match_cost(parse_signature(s)[1], have)
             if cost is not None and (best_cost is None or cost < best_cost):
                 best, best_cost = s, cost
+        if best is None and self._specialized and _same_memory(parse_signature(self._eager[0])[1], have):
+            best = self._eager[0]
         if best is not None:
             return self.compile(best, target)
         raise TypeError("No matching definition for argument type(s) %s of %s; the kernel was compiled "
