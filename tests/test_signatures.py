@@ -362,6 +362,21 @@ def test_device_function_signatures(rng):
         gpu.jit("int32(int33)", device=True)(lambda a: a)
 
 
+def test_device_function_signatures_refuse_a_complex_for_a_real(rng):
+    add = gpu.jit(["(int64, int64)", "(float64, float64)"], device=True)(lambda a, b: a + b)
+
+    @gpu.jit
+    def k(r, x, y):
+        r[0] = add(x, y)
+    r = poisoned(1, np.float64)
+    x, y = rng.random(2)
+    k[1, 1](r, np.float32(x), np.int32(7))       # converted to (float64, float64)
+    assert r[0] == np.float64(np.float32(x)) + 7
+    with pytest.raises(gpu.TypingError, match=r"test_signatures.py:\d+: .*Invalid use of type\(CUDADispatcher\(.*"
+                                              r"with parameters \(complex128, complex128\): no signature of"):
+        k[1, 1](np.zeros(1, np.complex128), 1j * x, 1j * y)
+
+
 def test_compile_and_inspect_take_any_form():
     def put(out, x):
         out[0] = x

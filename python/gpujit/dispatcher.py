@@ -546,8 +546,9 @@ def _signature_casts(pyfunc, sigs):
             if ret is not None and ret[1] == "scalar" and ret[0] in casts:
                 ns["__r"] = casts[ret[0]]
                 call = "__r(%s)" % call
-            exec("def %s(%s):\n    return %s\n" % (pyfunc.__name__, ", ".join(params), call), ns)
-            impls[sig] = ns[pyfunc.__name__]
+            exec("def __conv(%s):\n    return %s\n" % (", ".join(params), call), ns)
+            ns["__conv"].__name__ = ns["__conv"].__qualname__ = pyfunc.__name__   # a lambda's '<lambda>' too
+            impls[sig] = ns["__conv"]
         return impls[sig]
 
     def pick(names):
@@ -566,11 +567,15 @@ def _signature_casts(pyfunc, sigs):
             return pyfunc if cost == 0 else impl_for(sigs[i])
         for s in sigs:
             want = parse_signature(s)[1]
-            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4])
+            # numba converts any number to any other here, but no complex to a real
+            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4]) and
+                                              not (w[1] == "scalar" and h[2].startswith("complex") and
+                                                   not w[2].startswith("complex"))
                                               for w, h in zip(want, have)):
                 return impl_for(s)
-        raise TypeError("no signature of %s (%s) accepts (%s)" % (pyfunc.__qualname__, "; ".join(sigs),
-                                                                  ", ".join(names)))
+        raise TypeError("Invalid use of type(CUDADispatcher(%s)) with parameters (%s): no signature of %s "
+                        "(%s) accepts them" % (pyfunc.__qualname__, ", ".join(names), pyfunc.__qualname__,
+                                               "; ".join(sigs)))
 
     def stand_in(*args):
         return pyfunc(*args)
