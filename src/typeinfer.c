@@ -315,6 +315,17 @@ static Type *type_user_call(Ctx *c, Instr *in) {
 
 /* ---- literal arguments ---- */
 
+/* Does this device function call itself (directly)? Its return types failing to unify is
+ * then numba's "does not converge": each call's result feeds the next return. */
+static bool calls_itself(Ctx *c) {
+    for (int bi = 0; c->self && bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *in = c->blocks[bi]->instrs.v[k];
+            if (in->op == IR_CALL && in->callee == c->self) return true;
+        }
+    return false;
+}
+
 /* Is variable `var` assigned anywhere but by the entry's store of its argument? */
 static bool reassigned(Ctx *c, int var) {
     for (int bi = 0; bi < c->nblocks; bi++) {
@@ -625,7 +636,10 @@ static Type *type_of(TI *ti, Instr *in) {
         /* a device function's return type unifies what every return gives */
         if (!type_known(a)) return &ty_none;
         Type *u = unify(c, c->restype, a);
-        if (!u) TERR("%s returns %s here but %s elsewhere", c->funcname, type_name(c, a), type_name(c, c->restype));
+        if (!u)
+            TERR("%s%s returns %s here but %s elsewhere",
+                 calls_itself(c) ? "Return type of recursive function does not converge: " : "", c->funcname,
+                 type_name(c, a), type_name(c, c->restype));
         if (!type_eq(u, c->restype)) {
             c->restype = u;
             ti->changed = true;
