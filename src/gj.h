@@ -970,7 +970,7 @@ struct GjOutput {
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
-    PyObject *raises; /* (class, args, builtin) per raise site */
+    PyObject *raises; /* (class, args, builtin, function name) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
     char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
@@ -1041,7 +1041,7 @@ struct Ctx {
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
-    PyObject *raises; /* root: a list of (class, args, builtin), indexed by IR_RAISE */
+    PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     LLVMValueRef raised; /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */
