@@ -496,6 +496,17 @@ static Type *type_of(TI *ti, Instr *in) {
                     UNSUP("'.imag' of a %s array (it has no imaginary part to view)", type_name(c, a->elem));
                 return type_array(c, complex_part(a->elem), a->ndim, 'A', a->space);
             }
+            /* a record array's field (recarray's a.x): a view of that field of every record */
+            if (a->elem->kind == TY_RECORD && record_field(a->elem, in->name)) {
+                Type *ft = type_record_field(c, in, a->elem, in->name);
+                if (!ft) return NULL;
+                if (!is_number(ft) && ft->kind != TY_RECORD)
+                    UNSUP("'.%s' of a record array: a view of a %s field", in->name, type_name(c, ft));
+                if (a->elem->size % type_align(ft))
+                    UNSUP("'.%s' of an array of packed records (its %s items are not aligned)", in->name,
+                          type_name(c, ft));
+                return type_array(c, ft, a->ndim, 'A', a->space);
+            }
             /* a.sum(), the other reductions, a.reshape() and a.view(): methods, called next */
             const Intrinsic *m = intrinsic_lookup(arena_printf(&c->arena, "ndarray.%s", in->name));
             if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE))
