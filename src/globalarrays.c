@@ -1,5 +1,5 @@
 /* globalarrays.c: arrays a kernel reads from its globals and closures: a
- * NumPy array frozen into the kernel's constant data (also what
+ * NumPy array (of numbers or records) frozen into the kernel's constant data (also what
  * const.array_like makes), a device array captured by its address. Read
  * through the buffer protocol and the array interfaces (no NumPy C API). */
 #include <string.h>
@@ -23,6 +23,28 @@ static Type *buffer_elem(Py_buffer *v) {
     if (strchr("bhilq", *f)) return sgn[v->itemsize - 1] ? type_scalar(sgn[v->itemsize - 1]) : NULL;
     if (strchr("BHILQ", *f)) return uns[v->itemsize - 1] ? type_scalar(uns[v->itemsize - 1]) : NULL;
     return NULL;
+}
+
+/* The record type of a host array of a structured dtype, spelled by
+ * gpujit.typing.dtype_name as a kernel argument's is; NULL (no exception)
+ * for any other array, or a structured dtype kernels cannot take. */
+static Type *record_elem(Ctx *c, PyObject *arr, Py_ssize_t itemsize) {
+    PyObject *dt = PyObject_GetAttrString(arr, "dtype");
+    PyObject *fields = dt ? PyObject_GetAttrString(dt, "fields") : NULL;
+    PyObject *mod = fields && fields != Py_None ? PyImport_ImportModule("gpujit.typing") : NULL;
+    PyObject *name = mod ? PyObject_CallMethod(mod, "dtype_name", "O", dt) : NULL;
+    const char *spelling = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    Type *t = NULL, *ret, **args;
+    int n;
+    if (spelling && sig_parse(c, arena_printf(&c->arena, "(%s)", spelling), &ret, &args, &n) == 0 && n == 1 &&
+        args[0]->kind == TY_RECORD && args[0]->size == itemsize)
+        t = args[0];
+    Py_XDECREF(name);
+    Py_XDECREF(mod);
+    Py_XDECREF(fields);
+    Py_XDECREF(dt);
+    PyErr_Clear();
+    return t;
 }
 
 /* A device array held by a global: its description, read through the
@@ -155,10 +177,12 @@ Type *type_global_array(Ctx *c, Instr *in) {
         TERR("cannot read the memory of this global NumPy array");
     }
     Type *e = buffer_elem(&v);
+    if (!e) e = record_elem(c, in->pyobj, v.itemsize);
     int ndim = v.ndim;
     PyBuffer_Release(&v);
     if (!e)
-        TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
+        TERR("a global NumPy array of this dtype (bool, ints, floats, complex and records of them in native byte "
+             "order are supported)");
     if (ndim < 0 || ndim > 32) TERR("a global NumPy array must have 0 to 32 dimensions");
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
@@ -176,10 +200,13 @@ Type *type_const_array(Ctx *c, Instr *in) {
         TERR("const.array_like: cannot read the array's memory");
     }
     Type *e = buffer_elem(&v);
+    if (!e) e = record_elem(c, o->pyobj, v.itemsize);
     int ndim = v.ndim;
     size_t nbytes = (size_t)v.len;
     PyBuffer_Release(&v);
-    if (!e) TERR("const.array_like: unsupported dtype (bool, ints, float32 and float64 in native byte order are)");
+    if (!e)
+        TERR("const.array_like: unsupported dtype (bool, ints, floats, complex and records of them in native byte "
+             "order are)");
     /* ptxas refuses more than the GPU's 64 KiB constant bank (at load, on a GPU); say so here, on both targets */
     Ctx *root = ctx_root(c);
     if (!in->alloc_done) {
