@@ -515,6 +515,7 @@ typedef enum {
     IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
     IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
+    IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
@@ -765,6 +766,8 @@ LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being 
  * frozen into constant memory, a device array captured by its address. */
 Type *type_global_array(Ctx *c, Instr *in);
 LLVMValueRef lower_global_array(Ctx *c, Instr *in);
+Type *type_array_copy(Ctx *c, Instr *in);
+LLVMValueRef lower_array_copy(Ctx *c, Instr *in, Type *rt);
 Type *type_const_array(Ctx *c, Instr *in); /* const.array_like(a) */
 LLVMValueRef lower_const_array(Ctx *c, Instr *in);
 

@@ -265,3 +265,60 @@ LLVMValueRef lower_global_array(Ctx *c, Instr *in) {
     v = LLVMBuildInsertValue(c->b, v, shape, 1, "");
     return LLVMBuildInsertValue(c->b, v, strides, 2, "");
 }
+
+/* The frozen NumPy array a.copy()'s `a` is: a global or closure array, its
+ * const.array_like, or a local assigned once from either; NULL otherwise. */
+static PyObject *frozen_source(Ctx *c, Instr *a, int depth) {
+    if (a->op == IR_OBJ && a->pyobj && !strcmp(a->name, PATH_GLOBAL_ARRAY)) return a->pyobj;
+    if (a->op == IR_CALL && a->intr && a->intr->kind == IK_CONST_ARRAY && a->nargs == 2) return a->args[1]->pyobj;
+    if (a->op != IR_LOAD_VAR || depth > 0) return NULL;
+    Instr *only = NULL;
+    for (int bi = 0; bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *st = c->blocks[bi]->instrs.v[k];
+            if (st->op != IR_STORE_VAR || st->var != a->var) continue;
+            if (only) return NULL;
+            only = st->args[0];
+        }
+    return only ? frozen_source(c, only, depth + 1) : NULL;
+}
+
+/* a.copy() where a's size is known at compile time (a frozen global array):
+ * a C-contiguous local array of a's shape and dtype, as numba.cuda's copy
+ * (which allocates on the device) gives. A kernel argument's size is known
+ * only at run time, and gpujit kernels do not allocate memory. */
+Type *type_array_copy(Ctx *c, Instr *in) {
+    Instr *self = in->args[0]->args[0];
+    Type *at = self->type;
+    if (in->nargs != 1) TERR("copy() takes no arguments in kernels (the copy is C-ordered)");
+    PyObject *src = frozen_source(c, self, 0);
+    if (!src)
+        UNSUP("copy() of an array whose size is known only at run time (gpujit kernels do not allocate "
+              "memory: copy into a gpu.local.array of a constant size)");
+    Py_buffer v;
+    if (PyObject_GetBuffer(src, &v, PyBUF_FULL_RO) < 0) {
+        PyErr_Clear();
+        TERR("copy(): cannot read the array's memory");
+    }
+    Py_ssize_t n = v.len;
+    PyBuffer_Release(&v);
+    if (n > LIMIT_CONST_BYTES) return error_limit(c, in->loc, "bytes in an array's local copy", LIMIT_CONST_BYTES), (Type *)NULL;
+    return type_array(c, at->elem, at->ndim, 'C', AS_LOCAL);
+}
+
+LLVMValueRef lower_array_copy(Ctx *c, Instr *in, Type *rt) {
+    Instr *self = in->args[0]->args[0];
+    Py_buffer v;
+    if (PyObject_GetBuffer(frozen_source(c, self, 0), &v, PyBUF_FULL_RO) < 0) return NULL;
+    size_t nbytes = (size_t)v.len, n = (size_t)(v.itemsize ? v.len / v.itemsize : 0);
+    PyBuffer_Release(&v);
+    LLVMValueRef a = val(c, self), dims[LIMIT_NDIM];
+    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, "");
+    for (int k = 0; k < rt->ndim; k++) dims[k] = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
+    LLVMValueRef data = entry_alloca(c, LLVMArrayType2(mem_type(c, rt->elem), n ? n : 1), "copy");
+    LLVMSetAlignment(data, 16);
+    /* the frozen constant is C-ordered already (lower_const_array): one copy of its bytes */
+    if (nbytes)
+        LLVMBuildMemCpy(c->b, data, 16, LLVMBuildExtractValue(c->b, a, 0, ""), 16, ci64(c, (int64_t)nbytes));
+    return array_value(c, rt, data, dims);
+}

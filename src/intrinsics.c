@@ -180,7 +180,7 @@ static const Intrinsic intrinsics[] = {
     {"ndarray.mean", IK_REDUCE, RD_MEAN}, {"ndarray.var", IK_REDUCE, RD_VAR}, {"ndarray.std", IK_REDUCE, RD_STD},
     {"ndarray.all", IK_REDUCE, RD_ALL}, {"ndarray.any", IK_REDUCE, RD_ANY},
     {"ndarray.argmin", IK_REDUCE, RD_ARGMIN}, {"ndarray.argmax", IK_REDUCE, RD_ARGMAX},
-    {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE},
+    {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE}, {"ndarray.copy", IK_ARRAY_COPY},
 };
 /* clang-format on */
 
@@ -619,6 +619,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
     case IK_REDUCE: return reduce_type(c, in, (ReduceFn)k->id);
     case IK_RESHAPE: return type_reshape(c, in);
+    case IK_ARRAY_COPY: return type_array_copy(c, in);
     case IK_VIEW_DTYPE: {
         if (nargs != 1) TERR("view() takes one dtype");
         Type *e = dtype_of(c, in, in->args[1]);
@@ -984,6 +985,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_CMATH: return cmath_lower(c, (CmathFn)k->id, a, nargs, rt);
     case IK_REDUCE: return lower_reduction(c, (ReduceFn)k->id, in, rt);
     case IK_RESHAPE: return lower_reshape(c, in, rt);
+    case IK_ARRAY_COPY: return lower_array_copy(c, in, rt);
     case IK_VIEW_DTYPE: return lower_view_dtype(c, in, rt);
     case IK_MATH1: {
         LLVMValueRef x = val_as(c, a[0], rt);

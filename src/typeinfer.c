@@ -509,7 +509,8 @@ static Type *type_of(TI *ti, Instr *in) {
             }
             /* a.sum(), the other reductions, a.reshape() and a.view(): methods, called next */
             const Intrinsic *m = intrinsic_lookup(arena_printf(&c->arena, "ndarray.%s", in->name));
-            if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE))
+            if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE ||
+                      m->kind == IK_ARRAY_COPY))
                 return type_obj(c, m->path);
             UNSUP("array attribute '%s'", in->name);
         }

@@ -153,6 +153,38 @@ def test_global_record_arrays_are_frozen_constants():
     assert ".const" in k.inspect_ptx("void(uint64[::1], float64[::1], int64[::1], int64[::1])")
 
 
+REVERSED = _rng.integers(-1000, 1000, 9)[::-1]      # a strided view: frozen in C order
+
+
+def test_copy_of_a_frozen_array_is_a_writable_local_array(rng):
+    @gpu.jit
+    def k(out, out2, x):
+        q = REVERSED.copy()
+        t = gpu.const.array_like(TABLE)
+        t2 = t.copy()
+        i = gpu.grid(1)
+        q[i % 9] += x[i]           # each thread's own copy
+        t2[i % 3, i % 5] = -1.0
+        out[i] = q[i % 9]
+        out2[i] = t2[(i + 1) % 3, i % 5] + TABLE.copy()[i % 3, i % 5]
+
+    x = rng.integers(-50, 50, 32)
+    out, out2 = np.full(32, -99999), np.full(32, np.nan, np.float32)
+    k[1, 32](out, out2, x)
+    i = np.arange(32)
+    np.testing.assert_array_equal(out, REVERSED[i % 9] + x)
+    np.testing.assert_array_equal(out2, TABLE[(i + 1) % 3, i % 5] + TABLE[i % 3, i % 5])
+
+
+def test_copy_of_a_run_time_sized_array_is_an_error():
+    def k(out, x):
+        y = x.copy()
+        out[0] = y[0]
+
+    with pytest.raises(gpu.UnsupportedError, match="copy\\(\\) of an array whose size is known only at run time"):
+        gpu.jit(k)[1, 1](np.zeros(1), np.ones(3))
+
+
 def test_store_into_a_global_array_is_an_error():
     @gpu.jit
     def k(out):
