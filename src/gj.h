@@ -445,6 +445,11 @@ bool is_operator_path(const char *path);
 /* A number, bool, None, str or tuple of them as an IR constant; NULL with no
  * exception set if `o` is none of these. */
 Instr *const_from_py(Builder *bd, PyObject *o, int depth);
+/* An Enum class's member m: an IntEnum's an int constant, another's a compile-time object;
+ * NULL (no exception) if m is not a member of cls. */
+Instr *enum_member_value(Builder *bd, PyObject *cls, PyObject *m);
+bool is_enum_member(PyObject *o);
+bool enum_members(const Instr *cmp); /* typeinfer.c: a comparison of two such members */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
 Instr *load_global(Builder *bd, const char *name);
 Instr *load_attr(Builder *bd, Instr *obj, const char *name);

@@ -315,6 +315,15 @@ static Type *type_user_call(Ctx *c, Instr *in) {
 
 /* ---- literal arguments ---- */
 
+/* Does comparison `in` compare two Enum members the code names (Color.red)? */
+bool enum_members(const Instr *in) {
+    for (int k = 0; k < 2; k++) {
+        const Instr *a = in->args[k];
+        if (a->op != IR_OBJ || !a->pyobj || !is_enum_member(a->pyobj) || PyLong_Check(a->pyobj)) return false;
+    }
+    return true;
+}
+
 /* Does this device function call itself (directly)? Its return types failing to unify is
  * then numba's "does not converge": each call's result feeds the next return. */
 static bool calls_itself(Ctx *c) {
@@ -466,7 +475,8 @@ static Type *type_of(TI *ti, Instr *in) {
             return &ty_int32;
         }
         if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) &&
-            !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+            !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj) ||
+                            is_enum_member(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
@@ -554,6 +564,12 @@ static Type *type_of(TI *ti, Instr *in) {
         return in->conv = is_float(a) ? a : promote_arith(a, a);
     case IR_CMP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
+        if (enum_members(in)) { /* Color.red == Color['green']: settled now, as Python settles it (lower.c) */
+            in->conv = NULL;
+            if (in->ival != CMP_EQ && in->ival != CMP_NE && in->ival != CMP_IS && in->ival != CMP_IS_NOT)
+                TERR("Enum members are not ordered: only ==, !=, is and is not compare them");
+            return &ty_bool;
+        }
         if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
             /* numba's `is`: values of different types are never the same object; None is None;
              * numbers and bools of one type are compared by value */
