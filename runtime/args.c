@@ -695,8 +695,11 @@ static int takes(const GjArgInfo *a, const ArgDesc *d) {
     if (a->kind == GJ_ARG_ARRAY && a->itemsize)
         return d->record_id && d->ndim == a->ndim && d->itemsize == a->itemsize && (a->layout != 'C' || d->c_contig);
     if (d->record_id) return 0;
-    if (a->kind == GJ_ARG_ARRAY)
-        return d->kind != A_SCALAR && d->dtype == a->dtype && d->ndim == a->ndim && (a->layout != 'C' || d->c_contig);
+    if (a->kind == GJ_ARG_ARRAY) /* int32 for uint32: the dispatcher passes a one-signature kernel's memory as is */
+        return d->kind != A_SCALAR &&
+                (d->dtype == a->dtype ||
+                 (is_int(d->dtype) && is_int(a->dtype) && gj_dtype_size(d->dtype) == gj_dtype_size(a->dtype))) &&
+                d->ndim == a->ndim && (a->layout != 'C' || d->c_contig);
     return d->kind == A_SCALAR &&
             (d->dtype == a->dtype || is_complex(a->dtype) ||
              ((is_int(d->dtype) || d->dtype == GJ_BOOL) && (is_int(a->dtype) || is_float(a->dtype))) ||

@@ -317,10 +317,11 @@ static CUdeviceptr debug_dev_buf[GJ_MAX_DEVICES];
 static _Thread_local int64_t debug_host_buf[8];
 
 /* rec[0] == GJ_ERR_RAISE: a raise statement or a check of the compiler's raised the
- * exception of raise site rec[2] in thread rec[3] of block rec[4] (packed):
- * the same class and arguments on the host.
- * The compiler's own checks say in the message where they failed; for the
- * code's own exceptions the message stays as written and a note says where. */
+ * exception of raise site rec[2] in thread rec[3] of block rec[4] (packed): the
+ * same class on the host. The compiler's own checks say in the message where they
+ * failed; the code's own exceptions get numba's prefix on their first argument,
+ * "In function 'f', file F, line N, tid=[x, y, z] ctaid=[x, y, z]: " (or that
+ * alone as the argument, where there was none). */
 static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
     PyObject *site = gj_output_raise(o, (int)rec[2]);
     if (!site) {
@@ -332,28 +333,35 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
     if (!name) return -1;
     uint64_t t = (uint64_t)rec[3], b = (uint64_t)rec[4];
-    PyObject *where = PyUnicode_FromFormat("kernel '%U', %s:%lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d]", name,
-                                           gj_output_file(o, (int)rec[5]), (long long)rec[1], (int)(t & 1023),
-                                           (int)(t >> 10 & 1023), (int)(t >> 20 & 63), (int)(b & 0x7fffffff),
-                                           (int)(b >> 31 & 0xffff), (int)(b >> 47 & 0xffff));
-    Py_DECREF(name);
-    if (!where) return -1;
+    int tid[3] = {(int)(t & 1023), (int)(t >> 10 & 1023), (int)(t >> 20 & 63)};
+    int ctaid[3] = {(int)(b & 0x7fffffff), (int)(b >> 31 & 0xffff), (int)(b >> 47 & 0xffff)};
+    const char *file = gj_output_file(o, (int)rec[5]);
     PyObject *exc = NULL;
     if (builtin) {
-        PyObject *msg = PyUnicode_FromFormat("%S (%U)", PyTuple_GET_ITEM(args, 0), where);
+        PyObject *msg = PyUnicode_FromFormat("%S (kernel '%U', %s:%lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d])",
+                                             PyTuple_GET_ITEM(args, 0), name, file, (long long)rec[1], tid[0],
+                                             tid[1], tid[2], ctaid[0], ctaid[1], ctaid[2]);
         if (msg) exc = PyObject_CallOneArg(cls, msg);
         Py_XDECREF(msg);
     } else {
-        exc = PyObject_Call(cls, args, NULL);
-        if (exc && PyObject_HasAttrString(exc, "add_note")) {
-            PyObject *note = PyUnicode_FromFormat("raised in %U", where);
-            PyObject *r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
-            Py_XDECREF(note);
-            Py_XDECREF(r);
-            PyErr_Clear();
+        PyObject *fn = PyTuple_GET_SIZE(site) > 3 ? PyTuple_GET_ITEM(site, 3) : name; /* older cache entries: 3 */
+        PyObject *prefix = PyUnicode_FromFormat("In function %R, file %s, line %lld, tid=[%d, %d, %d] ctaid=[%d, %d, %d]",
+                                                fn, file, (long long)rec[1], tid[0], tid[1], tid[2], ctaid[0],
+                                                ctaid[1], ctaid[2]);
+        Py_ssize_t n = PyTuple_GET_SIZE(args);
+        PyObject *full = prefix ? PyTuple_New(n ? n : 1) : NULL;
+        PyObject *first = !full ? NULL
+                : n         ? PyUnicode_FromFormat("%U: %S", prefix, PyTuple_GET_ITEM(args, 0))
+                            : Py_NewRef(prefix);
+        if (first) {
+            PyTuple_SET_ITEM(full, 0, first);
+            for (Py_ssize_t i = 1; i < n; i++) PyTuple_SET_ITEM(full, i, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+            exc = PyObject_Call(cls, full, NULL);
         }
+        Py_XDECREF(full);
+        Py_XDECREF(prefix);
     }
-    Py_DECREF(where);
+    Py_DECREF(name);
     if (!exc) return -1;
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);

@@ -361,9 +361,9 @@ static int unsupported_op(Builder *bd, const Insn *in) {
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);
 }
 
-/* An IntEnum's member by name (RequestError["not_found"]): *out, an int
- * constant, as its attribute is (pyvalue.c); *out NULL for any other
- * subscript. A name the class lacks is a user error. */
+/* An Enum's member by name (RequestError["not_found"], Color["red"]): *out,
+ * as its attribute is (pyvalue.c); *out NULL for any other subscript. A name
+ * the class lacks is a user error. */
 static int enum_member(Builder *bd, Instr *o, Instr *idx, Instr **out) {
     *out = NULL;
     if (o->op != IR_OBJ || !o->pyobj || !PyType_Check(o->pyobj) || idx->op != IR_CONST || idx->ckind != CK_STR)
@@ -376,10 +376,10 @@ static int enum_member(Builder *bd, Instr *o, Instr *idx, Instr **out) {
         return error_at(bd->c, ERR_TYPING, bd->loc, "%s has no member '%s'", ((PyTypeObject *)o->pyobj)->tp_name,
                         idx->name);
     }
-    if (m && PyLong_Check(m) && PyObject_TypeCheck(m, (PyTypeObject *)o->pyobj)) *out = const_from_py(bd, m, 0);
+    PyErr_Clear(); /* not a class with members by name */
+    if (m) *out = enum_member_value(bd, o->pyobj, m);
     Py_XDECREF(m);
-    PyErr_Clear();
-    return 0;
+    return *out || !PyErr_Occurred() ? 0 : -1;
 }
 
 static int compare_index(int arg) {

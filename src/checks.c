@@ -11,7 +11,8 @@
 int raise_site(Ctx *c, PyObject *cls, PyObject *args, bool builtin) {
     Ctx *root = ctx_root(c);
     if (!root->raises && !(root->raises = PyList_New(0))) return -1;
-    PyObject *t = Py_BuildValue("(OOO)", cls, args, builtin ? Py_True : Py_False);
+    /* the raising function's name: the host's message names it, as numba's does */
+    PyObject *t = Py_BuildValue("(OOOs)", cls, args, builtin ? Py_True : Py_False, c->funcname ? c->funcname : "?");
     if (!t) return -1;
     int rc = PyList_Append(root->raises, t);
     Py_DECREF(t);

@@ -9,7 +9,7 @@
 #include "gj.h"
 
 PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
-static PyObject *GjExc_InternalError;
+static PyObject *GjExc_InternalError, *GjExc_RequireLiteralValue;
 
 int diag_init_exceptions(PyObject *m) {
     GjExc_CompileError =
@@ -22,11 +22,16 @@ int diag_init_exceptions(PyObject *m) {
                                                        GjExc_CompileError, NULL);
     GjExc_InternalError = PyErr_NewExceptionWithDoc("gpujit.InternalCompilerError", "A bug in gpujit itself.",
                                                     GjExc_CompileError, NULL);
-    if (!GjExc_TypingError || !GjExc_UnsupportedError || !GjExc_InternalError) return -1;
+    GjExc_RequireLiteralValue = PyErr_NewExceptionWithDoc(
+            "gpujit.RequireLiteralValue", "An argument that must be a compile-time constant is not one.",
+            GjExc_TypingError, NULL);
+    if (!GjExc_TypingError || !GjExc_UnsupportedError || !GjExc_InternalError || !GjExc_RequireLiteralValue)
+        return -1;
     if (PyModule_AddObjectRef(m, "CompileError", GjExc_CompileError) < 0 ||
         PyModule_AddObjectRef(m, "TypingError", GjExc_TypingError) < 0 ||
         PyModule_AddObjectRef(m, "UnsupportedError", GjExc_UnsupportedError) < 0 ||
-        PyModule_AddObjectRef(m, "InternalCompilerError", GjExc_InternalError) < 0)
+        PyModule_AddObjectRef(m, "InternalCompilerError", GjExc_InternalError) < 0 ||
+        PyModule_AddObjectRef(m, "RequireLiteralValue", GjExc_RequireLiteralValue) < 0)
         return -1;
     return 0;
 }
@@ -108,6 +113,7 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     PyObject *exc = kind == ERR_TYPING ? GjExc_TypingError
             : kind == ERR_UNSUPPORTED  ? GjExc_UnsupportedError
             : kind == ERR_INTERNAL     ? GjExc_InternalError
+            : kind == ERR_LITERAL      ? GjExc_RequireLiteralValue
                                        : GjExc_CompileError;
     int r = raise_at(c, exc, loc, kind == ERR_INTERNAL ? "internal compiler error: " : "", msg);
     free(msg);

@@ -61,7 +61,8 @@ void sb_free(StrBuf *b);
 //
 // diag.c
 //
-typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
+/* ERR_LITERAL: a TypingError for an argument that must be a compile-time constant (numba's RequireLiteralValue) */
+typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL, ERR_LITERAL } ErrKind;
 /* Set a Python exception of `kind` with "file:line: message", the source line
  * and a caret. Returns -1 so callers can `return error_at(...)`. */
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
@@ -444,6 +445,11 @@ bool is_operator_path(const char *path);
 /* A number, bool, None, str or tuple of them as an IR constant; NULL with no
  * exception set if `o` is none of these. */
 Instr *const_from_py(Builder *bd, PyObject *o, int depth);
+/* An Enum class's member m: an IntEnum's an int constant, another's a compile-time object;
+ * NULL (no exception) if m is not a member of cls. */
+Instr *enum_member_value(Builder *bd, PyObject *cls, PyObject *m);
+bool is_enum_member(PyObject *o);
+bool enum_members(const Instr *cmp); /* typeinfer.c: a comparison of two such members */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
 Instr *load_global(Builder *bd, const char *name);
 Instr *load_attr(Builder *bd, Instr *obj, const char *name);
@@ -514,6 +520,7 @@ typedef enum {
     IK_REDUCE, /* np.sum(a), a.sum() and the other whole-array reductions: id = ReduceFn */
     IK_RESHAPE, /* a.reshape(shape): the callee is the IR_ATTR holding a (views.c) */
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
+    IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
@@ -766,6 +773,8 @@ LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being 
  * frozen into constant memory, a device array captured by its address. */
 Type *type_global_array(Ctx *c, Instr *in);
 LLVMValueRef lower_global_array(Ctx *c, Instr *in);
+Type *type_array_copy(Ctx *c, Instr *in);
+LLVMValueRef lower_array_copy(Ctx *c, Instr *in, Type *rt);
 Type *type_const_array(Ctx *c, Instr *in); /* const.array_like(a) */
 LLVMValueRef lower_const_array(Ctx *c, Instr *in);
 
@@ -971,7 +980,7 @@ struct GjOutput {
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
-    PyObject *raises; /* (class, args, builtin) per raise site */
+    PyObject *raises; /* (class, args, builtin, function name) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
     char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
@@ -1042,7 +1051,7 @@ struct Ctx {
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
-    PyObject *raises; /* root: a list of (class, args, builtin), indexed by IR_RAISE */
+    PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     LLVMValueRef raised; /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */

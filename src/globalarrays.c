@@ -1,5 +1,5 @@
 /* globalarrays.c: arrays a kernel reads from its globals and closures: a
- * NumPy array frozen into the kernel's constant data (also what
+ * NumPy array (of numbers or records) frozen into the kernel's constant data (also what
  * const.array_like makes), a device array captured by its address. Read
  * through the buffer protocol and the array interfaces (no NumPy C API). */
 #include <string.h>
@@ -23,6 +23,28 @@ static Type *buffer_elem(Py_buffer *v) {
     if (strchr("bhilq", *f)) return sgn[v->itemsize - 1] ? type_scalar(sgn[v->itemsize - 1]) : NULL;
     if (strchr("BHILQ", *f)) return uns[v->itemsize - 1] ? type_scalar(uns[v->itemsize - 1]) : NULL;
     return NULL;
+}
+
+/* The record type of a host array of a structured dtype, spelled by
+ * gpujit.typing.dtype_name as a kernel argument's is; NULL (no exception)
+ * for any other array, or a structured dtype kernels cannot take. */
+static Type *record_elem(Ctx *c, PyObject *arr, Py_ssize_t itemsize) {
+    PyObject *dt = PyObject_GetAttrString(arr, "dtype");
+    PyObject *fields = dt ? PyObject_GetAttrString(dt, "fields") : NULL;
+    PyObject *mod = fields && fields != Py_None ? PyImport_ImportModule("gpujit.typing") : NULL;
+    PyObject *name = mod ? PyObject_CallMethod(mod, "dtype_name", "O", dt) : NULL;
+    const char *spelling = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    Type *t = NULL, *ret, **args;
+    int n;
+    if (spelling && sig_parse(c, arena_printf(&c->arena, "(%s)", spelling), &ret, &args, &n) == 0 && n == 1 &&
+        args[0]->kind == TY_RECORD && args[0]->size == itemsize)
+        t = args[0];
+    Py_XDECREF(name);
+    Py_XDECREF(mod);
+    Py_XDECREF(fields);
+    Py_XDECREF(dt);
+    PyErr_Clear();
+    return t;
 }
 
 /* A device array held by a global: its description, read through the
@@ -155,10 +177,12 @@ Type *type_global_array(Ctx *c, Instr *in) {
         TERR("cannot read the memory of this global NumPy array");
     }
     Type *e = buffer_elem(&v);
+    if (!e) e = record_elem(c, in->pyobj, v.itemsize);
     int ndim = v.ndim;
     PyBuffer_Release(&v);
     if (!e)
-        TERR("a global NumPy array of this dtype (bool, ints, floats and complex in native byte order are supported)");
+        TERR("a global NumPy array of this dtype (bool, ints, floats, complex and records of them in native byte "
+             "order are supported)");
     if (ndim < 0 || ndim > 32) TERR("a global NumPy array must have 0 to 32 dimensions");
     return type_array(c, e, ndim, 'C', AS_CONST);
 }
@@ -176,10 +200,13 @@ Type *type_const_array(Ctx *c, Instr *in) {
         TERR("const.array_like: cannot read the array's memory");
     }
     Type *e = buffer_elem(&v);
+    if (!e) e = record_elem(c, o->pyobj, v.itemsize);
     int ndim = v.ndim;
     size_t nbytes = (size_t)v.len;
     PyBuffer_Release(&v);
-    if (!e) TERR("const.array_like: unsupported dtype (bool, ints, float32 and float64 in native byte order are)");
+    if (!e)
+        TERR("const.array_like: unsupported dtype (bool, ints, floats, complex and records of them in native byte "
+             "order are)");
     /* ptxas refuses more than the GPU's 64 KiB constant bank (at load, on a GPU); say so here, on both targets */
     Ctx *root = ctx_root(c);
     if (!in->alloc_done) {
@@ -237,4 +264,61 @@ LLVMValueRef lower_global_array(Ctx *c, Instr *in) {
     LLVMValueRef v = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), data, 0, "");
     v = LLVMBuildInsertValue(c->b, v, shape, 1, "");
     return LLVMBuildInsertValue(c->b, v, strides, 2, "");
+}
+
+/* The frozen NumPy array a.copy()'s `a` is: a global or closure array, its
+ * const.array_like, or a local assigned once from either; NULL otherwise. */
+static PyObject *frozen_source(Ctx *c, Instr *a, int depth) {
+    if (a->op == IR_OBJ && a->pyobj && !strcmp(a->name, PATH_GLOBAL_ARRAY)) return a->pyobj;
+    if (a->op == IR_CALL && a->intr && a->intr->kind == IK_CONST_ARRAY && a->nargs == 2) return a->args[1]->pyobj;
+    if (a->op != IR_LOAD_VAR || depth > 0) return NULL;
+    Instr *only = NULL;
+    for (int bi = 0; bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *st = c->blocks[bi]->instrs.v[k];
+            if (st->op != IR_STORE_VAR || st->var != a->var) continue;
+            if (only) return NULL;
+            only = st->args[0];
+        }
+    return only ? frozen_source(c, only, depth + 1) : NULL;
+}
+
+/* a.copy() where a's size is known at compile time (a frozen global array):
+ * a C-contiguous local array of a's shape and dtype, as numba.cuda's copy
+ * (which allocates on the device) gives. A kernel argument's size is known
+ * only at run time, and gpujit kernels do not allocate memory. */
+Type *type_array_copy(Ctx *c, Instr *in) {
+    Instr *self = in->args[0]->args[0];
+    Type *at = self->type;
+    if (in->nargs != 1) TERR("copy() takes no arguments in kernels (the copy is C-ordered)");
+    PyObject *src = frozen_source(c, self, 0);
+    if (!src)
+        UNSUP("copy() of an array whose size is known only at run time (gpujit kernels do not allocate "
+              "memory: copy into a gpu.local.array of a constant size)");
+    Py_buffer v;
+    if (PyObject_GetBuffer(src, &v, PyBUF_FULL_RO) < 0) {
+        PyErr_Clear();
+        TERR("copy(): cannot read the array's memory");
+    }
+    Py_ssize_t n = v.len;
+    PyBuffer_Release(&v);
+    if (n > LIMIT_CONST_BYTES) return error_limit(c, in->loc, "bytes in an array's local copy", LIMIT_CONST_BYTES), (Type *)NULL;
+    return type_array(c, at->elem, at->ndim, 'C', AS_LOCAL);
+}
+
+LLVMValueRef lower_array_copy(Ctx *c, Instr *in, Type *rt) {
+    Instr *self = in->args[0]->args[0];
+    Py_buffer v;
+    if (PyObject_GetBuffer(frozen_source(c, self, 0), &v, PyBUF_FULL_RO) < 0) return NULL;
+    size_t nbytes = (size_t)v.len, n = (size_t)(v.itemsize ? v.len / v.itemsize : 0);
+    PyBuffer_Release(&v);
+    LLVMValueRef a = val(c, self), dims[LIMIT_NDIM];
+    LLVMValueRef shape = LLVMBuildExtractValue(c->b, a, 1, "");
+    for (int k = 0; k < rt->ndim; k++) dims[k] = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
+    LLVMValueRef data = entry_alloca(c, LLVMArrayType2(mem_type(c, rt->elem), n ? n : 1), "copy");
+    LLVMSetAlignment(data, 16);
+    /* the frozen constant is C-ordered already (lower_const_array): one copy of its bytes */
+    if (nbytes)
+        LLVMBuildMemCpy(c->b, data, 16, LLVMBuildExtractValue(c->b, a, 0, ""), 16, ci64(c, (int64_t)nbytes));
+    return array_value(c, rt, data, dims);
 }

@@ -180,7 +180,7 @@ static const Intrinsic intrinsics[] = {
     {"ndarray.mean", IK_REDUCE, RD_MEAN}, {"ndarray.var", IK_REDUCE, RD_VAR}, {"ndarray.std", IK_REDUCE, RD_STD},
     {"ndarray.all", IK_REDUCE, RD_ALL}, {"ndarray.any", IK_REDUCE, RD_ANY},
     {"ndarray.argmin", IK_REDUCE, RD_ARGMIN}, {"ndarray.argmax", IK_REDUCE, RD_ARGMAX},
-    {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE},
+    {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE}, {"ndarray.copy", IK_ARRAY_COPY},
 };
 /* clang-format on */
 
@@ -230,11 +230,27 @@ static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int r
     return 0;
 }
 
+/* A local variable assigned once, from a constant (`n = 100` before
+ * `shared.array(n, int32)`): that constant; NULL otherwise. */
+static Instr *local_constant(Ctx *c, Instr *v) {
+    if (v->op != IR_LOAD_VAR || ctx_var(c, v->var)->is_arg) return NULL;
+    Instr *only = NULL;
+    for (int bi = 0; bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *st = c->blocks[bi]->instrs.v[k];
+            if (st->op != IR_STORE_VAR || st->var != v->var) continue;
+            if (only || st->args[0]->op != IR_CONST) return NULL;
+            only = st->args[0];
+        }
+    return only;
+}
+
 /* An operand needed at compile time: where it reads a device function's
  * parameter that the caller passed a constant for, that constant, put in
  * the IR in its place (lowering reads it). */
 static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
     Instr *k = arg_literal(c, v, LIT_NEED);
+    if (!k && !PyErr_Occurred()) k = local_constant(c, v);
     if (!k || k == v) return v;
     for (int j = 1; j < in->nargs; j++)
         if (in->args[j] == v) in->args[j] = k;
@@ -368,6 +384,12 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_GRIDSIZE: {
         bool ok = nargs == 1;
         int64_t n = ok ? const_int(literal_operand(c, in, in->args[1]), &ok) : 0;
+        if (nargs == 1 && !ok)
+            return error_at(c, ERR_LITERAL, in->loc,
+                            "RequireLiteralValue: %s() takes one constant argument, 1, 2 or 3; this one is a "
+                            "variable of type %s",
+                            path_pretty(k->path), type_name(c, in->args[1]->type)),
+                   (Type *)NULL;
         if (!ok || n < 1 || n > 3) TERR("%s() takes one constant argument, 1, 2 or 3", path_pretty(k->path));
         if (n == 1) return &ty_int64;
         Type *items[3] = {&ty_int64, &ty_int64, &ty_int64};
@@ -597,6 +619,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
     case IK_REDUCE: return reduce_type(c, in, (ReduceFn)k->id);
     case IK_RESHAPE: return type_reshape(c, in);
+    case IK_ARRAY_COPY: return type_array_copy(c, in);
     case IK_VIEW_DTYPE: {
         if (nargs != 1) TERR("view() takes one dtype");
         Type *e = dtype_of(c, in, in->args[1]);
@@ -962,6 +985,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_CMATH: return cmath_lower(c, (CmathFn)k->id, a, nargs, rt);
     case IK_REDUCE: return lower_reduction(c, (ReduceFn)k->id, in, rt);
     case IK_RESHAPE: return lower_reshape(c, in, rt);
+    case IK_ARRAY_COPY: return lower_array_copy(c, in, rt);
     case IK_VIEW_DTYPE: return lower_view_dtype(c, in, rt);
     case IK_MATH1: {
         LLVMValueRef x = val_as(c, a[0], rt);

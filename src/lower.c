@@ -404,6 +404,14 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
 
 static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
     Type *t = in->conv;
+    if (!t && enum_members(in)) { /* Enum members: Python's own answer */
+        PyObject *x = in->args[0]->pyobj, *y = in->args[1]->pyobj;
+        int r = in->ival == CMP_IS ? x == y
+                : in->ival == CMP_IS_NOT ? x != y
+                                         : PyObject_RichCompareBool(x, y, in->ival == CMP_EQ ? Py_EQ : Py_NE);
+        if (r < 0) return NULL;
+        return LLVMConstInt(c->i1, (unsigned long long)r, 0);
+    }
     if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
         bool is_not = in->ival == CMP_IS_NOT;
         if (!t) /* settled by the types (typeinfer.c): None is None, different types never */

@@ -4,7 +4,8 @@
  * the other is never typed or compiled, so it may hold code that would not
  * type for these arguments. The constant joins the specialisation's key
  * (arg_literal), so a call with another value, or a run-time one, gets its
- * own specialisation. Requires: build_ir; runs before infer_types. */
+ * own specialisation. A test of constants the code reads (`if FLAG is True:`
+ * on a closure's cell) is decided the same way. Requires: build_ir; runs before infer_types. */
 #include "gj.h"
 
 /* Python's truth of a constant; -1 where it is not a plain value. */
@@ -96,6 +97,29 @@ static int none_test(Ctx *c, Instr **cond) {
     return (k->ckind == CK_NONE) != (t->ival == CMP_IS_NOT);
 }
 
+/* `if FLAG is True:` where FLAG is a constant the code reads (a closure's cell, a global):
+ * whether it holds; -2 for any other condition. An overload's implementation tests the
+ * types it was made for this way, and its other branch may not type for them. */
+static int const_test(const Instr *t) {
+    if (t->op == IR_CONST) return truth_of(t) < 0 ? -2 : truth_of(t);
+    if (t->op != IR_CMP || t->nargs != 2) return -2;
+    const Instr *x = t->args[0], *y = t->args[1];
+    if (x->op != IR_CONST || y->op != IR_CONST) return -2;
+    bool plain_x = x->ckind == CK_BOOL || x->ckind == CK_NONE, plain_y = y->ckind == CK_BOOL || y->ckind == CK_NONE;
+    bool num_x = x->ckind == CK_BOOL || x->ckind == CK_INT, num_y = y->ckind == CK_BOOL || y->ckind == CK_INT;
+    switch ((CmpOp)t->ival) {
+    case CMP_IS:
+    case CMP_IS_NOT: /* identity is only certain for True, False and None */
+        if (!plain_x || !plain_y) return -2;
+        return (x->ckind == y->ckind && x->ival == y->ival) == (t->ival == CMP_IS);
+    case CMP_EQ:
+    case CMP_NE:
+        if (!num_x || !num_y) return -2;
+        return (x->ival == y->ival) == (t->ival == CMP_EQ);
+    default: return -2;
+    }
+}
+
 int prune_literal_branches(Ctx *c) {
     if (!c->argvals || !c->nblocks) return 0;
     /* every block must end in a branch or a return for reachability to be known */
@@ -110,6 +134,7 @@ int prune_literal_branches(Ctx *c) {
         Instr *cond = t->args[0];
         while (cond->op == IR_TRUTH) cond = cond->args[0]; /* 3.13's TO_BOOL adds one */
         int taken = varargs_len_test(c, cond);
+        if (taken < 0) taken = const_test(cond);
         bool literal = taken < 0; /* the test reads a parameter's constant: the kernel's key holds it */
         if (literal) {
             taken = none_test(c, &cond);

@@ -345,6 +345,36 @@ Instr *load_global(Builder *bd, const char *name) {
     return value_from_py(bd, o, what);
 }
 
+bool is_enum_member(PyObject *o) {
+    PyObject *mod = PyImport_ImportModule("enum");
+    PyObject *base = mod ? PyObject_GetAttrString(mod, "Enum") : NULL;
+    int r = base ? PyObject_IsInstance(o, base) : 0;
+    Py_XDECREF(base);
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return r > 0;
+}
+
+/* An IntEnum's member is an int of its class, so an int constant. Another
+ * Enum's member is a compile-time object named by its class and name: its
+ * comparisons with members are settled at compile time, as Python settles
+ * them, and `.value` reads its value. */
+Instr *enum_member_value(Builder *bd, PyObject *cls, PyObject *m) {
+    if (!PyObject_TypeCheck(m, (PyTypeObject *)cls)) return NULL;
+    if (PyLong_Check(m)) return const_from_py(bd, m, 0);
+    if (!is_enum_member(m)) return NULL;
+    PyObject *name = PyObject_GetAttrString(m, "name");
+    char *cp = object_path(bd->c, cls);
+    PyErr_Clear();
+    Instr *v = name && PyUnicode_Check(name) && cp ? build_emit(bd, IR_OBJ, 0) : NULL;
+    if (v) {
+        v->name = arena_printf(&bd->c->arena, "%s.%s", cp, PyUnicode_AsUTF8(name));
+        v->pyobj = m; /* borrowed: its class keeps it */
+    }
+    Py_XDECREF(name);
+    return v;
+}
+
 Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
     Ctx *c = bd->c;
     if (obj->op == IR_ATTR && !strcmp(obj->name, "ctypes") && !strcmp(name, "data")) {
@@ -364,17 +394,20 @@ Instr *load_attr(Builder *bd, Instr *obj, const char *name) {
         Py_DECREF(a); /* the module keeps it */
         return v;
     }
-    if (obj->op == IR_OBJ && obj->pyobj && PyType_Check(obj->pyobj)) {
-        /* an IntEnum's member (RequestError.not_found): an int of its class, so an int constant */
+    if (obj->op == IR_OBJ && obj->pyobj && !strcmp(name, "value") && is_enum_member(obj->pyobj)) {
         PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
-        bool member = a && PyLong_Check(a) && PyObject_TypeCheck(a, (PyTypeObject *)obj->pyobj);
-        if (member) {
-            Instr *k = const_from_py(bd, a, 0);
-            Py_DECREF(a);
-            return k;
-        }
-        Py_XDECREF(a);
+        if (!a) return NULL;
+        Instr *v = value_from_py(bd, a, "an Enum member's value");
+        Py_DECREF(a); /* the member keeps it */
+        return v;
+    }
+    if (obj->op == IR_OBJ && obj->pyobj && PyType_Check(obj->pyobj)) {
+        /* an Enum's member (RequestError.not_found, Color.red) */
+        PyObject *a = PyObject_GetAttrString(obj->pyobj, name);
         PyErr_Clear();
+        Instr *k = a ? enum_member_value(bd, obj->pyobj, a) : NULL;
+        Py_XDECREF(a); /* the class keeps its members */
+        if (k || PyErr_Occurred()) return k;
     }
     bool array =
             obj->op == IR_OBJ && (!strcmp(obj->name, PATH_GLOBAL_ARRAY) || !strcmp(obj->name, PATH_CAPTURED_ARRAY));

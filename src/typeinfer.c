@@ -315,6 +315,26 @@ static Type *type_user_call(Ctx *c, Instr *in) {
 
 /* ---- literal arguments ---- */
 
+/* Does comparison `in` compare two Enum members the code names (Color.red)? */
+bool enum_members(const Instr *in) {
+    for (int k = 0; k < 2; k++) {
+        const Instr *a = in->args[k];
+        if (a->op != IR_OBJ || !a->pyobj || !is_enum_member(a->pyobj) || PyLong_Check(a->pyobj)) return false;
+    }
+    return true;
+}
+
+/* Does this device function call itself (directly)? Its return types failing to unify is
+ * then numba's "does not converge": each call's result feeds the next return. */
+static bool calls_itself(Ctx *c) {
+    for (int bi = 0; c->self && bi < c->nblocks; bi++)
+        for (int k = 0; c->blocks[bi]->built && k < c->blocks[bi]->instrs.n; k++) {
+            Instr *in = c->blocks[bi]->instrs.v[k];
+            if (in->op == IR_CALL && in->callee == c->self) return true;
+        }
+    return false;
+}
+
 /* Is variable `var` assigned anywhere but by the entry's store of its argument? */
 static bool reassigned(Ctx *c, int var) {
     for (int bi = 0; bi < c->nblocks; bi++) {
@@ -455,7 +475,8 @@ static Type *type_of(TI *ti, Instr *in) {
             return &ty_int32;
         }
         if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) &&
-            !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj))))
+            !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj) ||
+                            is_enum_member(in->pyobj))))
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }
@@ -485,9 +506,21 @@ static Type *type_of(TI *ti, Instr *in) {
                     UNSUP("'.imag' of a %s array (it has no imaginary part to view)", type_name(c, a->elem));
                 return type_array(c, complex_part(a->elem), a->ndim, 'A', a->space);
             }
+            /* a record array's field (recarray's a.x): a view of that field of every record */
+            if (a->elem->kind == TY_RECORD && record_field(a->elem, in->name)) {
+                Type *ft = type_record_field(c, in, a->elem, in->name);
+                if (!ft) return NULL;
+                if (!is_number(ft) && ft->kind != TY_RECORD)
+                    UNSUP("'.%s' of a record array: a view of a %s field", in->name, type_name(c, ft));
+                if (a->elem->size % type_align(ft))
+                    UNSUP("'.%s' of an array of packed records (its %s items are not aligned)", in->name,
+                          type_name(c, ft));
+                return type_array(c, ft, a->ndim, 'A', a->space);
+            }
             /* a.sum(), the other reductions, a.reshape() and a.view(): methods, called next */
             const Intrinsic *m = intrinsic_lookup(arena_printf(&c->arena, "ndarray.%s", in->name));
-            if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE))
+            if (m && (m->kind == IK_REDUCE || m->kind == IK_RESHAPE || m->kind == IK_VIEW_DTYPE ||
+                      m->kind == IK_ARRAY_COPY))
                 return type_obj(c, m->path);
             UNSUP("array attribute '%s'", in->name);
         }
@@ -531,6 +564,12 @@ static Type *type_of(TI *ti, Instr *in) {
         return in->conv = is_float(a) ? a : promote_arith(a, a);
     case IR_CMP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;
+        if (enum_members(in)) { /* Color.red == Color['green']: settled now, as Python settles it (lower.c) */
+            in->conv = NULL;
+            if (in->ival != CMP_EQ && in->ival != CMP_NE && in->ival != CMP_IS && in->ival != CMP_IS_NOT)
+                TERR("Enum members are not ordered: only ==, !=, is and is not compare them");
+            return &ty_bool;
+        }
         if (in->ival == CMP_IS || in->ival == CMP_IS_NOT) {
             /* numba's `is`: values of different types are never the same object; None is None;
              * numbers and bools of one type are compared by value */
@@ -625,7 +664,10 @@ static Type *type_of(TI *ti, Instr *in) {
         /* a device function's return type unifies what every return gives */
         if (!type_known(a)) return &ty_none;
         Type *u = unify(c, c->restype, a);
-        if (!u) TERR("%s returns %s here but %s elsewhere", c->funcname, type_name(c, a), type_name(c, c->restype));
+        if (!u)
+            TERR("%s%s returns %s here but %s elsewhere",
+                 calls_itself(c) ? "Return type of recursive function does not converge: " : "", c->funcname,
+                 type_name(c, a), type_name(c, c->restype));
         if (!type_eq(u, c->restype)) {
             c->restype = u;
             ti->changed = true;

@@ -155,7 +155,8 @@ LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt) {
 }
 
 /* a.T (axes reversed), a.real / a.imag of a complex array (the parts in
- * place: same shape and strides, the data moved by a part for .imag). */
+ * place: same shape and strides, the data moved by a part for .imag), a.x
+ * of a record array (its field x in place, as a.imag). */
 LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name) {
     if (!strcmp(name, "T")) {
         LLVMValueRef r = a;
@@ -167,6 +168,11 @@ LLVMValueRef view_attr(Ctx *c, Type *at, LLVMValueRef a, const char *name) {
             r = LLVMBuildInsertValue(c->b, r, dst, f, "");
         }
         return r;
+    }
+    if (at->elem->kind == TY_RECORD) { /* a field of each record: the data moved to the field */
+        LLVMValueRef off = ci64(c, record_field(at->elem, name)->offset);
+        LLVMValueRef data = LLVMBuildGEP2(c->b, c->i8, LLVMBuildExtractValue(c->b, a, 0, ""), &off, 1, name);
+        return LLVMBuildInsertValue(c->b, a, data, 0, "");
     }
     if (!is_complex(at->elem) || !strcmp(name, "real")) return a;
     LLVMValueRef half = ci64(c, type_bits(at->elem) / 16);

@@ -5,7 +5,8 @@
  * assignments all reach shared uses stays whole, and keeps its index (an
  * argument's web is the one its entry store belongs to). Requires: build_ir
  * (and, in device functions, prune_literal_branches); runs before
- * infer_types. */
+ * infer_types. It also warns, where gpujit.config.ALWAYS_WARN_UNINIT_VAR asks
+ * (numba's setting), of a variable read where some path has not assigned it. */
 #include <string.h>
 
 #include "gj.h"
@@ -71,7 +72,89 @@ static void walk(Webs *w, Block *b, uint64_t *cur, bool loads) {
     }
 }
 
+static bool warn_uninit_asked(void) {
+    PyObject *cfg = PyImport_ImportModule("gpujit.config");
+    PyObject *v = cfg ? PyObject_GetAttrString(cfg, "ALWAYS_WARN_UNINIT_VAR") : NULL;
+    int on = v ? PyObject_IsTrue(v) : 0;
+    Py_XDECREF(v);
+    Py_XDECREF(cfg);
+    PyErr_Clear();
+    return on > 0;
+}
+
+static int warn_uninit_at(Ctx *c, const Var *v, Loc loc) {
+    PyObject *errs = PyImport_ImportModule("gpujit.errors");
+    PyObject *cat = errs ? PyObject_GetAttrString(errs, "NumbaWarning") : NULL;
+    Py_XDECREF(errs);
+    if (!cat) return -1;
+    const char *file = c->filename ? c->filename : "<unknown>";
+    PyObject *msg = PyUnicode_FromFormat("Detected uninitialized variable %s (%s:%d)", v->name, file, loc.line);
+    PyObject *fn = PyUnicode_FromString(file);
+    int r = msg && fn ? PyErr_WarnExplicitObject(cat, msg, fn, loc.line, NULL, NULL) : -1;
+    Py_XDECREF(msg);
+    Py_XDECREF(fn);
+    Py_DECREF(cat);
+    return r;
+}
+
+/* cur = the variables every path to block b assigns: the intersection of its
+ * predecessors' OUT sets (none at the entry) */
+static void assigned_in(Ctx *c, const Block *b, int words, const uint64_t *out, uint64_t *cur) {
+    memset(cur, b->id ? 0xff : 0, sizeof(uint64_t) * (size_t)words);
+    for (int p = 0; b->id && p < c->nblocks; p++) {
+        Instr *t = c->blocks[p]->built ? terminator(c->blocks[p]) : NULL;
+        if (!t || (t->op != IR_BR && t->op != IR_CONDBR) || (t->target != b && t->target2 != b)) continue;
+        for (int j = 0; j < words; j++) cur[j] &= out[(size_t)p * (size_t)words + (size_t)j];
+    }
+}
+
+/* Definite assignment, a must-analysis over variables. A read of a variable
+ * some path has not assigned warns, once per variable (numba's SSA pass warns
+ * the same way). */
+static int warn_uninit(Ctx *c) {
+    int nvars = c->vars.n, nb = c->nblocks, words = (nvars + 63) / 64;
+    if (!nvars || !nb || !warn_uninit_asked()) return 0;
+    uint64_t *out = arena_alloc(&c->arena, sizeof(uint64_t) * (size_t)words * (size_t)nb);
+    uint64_t *cur = arena_alloc(&c->arena, sizeof(uint64_t) * (size_t)words);
+    bool *warned = arena_alloc(&c->arena, sizeof(bool) * (size_t)nvars);
+    if (!out || !cur || !warned) return PyErr_NoMemory(), -1;
+    memset(out, 0xff, sizeof(uint64_t) * (size_t)words * (size_t)nb); /* optimistic start, shrinking to the fixpoint */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < nb; i++) {
+            Block *b = c->blocks[i];
+            if (!b->built) continue;
+            assigned_in(c, b, words, out, cur);
+            for (int k = 0; k < b->instrs.n; k++) {
+                Instr *in = b->instrs.v[k];
+                if (in->op == IR_STORE_VAR) cur[in->var >> 6] |= 1ULL << (in->var & 63);
+            }
+            uint64_t *o = out + (size_t)i * (size_t)words;
+            if (memcmp(o, cur, sizeof(uint64_t) * (size_t)words)) {
+                memcpy(o, cur, sizeof(uint64_t) * (size_t)words);
+                changed = true;
+            }
+        }
+    }
+    for (int i = 0; i < nb; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        assigned_in(c, b, words, out, cur);
+        for (int k = 0; k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            if (in->op == IR_STORE_VAR) {
+                cur[in->var >> 6] |= 1ULL << (in->var & 63);
+            } else if (in->op == IR_LOAD_VAR && !(cur[in->var >> 6] >> (in->var & 63) & 1) && !warned[in->var]) {
+                warned[in->var] = true;
+                RETURN_IF_ERROR(warn_uninit_at(c, ctx_var(c, in->var), in->loc));
+            }
+        }
+    }
+    return 0;
+}
+
 int split_webs(Ctx *c) {
+    RETURN_IF_ERROR(warn_uninit(c));
     int nvars = c->vars.n, nb = c->nblocks;
     Webs w = {0};
     w.vstart = arena_alloc(&c->arena, sizeof(int) * (size_t)(nvars + 1));

@@ -234,6 +234,35 @@ def test_runaway_recursion_is_named():
         compiler.compile(runaway, (int64,))
 
 
+def nest(n):
+    if n <= 0:
+        return None
+    return (n, nest(n - 1))
+
+
+def pick(n):
+    if n > 0:
+        return (n, None)
+    return None
+
+
+def test_nonconverging_recursion_is_named():
+    def k(r):
+        nest(r[0])
+
+    with pytest.raises(gpu.TypingError, match=r"test_compiler_api.py:\d+: Return type of recursive function does not "
+                                              r"converge: nest returns Tuple\(int64, none\) here but none elsewhere"):
+        gpu.compile_ptx(k, "void(int64[::1])")
+
+    def k2(r):
+        pick(r[0])
+
+    # the same conflict without recursion says only what conflicts
+    with pytest.raises(gpu.TypingError) as ei:
+        gpu.compile_ptx(k2, "void(int64[::1])")
+    assert "pick returns" in str(ei.value) and "recursive" not in str(ei.value)
+
+
 def test_fastmath_tanhf_is_the_approximate_instruction():
     def k(r, x):
         r[0] = math.tanh(x)

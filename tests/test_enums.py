@@ -1,8 +1,10 @@
-"""IntEnum members in kernels: ints of their class, so int constants (as in Python, they
-compare and compute as their values)."""
+"""Enum members in kernels: IntEnum members are ints of their class, so int constants (as in
+Python, they compare and compute as their values); other Enum members named in the code are
+compile-time objects whose comparisons Python settles, with their `.value`."""
 import enum
 
 import numpy as np
+import pytest
 
 import gpujit as gpu
 
@@ -64,3 +66,42 @@ def test_unknown_member_name_is_an_error():
     import pytest
     with pytest.raises(gpu.TypingError, match="has no member .nope."):
         k[1, 1](np.zeros(1, np.int64))
+
+
+class Color(enum.Enum):
+    red = 1
+    green = 2
+    blue = 3
+    crimson = 1      # an alias: the same member as red
+
+
+class Taste(enum.Enum):
+    sweet = 1
+    sour = (2, 3.5)
+
+
+def test_plain_enum_members_compare_as_in_python():
+    def f(out, x):
+        out[0] = Color.red == Color.green
+        out[1] = Color["red"] == Color.red
+        out[2] = Color.crimson is Color.red
+        out[3] = Color.red != Taste.sweet           # equal values, other classes
+        out[4] = Color.blue is not Color["blue"]
+        out[5] = Color.green.value + x
+        out[6] = Taste.sour.value[1] * x
+
+    k = gpu.jit(f)
+    x = int(np.random.default_rng().integers(-100, 100))
+    got = np.full(7, -1.0)
+    want = np.zeros(7)
+    f(want, x)
+    k[1, 1](got, x)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_plain_enum_members_are_not_ordered():
+    def f(out):
+        out[0] = Color.red < Color.green
+
+    with pytest.raises(gpu.TypingError, match="Enum members are not ordered"):
+        gpu.jit(f)[1, 1](np.zeros(1))

@@ -508,3 +508,55 @@ def test_exception_hierarchy():
     assert issubclass(gpu.TypingError, gpu.CompileError)
     assert issubclass(gpu.UnsupportedError, gpu.CompileError)
     assert issubclass(gpu.CompileError, Exception)
+
+
+def test_nonconstant_grid_is_require_literal_value():
+    # numba's TypingError subclass for an argument that must be a compile-time constant
+    for fn in (k_grid_nonconst, k_gridsize_nonconst):
+        msg = check(fn, gpu.errors.RequireLiteralValue, launch_args=(np.zeros(4), 3))
+        assert "RequireLiteralValue" in msg and "int64" in msg
+    assert issubclass(gpu.errors.RequireLiteralValue, gpu.TypingError)
+    # a constant out of range is a plain TypingError
+    with pytest.raises(gpu.TypingError) as ei:
+        gpu.compile_ptx(k_bad_intrinsic_args, SIG)
+    assert not isinstance(ei.value, gpu.errors.RequireLiteralValue)
+
+
+def k_gridsize_nonconst(out, n):
+    i = gpu.gridsize(n)  # <-
+    out[0] = i
+
+
+def k_maybe_unassigned(out, n):
+    if n > 0:
+        c = 2.5
+    out[0] = c  # <-
+
+
+def test_uninitialized_variable_warning(monkeypatch):
+    import warnings
+    monkeypatch.setattr(gpu.config, "ALWAYS_WARN_UNINIT_VAR", 1)
+    with pytest.warns(gpu.errors.NumbaWarning, match="Detected uninitialized variable c") as rec:
+        gpu.compile_ptx(k_maybe_unassigned, SIG)
+    w = [r for r in rec if "uninitialized" in str(r.message)]
+    assert len(w) == 1 and w[0].lineno == marked_line(k_maybe_unassigned)
+    assert w[0].filename == k_maybe_unassigned.__code__.co_filename
+    monkeypatch.setattr(gpu.config, "ALWAYS_WARN_UNINIT_VAR", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gpu.compile_ptx(k_maybe_unassigned, SIG)
+    # every path assigns: no warning even when asked
+    monkeypatch.setattr(gpu.config, "ALWAYS_WARN_UNINIT_VAR", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gpu.compile_ptx(k_type_conflict_free, SIG)
+
+
+def k_type_conflict_free(out, n):
+    if n > 0:
+        c = 1.0
+    else:
+        c = 2.0
+    for i in range(n):
+        c += out[i]
+    out[0] = c

@@ -150,3 +150,32 @@ def test_data_model_registrations_import_and_their_types_are_refused_in_kernels(
     with pytest.raises(gpu.UnsupportedError, match=r"test_extending.py:\d+: .*_Point"):
         k[1, 1](out)
     assert out[0] == 0
+
+
+def first_or_self(a, b=None):
+    return b[0] if isinstance(b, tuple) else b
+
+
+@overload(first_or_self)
+def _first_or_self_ol(a, b=None):
+    is_tuple = isinstance(b, (types.Tuple, types.UniTuple))
+
+    def impl(a, b=None):
+        # the branch the closure's constant rules out is not typed: b = b[0] does not type
+        # for a scalar b, and rebinding a tuple argument to its element types only here
+        if is_tuple is True:
+            b = b[0]
+        return b + a
+    return impl
+
+
+def test_overload_branch_on_a_closure_constant(rng):
+    @gpu.jit
+    def k(out, a, t, s):
+        out[0] = first_or_self(a, t)
+        out[1] = first_or_self(a, s)
+
+    a, t0, s = (int(v) for v in rng.integers(-1000, 1000, 3))
+    out = np.full(2, -1, np.int64)
+    k[1, 1](out, a, (t0, 7), s)
+    np.testing.assert_array_equal(out, [t0 + a, s + a])

@@ -121,6 +121,70 @@ def test_global_arrays_use_constant_memory_on_the_gpu():
     assert ".const" in ptx
 
 
+PARTS = np.dtype([("w", np.uint8), ("id", np.uint32), ("pos", np.float64), ("z", np.int16)], align=True)
+RECS = np.zeros(6, PARTS)
+RECS["w"] = _rng.integers(0, 255, 6)
+RECS["id"] = _rng.integers(0, 2**32 - 1, 6, dtype=np.uint64)
+RECS["pos"] = _rng.standard_normal(6)
+RECS["z"] = _rng.integers(-2**15, 2**15 - 1, 6)
+NO_RECS = np.zeros(0, [("x", np.float64), ("y", np.int64)])
+
+
+def test_global_record_arrays_are_frozen_constants():
+    @gpu.jit
+    def k(ids, pos, small, n):
+        c = gpu.const.array_like(RECS)
+        e = gpu.const.array_like(NO_RECS)
+        i = gpu.grid(1)
+        if i < c.shape[0]:
+            ids[i] = c[i]["id"]
+            pos[i] = RECS[i].pos * 2.0
+            small[i] = c[i].w + RECS[i]["z"]
+        if i == 0:
+            n[0] = len(e)
+
+    ids, pos = np.zeros(6, np.uint64), np.full(6, np.nan)
+    small, n = np.full(6, -99999, np.int64), np.full(1, -1, np.int64)
+    k[1, 8](ids, pos, small, n)
+    np.testing.assert_array_equal(ids, RECS["id"])
+    np.testing.assert_array_equal(pos, RECS["pos"] * 2.0)
+    np.testing.assert_array_equal(small, RECS["w"].astype(np.int64) + RECS["z"])
+    assert n[0] == 0
+    assert ".const" in k.inspect_ptx("void(uint64[::1], float64[::1], int64[::1], int64[::1])")
+
+
+REVERSED = _rng.integers(-1000, 1000, 9)[::-1]      # a strided view: frozen in C order
+
+
+def test_copy_of_a_frozen_array_is_a_writable_local_array(rng):
+    @gpu.jit
+    def k(out, out2, x):
+        q = REVERSED.copy()
+        t = gpu.const.array_like(TABLE)
+        t2 = t.copy()
+        i = gpu.grid(1)
+        q[i % 9] += x[i]           # each thread's own copy
+        t2[i % 3, i % 5] = -1.0
+        out[i] = q[i % 9]
+        out2[i] = t2[(i + 1) % 3, i % 5] + TABLE.copy()[i % 3, i % 5]
+
+    x = rng.integers(-50, 50, 32)
+    out, out2 = np.full(32, -99999), np.full(32, np.nan, np.float32)
+    k[1, 32](out, out2, x)
+    i = np.arange(32)
+    np.testing.assert_array_equal(out, REVERSED[i % 9] + x)
+    np.testing.assert_array_equal(out2, TABLE[(i + 1) % 3, i % 5] + TABLE[i % 3, i % 5])
+
+
+def test_copy_of_a_run_time_sized_array_is_an_error():
+    def k(out, x):
+        y = x.copy()
+        out[0] = y[0]
+
+    with pytest.raises(gpu.UnsupportedError, match="copy\\(\\) of an array whose size is known only at run time"):
+        gpu.jit(k)[1, 1](np.zeros(1), np.ones(3))
+
+
 def test_store_into_a_global_array_is_an_error():
     @gpu.jit
     def k(out):

@@ -71,3 +71,36 @@ def test_const_array_like():
     assert_same(out, TABLE.ravel() + LUT[i % 8] + 6000)
     ptx = k_const.inspect_ptx(k_const.signatures[0])
     assert ".const .align 16 .b8" in ptx
+
+
+def test_shape_from_a_local_constant(rng):
+    # a local assigned once from a constant is a compile-time constant, as in numba
+    @gpu.jit
+    def k(out, x):
+        n = 48
+        m = 12
+        s = gpu.shared.array(n, gpu.float64)
+        loc = gpu.local.array(m, gpu.int32)
+        dims = 1
+        i = gpu.grid(dims)
+        s[i] = x[i] * 2.0
+        loc[i % m] = i
+        gpu.syncthreads()
+        out[i] = s[n - 1 - i] + loc[i % m]
+
+    x = rng.random(48)
+    out = poisoned(48, np.float64)
+    k[1, 48](out, x)
+    np.testing.assert_array_equal(out, x[::-1] * 2.0 + np.arange(48))
+
+
+def test_shape_from_a_reassigned_local_is_an_error():
+    def k(out):
+        n = 4
+        if out[0] > 0:
+            n = 8
+        s = gpu.shared.array(n, gpu.float64)
+        out[0] = s[0]
+
+    with pytest.raises(gpu.TypingError, match="compile-time constant"):
+        gpu.compile_ptx(k, "void(float64[::1])")

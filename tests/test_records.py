@@ -112,6 +112,43 @@ def test_record_array_view_and_recarray(rng):
     assert np.array_equal(a["a"][::2], 0.5 * idx) and np.array_equal(a["a"][1::2], want["a"][1::2])
 
 
+def test_record_array_field_as_an_array(rng):
+    # recarray's a.x: the field of every record, an array view written through too
+    @gpu.jit
+    def k(x, out1, out2):
+        i = gpu.grid(1)
+        if i < x.shape[0]:
+            out1[i] = x.b[i] + x.c[i].imag
+            out2[i] = x.a[i]
+            x.a[i] = x.b[i] * 2.0
+            x.n[i].y = 7
+
+    a = random_records(rng, 24, ALIGNED)
+    for view in (a.view(np.recarray), a.view(np.recarray)[::3]):
+        want = view.copy()
+        n = view.shape[0]
+        out1, out2 = np.full(n, np.nan), np.full(n, np.nan)
+        k[1, 32](view, out1, out2)
+        np.testing.assert_array_equal(out1, want.b + want.c.imag.astype(np.float64))
+        np.testing.assert_array_equal(out2, want.a)
+        np.testing.assert_array_equal(view.a, want.b * 2.0)
+        np.testing.assert_array_equal(view.n.y, np.full(n, 7))
+
+
+def test_record_array_field_errors():
+    def nested(x, out):
+        out[0] = x.d[0][0]
+
+    with pytest.raises(gpu.UnsupportedError, match="a view of a .* field"):
+        gpu.jit(nested)[1, 1](np.zeros(2, ALIGNED), np.zeros(1))
+
+    def packed(x, out):
+        out[0] = x.i[1]
+
+    with pytest.raises(gpu.UnsupportedError, match="packed records"):
+        gpu.jit(packed)[1, 1](np.zeros(2, PACKED), np.zeros(1))
+
+
 # -- single records -------------------------------------------------------------------------------
 @gpu.jit
 def k_record_arg(r, v, out):

@@ -202,6 +202,28 @@ def test_mismatched_launch(sig, args):
         k[1, 1](np.zeros(3, np.float32), 1.0, 2.0)
 
 
+def test_one_signature_takes_an_array_of_the_other_signedness(rng):
+    # numba launches a kernel compiled for one signature without matching the arguments'
+    # types: an int32 array reaches a uint32[:] parameter as its memory, read as uint32
+    def bump(a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            b[i] = a[i] + 1
+    a = rng.integers(-2**31, 2**31 - 1, 40, dtype=np.int32)
+    b = poisoned(40, np.int64)
+    gpu.jit("void(uint32[:], uint64[:])")(bump)[1, 64](a, b)
+    np.testing.assert_array_equal(b, a.view(np.uint32).astype(np.int64) + 1)
+    # a kernel of several signatures matches types: no such reinterpretation
+    k = gpu.jit(["void(uint32[:], uint64[:])", "void(float32[:], uint64[:])"])(bump)
+    with pytest.raises(TypeError, match="No matching definition"):
+        k[1, 64](a, b)
+    # only signedness: other sizes and kinds are refused
+    with pytest.raises(TypeError, match="No matching definition"):
+        gpu.jit("void(uint32[:], uint64[:])")(bump)[1, 64](a.astype(np.int16), b)
+    with pytest.raises(TypeError, match="No matching definition"):
+        gpu.jit("void(float32[:], uint64[:])")(bump)[1, 64](a, b)
+
+
 def test_mismatch_message_lists_signatures():
     def put(out, x):
         out[0] = x
@@ -338,6 +360,21 @@ def test_device_function_signatures(rng):
     np.testing.assert_array_equal(y, 3 * x)
     with pytest.raises(TypeError, match="unknown type name"):
         gpu.jit("int32(int33)", device=True)(lambda a: a)
+
+
+def test_device_function_signatures_refuse_a_complex_for_a_real(rng):
+    add = gpu.jit(["(int64, int64)", "(float64, float64)"], device=True)(lambda a, b: a + b)
+
+    @gpu.jit
+    def k(r, x, y):
+        r[0] = add(x, y)
+    r = poisoned(1, np.float64)
+    x, y = rng.random(2)
+    k[1, 1](r, np.float32(x), np.int32(7))       # converted to (float64, float64)
+    assert r[0] == np.float64(np.float32(x)) + 7
+    with pytest.raises(gpu.TypingError, match=r"test_signatures.py:\d+: .*Invalid use of type\(CUDADispatcher\(.*"
+                                              r"with parameters \(complex128, complex128\): no signature of"):
+        k[1, 1](np.zeros(1, np.complex128), 1j * x, 1j * y)
 
 
 def test_compile_and_inspect_take_any_form():

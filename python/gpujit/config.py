@@ -12,6 +12,9 @@ CUDA_ENABLE_NRT               numba's device-side allocator (NRT) switch: accept
                               changes nothing, as gpujit kernels never allocate on the
                               device (gpujit.memory_management.nrt.rtsys counts zero)
 DISABLE_PERFORMANCE_WARNINGS  1: no NumbaPerformanceWarning at all; default 0
+ALWAYS_WARN_UNINIT_VAR        1: warn (NumbaWarning "Detected uninitialized variable x")
+                              where a kernel reads a variable that some path reaching
+                              the read has not assigned; default 0
 """
 import os
 
@@ -28,3 +31,4 @@ CUDA_WARN_ON_IMPLICIT_COPY = _env("CUDA_WARN_ON_IMPLICIT_COPY", 0)
 ENABLE_CUDASIM = 0
 CUDA_ENABLE_NRT = _env("CUDA_ENABLE_NRT", 0)
 DISABLE_PERFORMANCE_WARNINGS = _env("DISABLE_PERFORMANCE_WARNINGS", 0)
+ALWAYS_WARN_UNINIT_VAR = _env("ALWAYS_WARN_UNINIT_VAR", 0)

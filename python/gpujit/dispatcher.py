@@ -80,6 +80,22 @@ def _check_carveout(value):
     return value
 
 
+def _same_memory(want, have):
+    """Whether arguments of types `have` may be passed to a kernel compiled for one signature,
+    `want`, integer arrays whose dtype differs only in signedness (int32 for uint32) passed as
+    they are: numba launches such a kernel without matching the arguments' types, so the
+    kernel reads the array's memory as its own dtype."""
+    if len(want) != len(have):
+        return False
+    for w, h in zip(want, have):
+        if w[1] == h[1] == "array" and w[2] != h[2] and w[2].lstrip("u") == h[2].lstrip("u") \
+                and w[2].lstrip("u").startswith("int"):
+            h = (w[0],) + h[1:2] + (w[2],) + h[3:]
+        if match_cost([w], [h]) is None:
+            return False
+    return True
+
+
 class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use. Called from
     another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
@@ -231,6 +247,8 @@ class Dispatcher(_core.DispatcherBase):
             cost = match_cost(parse_signature(s)[1], have)
             if cost is not None and (best_cost is None or cost < best_cost):
                 best, best_cost = s, cost
+        if best is None and self._specialized and _same_memory(parse_signature(self._eager[0])[1], have):
+            best = self._eager[0]
         if best is not None:
             return self.compile(best, target)
         raise TypeError("No matching definition for argument type(s) %s of %s; the kernel was compiled "
@@ -528,8 +546,9 @@ def _signature_casts(pyfunc, sigs):
             if ret is not None and ret[1] == "scalar" and ret[0] in casts:
                 ns["__r"] = casts[ret[0]]
                 call = "__r(%s)" % call
-            exec("def %s(%s):\n    return %s\n" % (pyfunc.__name__, ", ".join(params), call), ns)
-            impls[sig] = ns[pyfunc.__name__]
+            exec("def __conv(%s):\n    return %s\n" % (", ".join(params), call), ns)
+            ns["__conv"].__name__ = ns["__conv"].__qualname__ = pyfunc.__name__   # a lambda's '<lambda>' too
+            impls[sig] = ns["__conv"]
         return impls[sig]
 
     def pick(names):
@@ -548,11 +567,15 @@ def _signature_casts(pyfunc, sigs):
             return pyfunc if cost == 0 else impl_for(sigs[i])
         for s in sigs:
             want = parse_signature(s)[1]
-            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4])
+            # numba converts any number to any other here, but no complex to a real
+            if len(want) == len(have) and all(w[1] == h[1] and (w[1] != "array" or w[2:4] == h[2:4]) and
+                                              not (w[1] == "scalar" and h[2].startswith("complex") and
+                                                   not w[2].startswith("complex"))
                                               for w, h in zip(want, have)):
                 return impl_for(s)
-        raise TypeError("no signature of %s (%s) accepts (%s)" % (pyfunc.__qualname__, "; ".join(sigs),
-                                                                  ", ".join(names)))
+        raise TypeError("Invalid use of type(CUDADispatcher(%s)) with parameters (%s): no signature of %s "
+                        "(%s) accepts them" % (pyfunc.__qualname__, ", ".join(names), pyfunc.__qualname__,
+                                               "; ".join(sigs)))
 
     def stand_in(*args):
         return pyfunc(*args)

@@ -10,6 +10,8 @@ CompileError = _core.CompileError
 TypingError = _core.TypingError
 UnsupportedError = _core.UnsupportedError
 InternalCompilerError = _core.InternalCompilerError
+# numba's name: a TypingError for an argument that must be a compile-time constant (cuda.grid(n)'s n)
+RequireLiteralValue = _core.RequireLiteralValue
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 
@@ -54,7 +56,7 @@ class NumbaSystemWarning(NumbaWarning):
     """Something about the system gpujit runs on (a missing library, a driver)."""
 
 
-__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError",
+__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "RequireLiteralValue", "CudaError", "LaunchError",
            "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]
