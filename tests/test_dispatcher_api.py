@@ -166,6 +166,18 @@ def test_launch_configuration_errors():
             k(x, 1)
 
 
+def test_forall_covers_the_tasks_and_refuses_a_negative_count(rng):
+    k = gpu.jit(store)
+    n = int(rng.integers(1, 3000))
+    x = poisoned(n, np.float64)
+    v = float(rng.uniform())
+    k.forall(n)(x, v)
+    np.testing.assert_array_equal(x, v + np.arange(n))
+    k.forall(0)(x, v)  # no tasks: no launch
+    with pytest.raises(ValueError, match="Can't create ForAll with negative task count"):
+        k.forall(-1)
+
+
 def test_device_function_forceinline(rng):
     @gpu.jit(device=True, forceinline=True)
     def twice(v):

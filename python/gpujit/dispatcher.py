@@ -352,7 +352,7 @@ class Dispatcher(_core.DispatcherBase):
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """kernel.forall(n)(args): a 1-D launch covering n threads, sized by occupancy."""
         if ntasks < 0:
-            raise ValueError("ntasks must be non-negative")
+            raise ValueError("Can't create ForAll with negative task count")
         return _ForAll(self, int(ntasks), int(tpb), stream, sharedmem)
 
     def _attribute(self, name, sig):
