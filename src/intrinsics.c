@@ -334,11 +334,17 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         c->shared_bytes = (c->shared_bytes + align - 1) & ~(align - 1);
         in->shared_off = c->shared_bytes;
         in->alloc_done = true;
+        Ctx *root = ctx_root(c);
+        if (root->shared_used < in->shared_off + bytes) root->shared_used = in->shared_off + bytes;
         /* keep the total a multiple of 16: dynamic shared memory starts right after it */
         c->shared_bytes = (c->shared_bytes + bytes + align - 1) & ~(align - 1);
         /* ptxas rejects more static .shared than this; say so here, at the line that asks */
         if (c->shared_bytes > 48 * 1024)
             TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block", c->shared_bytes);
+    } else if (!shared && !in->alloc_done) {
+        in->alloc_done = true;
+        Ctx *root = ctx_root(c);
+        root->local_bytes = ((root->local_bytes + (size_t)in->align - 1) & ~((size_t)in->align - 1)) + bytes;
     }
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }
