@@ -61,7 +61,9 @@ void sb_free(StrBuf *b);
 //
 // diag.c
 //
-typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL } ErrKind;
+/* ERR_VALUE: a constant argument of a construct has a value it refuses (alignment=3): a
+ * TypingError that is also a ValueError, the type numba raises for those. */
+typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL, ERR_VALUE } ErrKind;
 /* Set a Python exception of `kind` with "file:line: message", the source line
  * and a caret. Returns -1 so callers can `return error_at(...)`. */
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);

@@ -282,7 +282,7 @@ static int array_alignment(Ctx *c, Instr *in, Instr *a) {
     if (a->op != IR_CONST || a->ckind != CK_INT)
         return error_at(c, ERR_TYPING, in->loc, "alignment must be a constant integer, not %s", type_name(c, a->type));
     if (a->ival <= 0 || (a->ival & (a->ival - 1)))
-        return error_at(c, ERR_TYPING, in->loc, "Alignment must be a positive power of 2, not %lld",
+        return error_at(c, ERR_VALUE, in->loc, "Alignment must be a positive power of 2, not %lld",
                         (long long)a->ival);
     if (a->ival > LIMIT_ALIGN) return error_limit(c, in->loc, "bytes of alignment", LIMIT_ALIGN);
     return a->ival < 16 ? 16 : (int)a->ival;

@@ -273,7 +273,7 @@ class Dispatcher(_core.DispatcherBase):
         wrapped = self._overload_objs
         for k, v in self._compiled.items():
             if k not in wrapped:
-                wrapped[k] = _Overload(v)
+                wrapped[k] = _Overload(v, self, k)
         return SignatureDict((k[0], wrapped[k]) for k in self._compiled if k[1] == target)
 
     definitions = overloads
@@ -327,17 +327,19 @@ class Dispatcher(_core.DispatcherBase):
         """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
         The IR text is not kept by ordinary compiles (printing it costs time), so
         this compiles again with it kept."""
-        def ir(key):
-            f = self.py_func
-            return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                                 keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
         if signature is not None:
             target = _current_target()
-            return ir((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
+            return self._llvm((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        return {k[0]: ir(k) for k in self._compiled}
+        return {k[0]: self._llvm(k) for k in self._compiled}
+
+    def _llvm(self, key):
+        """The LLVM IR of the kernel of a key of _compiled, compiled again to keep it."""
+        f = self.py_func
+        return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                             fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
+                             keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
 
     def inspect_types(self, sig=None, file=None):
         text = self._inspect("types", sig)
@@ -385,10 +387,24 @@ class Dispatcher(_core.DispatcherBase):
 
 class _Overload:
     """One compiled kernel as numba's overloads hold it: the CompiledKernel's
-    attributes, and the occupancy of a cooperative launch."""
+    attributes, its code (inspect_llvm, inspect_asm) and the occupancy of a
+    cooperative launch."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, dispatcher, key):
         self._kernel = kernel
+        self._dispatcher, self._key = dispatcher, key
+
+    def inspect_llvm(self):
+        """Its optimised LLVM IR (the dispatcher's inspect_llvm of its signature)."""
+        return self._dispatcher._llvm(self._key)
+
+    def inspect_asm(self, cc=None):
+        """Its PTX; a kernel of the cpu target has its PTX compiled for compute
+        capability `cc` (default: the current device's, 9.0 without a GPU)."""
+        if self._key[1] == "cuda" and (cc is None or tuple(cc) == self._key[2]):
+            return self._kernel.ptx
+        cc = tuple(cc) if cc is not None else _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
+        return self._dispatcher.compile(self._key[0], "cuda", cc).ptx
 
     def __getattr__(self, name):
         return getattr(self._kernel, name)

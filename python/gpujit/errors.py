@@ -10,6 +10,7 @@ CompileError = _core.CompileError
 TypingError = _core.TypingError
 UnsupportedError = _core.UnsupportedError
 InternalCompilerError = _core.InternalCompilerError
+TypingValueError = _core.TypingValueError  # a TypingError that is also a ValueError (alignment=3)
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 
@@ -54,7 +55,7 @@ class NumbaSystemWarning(NumbaWarning):
     """Something about the system gpujit runs on (a missing library, a driver)."""
 
 
-__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError",
+__all__ = ["CompileError", "TypingError", "TypingValueError", "UnsupportedError", "InternalCompilerError", "CudaError", "LaunchError",
            "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]
