@@ -39,6 +39,8 @@ typedef struct GjOptions {
     int keep_bitcode;       /* host target: keep the optimised module's bitcode (the on-disk cache) */
     int launch_bounds[3];   /* a kernel's max threads per block, min blocks per multiprocessor, max blocks
                              * per cluster (.maxntid, .minnctapersm, .maxclusterrank); 0: not given */
+    int noopt;              /* opt=False: no LLVM optimisation (locals stay in memory) and no
+                             * floating-point contraction into FMAs, as numba's -O0 */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */

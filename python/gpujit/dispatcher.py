@@ -112,6 +112,8 @@ class Dispatcher(_core.DispatcherBase):
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
         from .compiler import _launch_bounds
         self.launch_bounds = _launch_bounds(launch_bounds)
+        from .compiler import _opt_given
+        self._opt = _opt_given(opt)
         self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
                              boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
                              cache=cache)
@@ -162,7 +164,7 @@ class Dispatcher(_core.DispatcherBase):
         if self._cache is not None:
             ckey = self._cache.key(key[0], key[1], key[2], dict(
                 boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                launch_bounds=self.launch_bounds))
+                launch_bounds=self.launch_bounds, **self._opt))
             k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
             if k is not None:
                 self.stats.cache_hits[key[0]] += 1
@@ -170,7 +172,7 @@ class Dispatcher(_core.DispatcherBase):
         k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                           fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
                           boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
-                                                       keep_bitcode=ckey is not None))
+                                                       keep_bitcode=ckey is not None), **self._opt)
         if ckey is not None:
             self.stats.cache_misses[key[0]] += 1
             self._cache.save(ckey, k)
@@ -339,7 +341,7 @@ class Dispatcher(_core.DispatcherBase):
         f = self.py_func
         return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                             keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
+                             keep_llvm=True, **_given(launch_bounds=self.launch_bounds), **self._opt).llvm
 
     def inspect_types(self, sig=None, file=None):
         text = self._inspect("types", sig)
@@ -463,7 +465,7 @@ class DeviceFunction:
     def inspect_ptx(self, sig):
         """PTX of the function on its own for a signature (a .visible .func; see gpujit.compile)."""
         from .compiler import compile_ptx
-        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck", "opt")}
         return compile_ptx(self.py_func, sig, device=True, **opts)[0]
 
     inspect_asm = inspect_ptx
@@ -471,9 +473,10 @@ class DeviceFunction:
     def inspect_llvm(self, sig):
         """Optimised LLVM IR of the function on its own for a signature (as inspect_ptx)."""
         f = self.py_func
+        from .compiler import _opt_given
         opts = {k: bool(v) for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
         return _core.compile(f.__code__, f.__globals__, f.__closure__, signature_string(sig), target="cuda",
-                             device=True, keep_llvm=True, **opts).llvm
+                             device=True, keep_llvm=True, **opts, **_opt_given(self._options.get("opt"))).llvm
 
     def compile_device(self, args, return_type=None):
         """Compile the function on its own for the argument types `args` (and, given,
@@ -483,7 +486,7 @@ class DeviceFunction:
         key = signature_string(sig)
         done = self.__dict__.setdefault("_device_results", {})
         if key not in done:
-            opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+            opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck", "opt")}
             ptx, resty = _compile_device(self.py_func, sig, device=True, abi="numba", **opts)
             done[key] = DeviceCompileResult(self.py_func, tuple(args), resty, ptx)
         return done[key]
