@@ -72,7 +72,6 @@ static int check_signature(Ctx *c) {
     return 0;
 }
 
-/* The kernel ABI: what the launcher checks and packs (layout.c). */
 /* Bytes of the constant arrays left in the optimised module (both targets name them
  * "__const"; LLVM numbers repeats), laid out one after another at their alignment as
  * ptxas lays out .const: what the GPU's driver reports for the kernel. */
@@ -89,6 +88,7 @@ static size_t const_bytes_of(Ctx *c) {
     return n;
 }
 
+/* The kernel ABI: what the launcher checks and packs (layout.c). */
 static int describe(Ctx *c) {
     GjOutput *o = c->out;
     GjParam *lay;
