@@ -383,6 +383,23 @@ static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
     return -1;
 }
 
+/* A block of more threads than the kernel can run: max is its launch_bounds on the CPU
+ * target, the driver's limit for the function on a GPU (the launch_bounds too, or the
+ * registers it uses). A ValueError on both targets, before anything is launched. */
+static int check_kernel_threads(GjLaunchConfig *c, GjOutput *o, int max) {
+    uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z;
+    if (max <= 0 || threads <= (uint64_t)max) return 0;
+    size_t shared, local, constant;
+    int bound;
+    gj_output_static_sizes(o, &shared, &local, &constant, &bound);
+    PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
+    PyErr_Format(PyExc_ValueError, "blockdim has %llu threads; kernel '%U' can run at most %d per block (%s)",
+                 (unsigned long long)threads, name, max,
+                 bound > 0 && bound <= max ? "its launch_bounds" : "it uses many registers");
+    Py_XDECREF(name);
+    return -1;
+}
+
 static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, int dev, const GjDeviceLimits *l,
                        void **kp, uint64_t *slots) {
     if (gj_cuda_enter(dev) < 0) return -1;
@@ -393,16 +410,7 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
         e->fn_dyn_smem = 0;
         e->fn_valid = 1;
     }
-    uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z;
-    if (threads > (uint64_t)e->fn_max_threads) {
-        PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
-        PyErr_Format(PyExc_ValueError,
-                     "blockdim has %llu threads; kernel '%U' can run at most %d per block (it "
-                     "uses many registers)",
-                     (unsigned long long)threads, name, e->fn_max_threads);
-        Py_XDECREF(name);
-        return -1;
-    }
+    if (check_kernel_threads(c, e->out, e->fn_max_threads) < 0) return -1;
     size_t stat = gj_output_shared_bytes(e->out);
     if (c->dyn_smem) {
         if (stat + c->dyn_smem > (size_t)l->max_shared_optin) {
@@ -473,6 +481,10 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
 
 static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots) {
     GjOutput *o = e->out;
+    size_t shared_used, local, constant;
+    int bound;
+    gj_output_static_sizes(o, &shared_used, &local, &constant, &bound);
+    if (check_kernel_threads(c, o, bound) < 0) return -1;
     int debug = gj_output_debug(o);
     if (debug) memset(debug_host_buf, 0, sizeof debug_host_buf);
     gj_args_pack(o, d, debug ? (uint64_t)(uintptr_t)debug_host_buf : 0, slots, kp);

@@ -214,9 +214,15 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 static PyObject *py_kernel_attributes(PyObject *self, PyObject *compiled) {
     GjOutput *o = nvptx_output(compiled);
     if (!o) return NULL;
-    if (gj_output_target(o) == GJ_TARGET_HOST)
-        return Py_BuildValue("{s:i,s:i,s:n,s:i,s:i}", "regs_per_thread", 0, "max_threads_per_block", 1024,
-                             "shared_bytes", (Py_ssize_t)gj_output_shared_bytes(o), "local_bytes", 0, "const_bytes", 0);
+    if (gj_output_target(o) == GJ_TARGET_HOST) {
+        /* what the code declares, known exactly at compile time; a CPU has no registers to count */
+        size_t shared, local, constant;
+        int bound;
+        gj_output_static_sizes(o, &shared, &local, &constant, &bound);
+        return Py_BuildValue("{s:i,s:i,s:n,s:n,s:n}", "regs_per_thread", 0, "max_threads_per_block",
+                             bound > 0 && bound < 1024 ? bound : 1024, "shared_bytes", (Py_ssize_t)shared,
+                             "local_bytes", (Py_ssize_t)local, "const_bytes", (Py_ssize_t)constant);
+    }
     int dev = gj_current_device(), maxt;
     CUfunction fn;
     if (gj_module_function(compiled, dev, &fn, &maxt) < 0) return NULL;
@@ -239,7 +245,10 @@ static PyObject *py_max_potential_block(PyObject *self, PyObject *args) {
     if (dyn < 0) return PyErr_Format(PyExc_ValueError, "negative dynamic shared memory size");
     if (gj_output_target(o) == GJ_TARGET_HOST) {
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        return Py_BuildValue("(ii)", ncpu > 0 ? (int)ncpu : 1, 256);
+        size_t shared, local, constant;
+        int bound;
+        gj_output_static_sizes(o, &shared, &local, &constant, &bound);
+        return Py_BuildValue("(ii)", ncpu > 0 ? (int)ncpu : 1, bound > 0 && bound < 256 ? bound : 256);
     }
     int dev = gj_current_device(), maxt, min_grid = 0, block = 0;
     CUfunction fn;

@@ -43,6 +43,10 @@ PyObject *gj_output_state(const GjOutput *o) {
             PyBytes_FromStringAndSize((const char *)o->params, (Py_ssize_t)(sizeof *o->params * (size_t)o->nparams))) <
                 0 ||
         put(d, "shared_bytes", PyLong_FromSize_t(o->shared_bytes)) < 0 ||
+        put(d, "shared_used", PyLong_FromSize_t(o->shared_used)) < 0 ||
+        put(d, "local_bytes", PyLong_FromSize_t(o->local_bytes)) < 0 ||
+        put(d, "const_used", PyLong_FromSize_t(o->const_used)) < 0 ||
+        put(d, "max_threads", PyLong_FromLong(o->max_threads)) < 0 ||
         put(d, "uses_barrier", PyLong_FromLong(o->uses_barrier)) < 0 || put(d, "debug", PyLong_FromLong(o->debug)) < 0 ||
         put(d, "files", files) < 0 || put(d, "raises", o->raises ? Py_NewRef(o->raises) : PyList_New(0)) < 0 ||
         put(d, "bitcode", o->bitcode ? PyBytes_FromStringAndSize(o->bitcode, (Py_ssize_t)o->bitcode_len)
@@ -145,6 +149,10 @@ GjOutput *gj_output_from_state(PyObject *d) {
     if (get_bytes(d, "params", sizeof *o->params, &params, &o->nparams) < 0) goto fail;
     o->params = params;
     o->shared_bytes = (size_t)get_long(d, "shared_bytes");
+    o->shared_used = (size_t)get_long(d, "shared_used");
+    o->local_bytes = (size_t)get_long(d, "local_bytes");
+    o->const_used = (size_t)get_long(d, "const_used");
+    o->max_threads = (int)get_long(d, "max_threads");
     o->uses_barrier = (int)get_long(d, "uses_barrier");
     o->debug = (int)get_long(d, "debug");
     PyObject *files = PyDict_GetItemString(d, "files"), *raises = PyDict_GetItemString(d, "raises");

@@ -72,6 +72,22 @@ static int check_signature(Ctx *c) {
     return 0;
 }
 
+/* Bytes of the constant arrays left in the optimised module (both targets name them
+ * "__const"; LLVM numbers repeats), laid out one after another at their alignment as
+ * ptxas lays out .const: what the GPU's driver reports for the kernel. */
+static size_t const_bytes_of(Ctx *c) {
+    LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
+    size_t n = 0;
+    for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(g, &len);
+        if (len < 7 || strncmp(name, "__const", 7) || (len > 7 && name[7] != '.')) continue;
+        size_t align = LLVMGetAlignment(g) ? LLVMGetAlignment(g) : 1;
+        n = (n + align - 1) / align * align + (size_t)LLVMABISizeOfType(td, LLVMGlobalGetValueType(g));
+    }
+    return n;
+}
+
 /* The kernel ABI: what the launcher checks and packs (layout.c). */
 static int describe(Ctx *c) {
     GjOutput *o = c->out;
@@ -92,6 +108,10 @@ static int describe(Ctx *c) {
     o->raises = c->raises; /* the output owns them now */
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
+    o->shared_used = c->shared_used;
+    o->local_bytes = c->local_bytes;
+    o->const_used = const_bytes_of(c);
+    o->max_threads = c->opt.launch_bounds[0];
     o->uses_barrier = c->uses_barrier;
     o->captures = c->captures;
     o->cooperative = c->cooperative;
@@ -343,6 +363,12 @@ const GjArgInfo *gj_output_args(const GjOutput *o) { return o->args; }
 int gj_output_nparams(const GjOutput *o) { return o->nparams; }
 const GjParam *gj_output_params(const GjOutput *o) { return o->params; }
 size_t gj_output_shared_bytes(const GjOutput *o) { return o->shared_bytes; }
+void gj_output_static_sizes(const GjOutput *o, size_t *shared, size_t *local, size_t *constant, int *max_threads) {
+    *shared = o->shared_used;
+    *local = o->local_bytes;
+    *constant = o->const_used;
+    *max_threads = o->max_threads;
+}
 int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
 int gj_output_cooperative(const GjOutput *o) { return o->cooperative; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }

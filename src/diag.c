@@ -9,7 +9,7 @@
 #include "gj.h"
 
 PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
-static PyObject *GjExc_InternalError, *GjExc_RequireLiteralValue;
+static PyObject *GjExc_InternalError, *GjExc_RequireLiteralValue, *GjExc_TypingValueError;
 
 int diag_init_exceptions(PyObject *m) {
     GjExc_CompileError =
@@ -27,11 +27,18 @@ int diag_init_exceptions(PyObject *m) {
             GjExc_TypingError, NULL);
     if (!GjExc_TypingError || !GjExc_UnsupportedError || !GjExc_InternalError || !GjExc_RequireLiteralValue)
         return -1;
+    PyObject *bases = PyTuple_Pack(2, GjExc_TypingError, PyExc_ValueError);
+    if (!bases) return -1;
+    GjExc_TypingValueError = PyErr_NewExceptionWithDoc(
+            "gpujit.TypingValueError", "A constant argument has a value the construct does not accept.", bases, NULL);
+    Py_DECREF(bases);
+    if (!GjExc_TypingValueError) return -1;
     if (PyModule_AddObjectRef(m, "CompileError", GjExc_CompileError) < 0 ||
         PyModule_AddObjectRef(m, "TypingError", GjExc_TypingError) < 0 ||
         PyModule_AddObjectRef(m, "UnsupportedError", GjExc_UnsupportedError) < 0 ||
         PyModule_AddObjectRef(m, "InternalCompilerError", GjExc_InternalError) < 0 ||
-        PyModule_AddObjectRef(m, "RequireLiteralValue", GjExc_RequireLiteralValue) < 0)
+        PyModule_AddObjectRef(m, "RequireLiteralValue", GjExc_RequireLiteralValue) < 0 ||
+        PyModule_AddObjectRef(m, "TypingValueError", GjExc_TypingValueError) < 0)
         return -1;
     return 0;
 }
@@ -111,6 +118,7 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     va_end(ap);
     if (!msg) return PyErr_NoMemory(), -1;
     PyObject *exc = kind == ERR_TYPING ? GjExc_TypingError
+            : kind == ERR_VALUE        ? GjExc_TypingValueError
             : kind == ERR_UNSUPPORTED  ? GjExc_UnsupportedError
             : kind == ERR_INTERNAL     ? GjExc_InternalError
             : kind == ERR_LITERAL      ? GjExc_RequireLiteralValue

@@ -132,14 +132,18 @@ int make_target_machine(Ctx *c) {
     MachineSpec m = {.reloc = LLVMRelocDefault, .code_model = LLVMCodeModelDefault};
     c->target->machine(c, &m);
     c->triple = arena_strdup(&c->arena, m.triple);
-    c->tm_key = arena_printf(&c->arena, "%s|%s|%s", m.triple, m.cpu, m.features);
+    /* opt=False: no code generator optimisation either (NVPTX then fuses no FMAs); marked
+     * first, as the pool keeps a key's first 159 characters and a host's features run long */
+    c->tm_key = arena_printf(&c->arena, "%s%s|%s|%s", c->opt.noopt ? "O0|" : "", m.triple, m.cpu, m.features);
     if ((c->tm = tm_acquire(c->tm_key))) return 0;
     if (LLVMGetTargetFromTriple(m.triple, &t, &err)) {
         internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", m.triple, err ? err : "");
         LLVMDisposeMessage(err);
         return -1;
     }
-    c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features, LLVMCodeGenLevelAggressive, m.reloc, m.code_model);
+    c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features,
+                                    c->opt.noopt ? LLVMCodeGenLevelNone : LLVMCodeGenLevelAggressive, m.reloc,
+                                    m.code_model);
     if (!c->tm) return internal_error(c, NO_LOCATION, "emit: could not create a target machine");
     return 0;
 }
@@ -147,7 +151,9 @@ int make_target_machine(Ctx *c) {
 int optimise(Ctx *c) {
     if (c->target->link) STAGE(c->target->link(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, "default<O3>", c->tm, po);
+    /* opt=False: only what O0 does (always-inline), and dropping the library functions
+     * nothing calls (libdevice's) */
+    LLVMErrorRef e = LLVMRunPasses(c->mod, c->opt.noopt ? "default<O0>,globaldce" : "default<O3>", c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);

@@ -61,8 +61,10 @@ void sb_free(StrBuf *b);
 //
 // diag.c
 //
-/* ERR_LITERAL: a TypingError for an argument that must be a compile-time constant (numba's RequireLiteralValue) */
-typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL, ERR_LITERAL } ErrKind;
+/* ERR_LITERAL: a TypingError for an argument that must be a compile-time constant (numba's
+ * RequireLiteralValue). ERR_VALUE: a constant argument of a construct has a value it refuses
+ * (alignment=3): a TypingError that is also a ValueError, the type numba raises for those. */
+typedef enum { ERR_TYPING, ERR_UNSUPPORTED, ERR_COMPILE, ERR_INTERNAL, ERR_LITERAL, ERR_VALUE } ErrKind;
 /* Set a Python exception of `kind` with "file:line: message", the source line
  * and a caret. Returns -1 so callers can `return error_at(...)`. */
 int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...);
@@ -986,6 +988,12 @@ struct GjOutput {
     char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
     size_t bitcode_len;
     int captures; /* a captured device array's address is compiled in (cannot be cached) */
+    /* The kernel's static memory, for the CPU target's kernel attributes (the GPU's driver
+     * reports its own): shared bytes per block up to the end of the last array
+     * (shared_bytes is that rounded up to where dynamic shared memory starts), local array
+     * bytes per thread, constant bytes in the optimised module. */
+    size_t shared_used, local_bytes, const_used;
+    int max_threads; /* per block: launch_bounds' first number, else 0 */
 };
 
 /* The whole state of one compilation. */
@@ -1024,6 +1032,7 @@ struct Ctx {
     size_t shared_bytes;
     uint64_t written; /* the arguments whose arrays the code may store into */
     size_t const_bytes; /* intrinsics.c, root: constant memory of const.array_like arrays */
+    size_t shared_used, local_bytes; /* intrinsics.c, root: GjOutput's */
     /* lower.c */
     LLVMContextRef llctx;
     LLVMModuleRef mod;

@@ -298,7 +298,7 @@ static int array_alignment(Ctx *c, Instr *in, Instr *a) {
     if (a->op != IR_CONST || a->ckind != CK_INT)
         return error_at(c, ERR_TYPING, in->loc, "alignment must be a constant integer, not %s", type_name(c, a->type));
     if (a->ival <= 0 || (a->ival & (a->ival - 1)))
-        return error_at(c, ERR_TYPING, in->loc, "Alignment must be a positive power of 2, not %lld",
+        return error_at(c, ERR_VALUE, in->loc, "Alignment must be a positive power of 2, not %lld",
                         (long long)a->ival);
     if (a->ival > LIMIT_ALIGN) return error_limit(c, in->loc, "bytes of alignment", LIMIT_ALIGN);
     return a->ival < 16 ? 16 : (int)a->ival;
@@ -350,11 +350,17 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
         c->shared_bytes = (c->shared_bytes + align - 1) & ~(align - 1);
         in->shared_off = c->shared_bytes;
         in->alloc_done = true;
+        Ctx *root = ctx_root(c);
+        if (root->shared_used < in->shared_off + bytes) root->shared_used = in->shared_off + bytes;
         /* keep the total a multiple of 16: dynamic shared memory starts right after it */
         c->shared_bytes = (c->shared_bytes + bytes + align - 1) & ~(align - 1);
         /* ptxas rejects more static .shared than this; say so here, at the line that asks */
         if (c->shared_bytes > 48 * 1024)
             TERR("shared arrays need %zu bytes; static shared memory is limited to 48 KiB per block", c->shared_bytes);
+    } else if (!shared && !in->alloc_done) {
+        in->alloc_done = true;
+        Ctx *root = ctx_root(c);
+        root->local_bytes = ((root->local_bytes + (size_t)in->align - 1) & ~((size_t)in->align - 1)) + bytes;
     }
     return type_array(c, elem, ndim, 'C', shared ? AS_SHARED : AS_LOCAL);
 }

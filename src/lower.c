@@ -194,7 +194,9 @@ LLVMValueRef val(Ctx *c, Instr *v) {
 
 LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
     if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
-        LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll : LLVMFastMathAllowContract);
+        LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll
+                                : c->opt.noopt  ? LLVMFastMathNone
+                                                : LLVMFastMathAllowContract);
     return v;
 }
 

@@ -144,14 +144,14 @@ static PyObject *compiled_kernel(GjOutput *out, PyObject *signature, PyObject *n
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
                              "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
-                             "launch_bounds", "keep_bitcode", NULL};
+                             "launch_bounds", "keep_bitcode", "opt", NULL};
     PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL, *bounds = NULL;
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0,
-        keep_bitcode = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOp", kwlist, &PyCode_Type, &code, &globals, &closure,
+        keep_bitcode = 0, opt_on = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOpp", kwlist, &PyCode_Type, &code, &globals, &closure,
                                      &sig, &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
-                                     &boundscheck, &bounds, &keep_bitcode))
+                                     &boundscheck, &bounds, &keep_bitcode, &opt_on))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -170,6 +170,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.name = name;
     opt.keep_llvm = keep_llvm;
     opt.keep_bitcode = keep_bitcode;
+    opt.noopt = !opt_on;
     if (bounds && bounds != Py_None) {
         PyObject *seq = PySequence_Fast(bounds, "launch_bounds must be a tuple of ints");
         if (!seq) return NULL;

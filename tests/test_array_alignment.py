@@ -58,3 +58,30 @@ def test_bad_alignment(bad, message, space):
 
     with pytest.raises(gpu.CompileError, match=message):
         k[1, 1](np.zeros(1, np.uint64))
+
+
+@pytest.mark.parametrize("bad", [-1, 0, 3, 17, 33])
+@pytest.mark.parametrize("space", ["shared", "local"])
+def test_bad_alignment_value_is_also_a_value_error(bad, space):
+    # numba raises ValueError for an int that is not a power of two
+    where = getattr(gpu, space)
+
+    @gpu.jit
+    def k(out):
+        a = where.array(4, dtype=np.int32, alignment=bad)
+        out[0] = a.ctypes.data
+
+    with pytest.raises(ValueError, match="Alignment must be a positive power of 2, not %d" % bad) as e:
+        k[1, 1](np.zeros(1, np.uint64))
+    assert isinstance(e.value, gpu.errors.TypingValueError) and isinstance(e.value, gpu.TypingError)
+
+
+def test_overload_inspect_llvm_and_asm():
+    k = make(64, np.uint8, 5)
+    out = poisoned(3, np.uint64)
+    k[1, 1](out)
+    (sig, overload), = k.overloads.items()
+    ir = overload.inspect_llvm()
+    assert "align 64" in ir and "align 64" in k.inspect_llvm(sig)  # each compile has its own symbols
+    assert overload.inspect_asm() == k.inspect_asm(sig) and ".entry" in overload.inspect_asm()
+    assert ".target sm_80" in overload.inspect_asm((8, 0))

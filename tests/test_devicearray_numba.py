@@ -145,16 +145,32 @@ def test_reshape_and_ravel_orders(rng, order):
 
 
 def test_transpose(rng):
-    h = random_array(rng, (3, 4, 2), np.int32)
-    d = gpujit.to_device(h)
-    for axes in [(0, 1, 2), (2, 1, 0), (1, 0, 2), (2, 0, 1)]:
-        np.testing.assert_array_equal(np.transpose(d, axes=axes).copy_to_host(), np.transpose(h, axes))
-    assert d.transpose((0, 1, 2)) is d
-    np.testing.assert_array_equal(d.T.copy_to_host(), h.T)
-    with pytest.raises(ValueError, match=r"invalid axes list \(0, 0, 1\)"):
-        d.transpose((0, 0, 1))
-    with pytest.raises(ValueError, match=r"invalid axes list \(0, 3, 1\)"):
-        d.transpose((0, 3, 1))
+    # numba's rules: identity permutations of any rank return the array, a 2-D
+    # transpose is a new C-contiguous array (not a view), other ranks are refused
+    h3 = random_array(rng, (3, 4, 2), np.int32)
+    d3 = gpujit.to_device(h3)
+    assert d3.transpose((0, 1, 2)) is d3 and np.transpose(d3, axes=(0, 1, 2)) is d3
+    for axes in [None, (2, 1, 0), (1, 0, 2)]:
+        with pytest.raises(NotImplementedError, match="transposing a non-2D DeviceNDArray isn't supported"):
+            d3.transpose(axes)
+    with pytest.raises(NotImplementedError):
+        gpujit.to_device(h3[0, 0]).T
+    for dtype in (np.int32, np.float64, np.float32, np.int8):
+        h = random_array(rng, (13, 37), dtype)
+        d = gpujit.to_device(h)
+        for src, want in ((d, h.T), (d[::2, 1::3], h[::2, 1::3].T)):
+            for t in (src.T, np.transpose(src), src.transpose((1, 0))):
+                assert t.shape == want.shape and t.strides == (want.shape[1] * h.itemsize, h.itemsize)
+                assert t.flags["C_CONTIGUOUS"] and not t.flags["F_CONTIGUOUS"]
+                np.testing.assert_array_equal(t.copy_to_host(), want)
+        t = d.T
+        t[0, 0] = h[0, 0] + 1  # a copy: the source is not written
+        np.testing.assert_array_equal(d.copy_to_host(), h)
+    d = gpujit.to_device(random_array(rng, (3, 4), np.int32))
+    with pytest.raises(ValueError, match=r"invalid axes list \(0, 0\)"):
+        d.transpose((0, 0))
+    with pytest.raises(ValueError, match=r"invalid axes list \(0, 2\)"):
+        d.transpose((0, 2))
 
 
 def test_split(rng):
@@ -222,7 +238,7 @@ def test_array_core_and_is_contiguous(rng):
         assert nda.is_contiguous(v) == nda.array_core(v).flags["C_CONTIGUOUS"]
     for shape, order in [((10,), "C"), ((10, 12), "C"), ((10, 12), "F"), ((10, 12, 14), "F")]:
         d = gpujit.device_array(shape, order=order)
-        for x in (d, d.T):
+        for x in (d, d[::2]):
             assert nda.is_contiguous(x) == nda.array_core(x).flags["C_CONTIGUOUS"]
     b = gpujit.to_device(_broadcast(rng, np.int8))
     assert nda.array_core(b).shape == (3, 5)
@@ -357,3 +373,46 @@ def test_from_cuda_array_interface(rng):
     d = gpujit.to_device(a)
     v = gpujit.from_cuda_array_interface(d.__cuda_array_interface__, owner=d)
     np.testing.assert_array_equal(v.copy_to_host(), a)
+
+
+def test_setitem_synchronises_only_without_a_stream(rng):
+    # numba's rule: d[i] = v waits for the default stream when neither the call nor
+    # the array names a stream; an array's stream or a given one (any, the default
+    # stream's objects included) queues the copy without waiting
+    from unittest import mock
+    streams = [gpujit.stream(), gpujit.default_stream(), gpujit.legacy_default_stream(),
+               gpujit.per_thread_default_stream()]
+    cases = [(None, None)] + [(s, None) for s in streams] + [(None, s) for s in streams]
+    for kept, given in cases:
+        h = random_array(rng, (6, 7), np.int64)
+        d = gpujit.to_device(h, stream=kept or 0)
+        v = int(rng.integers(-1000, 1000))
+        with mock.patch.object(driver.Stream, "synchronize",
+                               side_effect=lambda *a: gpujit.synchronize()) as sync:
+            if given is None:
+                d[2, 3] = v
+                d[::2, 1::3] = v + 1  # a strided view
+            else:
+                d.setitem((2, 3), v, stream=given)
+                d.setitem((slice(None, None, 2), slice(1, None, 3)), v + 1, stream=given)
+        assert sync.call_count == (2 if kept is None and given is None else 0), (kept, given)
+        gpujit.synchronize()
+        h[2, 3] = v
+        h[::2, 1::3] = v + 1
+        np.testing.assert_array_equal(d.copy_to_host(), h)
+
+
+def test_copy_to_device_needs_a_contiguous_destination(rng):
+    h = random_array(rng, (5, 5), np.int32)
+    d = gpujit.to_device(np.asfortranarray(h))
+    row = random_array(rng, 5, np.int32)
+    with pytest.raises(ValueError, match="non-contiguous buffer"):
+        d[2].copy_to_device(row)  # strides of 20 bytes: not one memcpy
+    d[:, 2].copy_to_device(row)  # a column of an F-order array is contiguous
+    d[2] = row + 1  # setitem writes a strided view
+    h[:, 2] = row
+    h[2] = row + 1
+    np.testing.assert_array_equal(d.copy_to_host(), h)
+    b = gpujit.to_device(np.broadcast_to(h[:1], (4, 5)))  # a broadcast array: its core is written
+    b.copy_to_device(np.broadcast_to(row, (4, 5)))
+    np.testing.assert_array_equal(b.copy_to_host(), np.broadcast_to(row, (4, 5)))

@@ -134,6 +134,57 @@ def test_kernel_attributes_per_signature():
         assert isinstance(getattr(single, f)(), int)
 
 
+def test_kernel_static_memory_attributes(rng):
+    # the bytes a kernel declares: shared per block (up to the end of the last array, not
+    # rounded up), local arrays per thread, constant arrays; the same on both targets
+    n = int(rng.integers(3, 40))
+    m = n * 25
+    table = rng.integers(-1000, 1000, int(rng.integers(20, 100)))
+
+    def body(out, x):
+        sm = gpu.shared.array(n, dtype=out.dtype)
+        lm = gpu.local.array(m, dtype=out.dtype)
+        c = gpu.const.array_like(table)
+        for j in range(n):
+            sm[j] = x + j
+        for j in range(m):
+            lm[j] = x * j
+        for j in range(n):
+            out[j] = sm[j] + lm[(j * 7 + int(x)) % m] + c[j % c.size]
+
+    k = gpu.jit(body)
+    for dtype in (np.float32, np.float64):
+        out = poisoned(n, dtype)
+        x = float(rng.integers(1, 5))
+        k[1, 1](out, x)
+        j = np.arange(n)
+        np.testing.assert_array_equal(out, (x + j) + x * ((j * 7 + int(x)) % m) + table[j % table.size])
+    for dtype, item in ((float32, 4), (float64, 8)):
+        sig = void(dtype[::1], float64)
+        assert k.get_shared_mem_per_block(sig) == n * item
+        assert k.get_local_mem_per_thread(sig) >= m * item
+        assert k.get_const_mem_size(sig) >= table.nbytes
+    every = k.get_shared_mem_per_block()
+    assert every[(float32[::1], float64)] == n * 4 and every[(float64[::1], float64)] == n * 8
+
+
+@pytest.mark.parametrize("bounds", [128, (128,), (128, 2)])
+def test_launch_bounds_limit_the_block(bounds):
+    k = gpu.jit(launch_bounds=bounds)(store)
+    x = poisoned(256, np.int64)
+    k[1, 128](x, 3)
+    np.testing.assert_array_equal(x[:128], 3 + np.arange(128))
+    assert k.get_max_threads_per_block(void(int64[::1], int64)) <= 128
+    with pytest.raises(ValueError, match=r"blockdim has 256 threads; kernel 'store' can run at most 128 per block"):
+        k[1, 256](x, 4)
+    with pytest.raises(ValueError, match="at most 128 per block"):
+        k[2, (16, 16)](x, 4)
+    x[:] = -1
+    k.forall(256)(x, 5)  # sized to fit the bounds
+    np.testing.assert_array_equal(x, 5 + np.arange(256))
+    assert ".maxntid 128, 1, 1" in k.inspect_asm(void(int64[::1], int64))
+
+
 @pytest.mark.parametrize("value", ["MaxL1", "MaxShared", "default", 0, 50, 100, -1])
 def test_shared_memory_carveout_accepted(rng, value):
     k = gpu.jit(shared_memory_carveout=value)(store)
@@ -164,6 +215,18 @@ def test_launch_configuration_errors():
     for exc in (TypeError, ValueError):
         with pytest.raises(exc, match="launch configuration was not specified"):
             k(x, 1)
+
+
+def test_forall_covers_the_tasks_and_refuses_a_negative_count(rng):
+    k = gpu.jit(store)
+    n = int(rng.integers(1, 3000))
+    x = poisoned(n, np.float64)
+    v = float(rng.uniform())
+    k.forall(n)(x, v)
+    np.testing.assert_array_equal(x, v + np.arange(n))
+    k.forall(0)(x, v)  # no tasks: no launch
+    with pytest.raises(ValueError, match="Can't create ForAll with negative task count"):
+        k.forall(-1)
 
 
 def test_device_function_forceinline(rng):

@@ -39,6 +39,8 @@ typedef struct GjOptions {
     int keep_bitcode;       /* host target: keep the optimised module's bitcode (the on-disk cache) */
     int launch_bounds[3];   /* a kernel's max threads per block, min blocks per multiprocessor, max blocks
                              * per cluster (.maxntid, .minnctapersm, .maxclusterrank); 0: not given */
+    int noopt;              /* opt=False: no LLVM optimisation (locals stay in memory) and no
+                             * floating-point contraction into FMAs, as numba's -O0 */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */
@@ -133,6 +135,10 @@ const GjArgInfo *gj_output_args(const GjOutput *o);
 int gj_output_nparams(const GjOutput *o);
 const GjParam *gj_output_params(const GjOutput *o);
 size_t gj_output_shared_bytes(const GjOutput *o);    /* static shared memory */
+/* The CPU target's kernel attributes, all known at compile time: static shared bytes per
+ * block, local array bytes per thread, constant bytes, and the most threads per block
+ * (launch_bounds' first number; 0 where it gives none). */
+void gj_output_static_sizes(const GjOutput *o, size_t *shared, size_t *local, size_t *constant, int *max_threads);
 int gj_output_uses_barrier(const GjOutput *o);
 /* The kernel calls cg.this_grid(): launch it cooperatively (every block resident). */
 int gj_output_cooperative(const GjOutput *o);

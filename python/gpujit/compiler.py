@@ -73,14 +73,20 @@ def _given(**kw):
     return {k: v for k, v in kw.items() if v}
 
 
+def _opt_given(opt):
+    """_core.compile's opt=False for numba's opt=False (no optimisation), else nothing."""
+    return {"opt": False} if opt is not None and not opt else {}
+
+
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
             abi_info=None, output="ptx", forceinline=False, launch_bounds=None, boundscheck=None):
     """Compile `pyfunc` for signature `sig` to `output` ('ptx'). Returns (code, return_type).
     abi 'c' (the default, device functions only) and 'numba' both give a function that
-    returns its value; abi_info={'abi_name': name} names the function. opt and
-    forceinline are accepted and have no effect (gpujit always optimises; a device
-    function compiled on its own is a function for others to call); forceinline=True
-    needs output='ltoir', as numba's does."""
+    returns its value; abi_info={'abi_name': name} names the function. opt=False
+    compiles without optimisation (locals stay in memory, no FMA contraction), as
+    numba's. forceinline is accepted and has no effect (a device function compiled on
+    its own is a function for others to call); forceinline=True needs output='ltoir',
+    as numba's does."""
     if abi not in _ABIS:
         raise NotImplementedError("Unsupported ABI: %s" % abi)
     if abi == "c" and not device:
@@ -106,7 +112,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
         k = _core.compile(pyfunc.__code__, pyfunc.__globals__, pyfunc.__closure__, sig, target="cuda",
                           cc=(9, 0) if cc is None else cc, fastmath=fastmath, lineinfo=lineinfo, debug=debug,
                           boundscheck=debug if boundscheck is None else bool(boundscheck), device=bool(device),
-                          **_given(name=name, launch_bounds=bounds))
+                          **_given(name=name, launch_bounds=bounds), **_opt_given(opt))
     except _core.TypingError as e:
         if not device and "cannot return a value" in str(e):
             err = KernelReturnError(*e.args)

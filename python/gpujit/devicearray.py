@@ -201,11 +201,12 @@ class DeviceArray(_core.DeviceArrayBase):
         return ary
 
     def _read_extent(self, stream=0):
-        """The view's elements as a NumPy view over a host copy of its extent."""
+        """The view's elements as a NumPy view over a host copy of its extent.
+        (A copy into pageable memory, as `buf` is, has finished when the driver
+        returns, on a stream too: no wait is needed.)"""
         lo, hi = self._extent()
         buf = np.empty(hi - lo, dtype=np.uint8)
         self._dtoh(lo, buf, stream)
-        _sync(stream)
         return np.ndarray(self.shape, dtype=self.dtype, buffer=buf, offset=-lo,
                           strides=self.strides)
 
@@ -213,11 +214,14 @@ class DeviceArray(_core.DeviceArrayBase):
         """Copy from a NumPy array (or array-like) of the same shape, or from
         another device array of the same shape, dtype and memory layout.
 
-        From the host, any layout is accepted (it is rearranged on the host
-        first) and a strided view is written element by element; into a
-        broadcast array (a stride 0), the elements at index 0 of each broadcast
-        dimension are written. Between device arrays the copy is one memcpy,
-        so both must be contiguous with the same strides."""
+        The copy is one memcpy, so this array must be contiguous (C or F
+        order, broadcast dimensions left out; else ValueError, as numba: write
+        a strided view with d[...] = ary). From the host any layout is accepted
+        (it is rearranged on the host first); into a broadcast array (a stride
+        0), the elements at index 0 of each broadcast dimension are written.
+        Between device arrays both must be contiguous with the same strides.
+        A temporary host copy needs no wait: the driver has staged pageable
+        memory when an asynchronous copy from it returns."""
         if isinstance(ary, _core.DeviceArrayBase):
             if ary.size == 0 and self.size == 0:
                 return
@@ -246,35 +250,29 @@ class DeviceArray(_core.DeviceArrayBase):
             a = a.astype(self.dtype)
         if self.size == 0:
             return
+        if not _is_contiguous_core(self.shape, self.strides, self.itemsize):
+            raise ValueError(errmsg_contiguous_buffer)
         c, f = self.is_c_contiguous(), self.is_f_contiguous()
         if c or f:
             # straight from the caller's memory when it already has our layout
             host = np.ascontiguousarray(a) if c else np.asfortranarray(a)
             self._htod(0, _bytes_of(host if c else host.T), stream)
-            if host is not ary:
-                _sync(stream)  # a temporary: the queued copy must finish before it goes
             return
-        if _is_contiguous_core(self.shape, self.strides, self.itemsize):
-            # the elements at index 0 of our broadcast dimensions, in our memory order
-            core = a[tuple(0 if s == 0 else slice(None) for s in self.strides)]
-            strides = tuple(s for s in self.strides if s != 0)
-            lo, hi = _extent(core.shape, strides, self.itemsize)
-            if lo == 0:
-                host = np.empty(hi, dtype=np.uint8)
-                np.ndarray(core.shape, dtype=self.dtype, buffer=host, strides=strides)[...] = core
-                self._htod(0, host, stream)
-                _sync(stream)  # `host` is a temporary: the queued copy must finish first
-                return
-        # A strided view: read its extent, scatter into it, write it back.
-        lo, hi = self._extent()
-        buf = np.empty(hi - lo, dtype=np.uint8)
-        self._dtoh(lo, buf, stream)
-        _sync(stream)
-        view = np.ndarray(self.shape, dtype=self.dtype, buffer=buf, offset=-lo,
-                          strides=self.strides)
+        # the elements at index 0 of our broadcast dimensions, in our memory order
+        core = a[tuple(0 if s == 0 else slice(None) for s in self.strides)]
+        strides = tuple(s for s in self.strides if s != 0)
+        lo, hi = _extent(core.shape, strides, self.itemsize)
+        host = np.empty(hi, dtype=np.uint8)
+        np.ndarray(core.shape, dtype=self.dtype, buffer=host, strides=strides)[...] = core
+        self._htod(0, host, stream)
+
+    def _scatter(self, a, stream):
+        """Write the host array `a` (this view's shape and dtype) into a strided view:
+        read its extent, scatter into it, write it back (`buf` is pageable: the
+        driver has finished the first copy and staged the second when they return)."""
+        view = self._read_extent(stream)
         view[...] = a
-        self._htod(lo, buf, stream)
-        _sync(stream)
+        self._htod(self._extent()[0], view.base, stream)
 
     def copy_to_host_async(self, stream):
         return self.copy_to_host(stream=stream)
@@ -310,8 +308,19 @@ class DeviceArray(_core.DeviceArrayBase):
         self.setitem(idx, value)
 
     def setitem(self, idx, value, stream=0):
-        """d[idx] = value, the copy queued on `stream`: value broadcasts to the
-        indexed view as NumPy broadcasts (numba's messages when it cannot)."""
+        """d[idx] = value, queued on `stream`, else on the array's stream; with
+        neither (numba's rule) it runs on the default stream and waits for it.
+        value broadcasts to the indexed view as NumPy broadcasts (numba's
+        messages when it cannot)."""
+        stream = stream or self.stream
+        synchronous = not stream
+        if synchronous:
+            stream = _Stream(0)
+        self._setitem(idx, value, stream)
+        if synchronous:
+            stream.synchronize()
+
+    def _setitem(self, idx, value, stream):
         shape, strides, offset, _ = self._index(idx)
         v = self._view(shape, strides, self._ptr + offset)
         vshape = value.shape if isinstance(value, _core.DeviceArrayBase) else np.shape(value)
@@ -325,9 +334,12 @@ class DeviceArray(_core.DeviceArrayBase):
             if tuple(vshape) == tuple(shape):
                 v.copy_to_device(value, stream=stream)
                 return
-            value = value.copy_to_host(stream=stream)
-            _sync(stream)
-        v.copy_to_device(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), stream=stream)
+            value = value.copy_to_host(stream=stream)  # pageable: complete on return
+        value = np.broadcast_to(np.asarray(value, dtype=self.dtype), shape)
+        if _is_contiguous_core(v.shape, v.strides, v.itemsize):
+            v.copy_to_device(value, stream=stream)
+        else:
+            v._scatter(value, stream)
 
     def _index(self, idx):
         """Basic indexing: ints, slices (with steps), Ellipsis, None."""
@@ -421,14 +433,20 @@ class DeviceArray(_core.DeviceArrayBase):
         return self.reshape(self.size, order=order)
 
     def transpose(self, axes=None):
-        """A view with the axes permuted (all of them reversed without `axes`)."""
-        axes = tuple(reversed(range(self.ndim))) if axes is None else tuple(operator.index(a) for a in axes)
-        if sorted(axes) != list(range(self.ndim)):
+        """numba's transpose: the identity permutation returns the array itself; a
+        2-D array is transposed into a new C-contiguous array (copied on the device,
+        on the array's stream), not a view, so its strides are C strides; other
+        ranks raise NotImplementedError."""
+        if axes is not None:
+            axes = tuple(operator.index(a) for a in axes)
+            if axes == tuple(range(self.ndim)):
+                return self
+        if self.ndim != 2:
+            raise NotImplementedError("transposing a non-2D DeviceNDArray isn't supported")
+        if axes is not None and sorted(axes) != [0, 1]:
             raise ValueError(f"invalid axes list {axes}")
-        if axes == tuple(range(self.ndim)):
-            return self
-        return self._view([self.shape[a] for a in axes], [self.strides[a] for a in axes],
-                          self._ptr)
+        from .kernels.transpose import transpose
+        return transpose(self)
 
     @property
     def T(self):

@@ -128,6 +128,8 @@ class Dispatcher(_core.DispatcherBase):
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
         from .compiler import _launch_bounds
         self.launch_bounds = _launch_bounds(launch_bounds)
+        from .compiler import _opt_given
+        self._opt = _opt_given(opt)
         self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
                              boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
                              cache=cache)
@@ -178,7 +180,7 @@ class Dispatcher(_core.DispatcherBase):
         if self._cache is not None:
             ckey = self._cache.key(key[0], key[1], key[2], dict(
                 boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                launch_bounds=self.launch_bounds))
+                launch_bounds=self.launch_bounds, **self._opt))
             k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
             if k is not None:
                 self.stats.cache_hits[key[0]] += 1
@@ -186,7 +188,7 @@ class Dispatcher(_core.DispatcherBase):
         k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                           fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
                           boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
-                                                       keep_bitcode=ckey is not None))
+                                                       keep_bitcode=ckey is not None), **self._opt)
         if ckey is not None:
             self.stats.cache_misses[key[0]] += 1
             self._cache.save(ckey, k)
@@ -291,7 +293,7 @@ class Dispatcher(_core.DispatcherBase):
         wrapped = self._overload_objs
         for k, v in self._compiled.items():
             if k not in wrapped:
-                wrapped[k] = _Overload(v)
+                wrapped[k] = _Overload(v, self, k)
         return SignatureDict((k[0], wrapped[k]) for k in self._compiled if k[1] == target)
 
     definitions = overloads
@@ -345,17 +347,19 @@ class Dispatcher(_core.DispatcherBase):
         """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
         The IR text is not kept by ordinary compiles (printing it costs time), so
         this compiles again with it kept."""
-        def ir(key):
-            f = self.py_func
-            return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                                 keep_llvm=True, **_given(launch_bounds=self.launch_bounds)).llvm
         if signature is not None:
             target = _current_target()
-            return ir((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
+            return self._llvm((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        return {k[0]: ir(k) for k in self._compiled}
+        return {k[0]: self._llvm(k) for k in self._compiled}
+
+    def _llvm(self, key):
+        """The LLVM IR of the kernel of a key of _compiled, compiled again to keep it."""
+        f = self.py_func
+        return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                             fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
+                             keep_llvm=True, **_given(launch_bounds=self.launch_bounds), **self._opt).llvm
 
     def inspect_types(self, sig=None, file=None):
         text = self._inspect("types", sig)
@@ -370,7 +374,7 @@ class Dispatcher(_core.DispatcherBase):
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """kernel.forall(n)(args): a 1-D launch covering n threads, sized by occupancy."""
         if ntasks < 0:
-            raise ValueError("ntasks must be non-negative")
+            raise ValueError("Can't create ForAll with negative task count")
         return _ForAll(self, int(ntasks), int(tpb), stream, sharedmem)
 
     def _attribute(self, name, sig):
@@ -403,10 +407,24 @@ class Dispatcher(_core.DispatcherBase):
 
 class _Overload:
     """One compiled kernel as numba's overloads hold it: the CompiledKernel's
-    attributes, and the occupancy of a cooperative launch."""
+    attributes, its code (inspect_llvm, inspect_asm) and the occupancy of a
+    cooperative launch."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, dispatcher, key):
         self._kernel = kernel
+        self._dispatcher, self._key = dispatcher, key
+
+    def inspect_llvm(self):
+        """Its optimised LLVM IR (the dispatcher's inspect_llvm of its signature)."""
+        return self._dispatcher._llvm(self._key)
+
+    def inspect_asm(self, cc=None):
+        """Its PTX; a kernel of the cpu target has its PTX compiled for compute
+        capability `cc` (default: the current device's, 9.0 without a GPU)."""
+        if self._key[1] == "cuda" and (cc is None or tuple(cc) == self._key[2]):
+            return self._kernel.ptx
+        cc = tuple(cc) if cc is not None else _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
+        return self._dispatcher.compile(self._key[0], "cuda", cc).ptx
 
     def __getattr__(self, name):
         return getattr(self._kernel, name)
@@ -465,7 +483,7 @@ class DeviceFunction:
     def inspect_ptx(self, sig):
         """PTX of the function on its own for a signature (a .visible .func; see gpujit.compile)."""
         from .compiler import compile_ptx
-        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+        opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck", "opt")}
         return compile_ptx(self.py_func, sig, device=True, **opts)[0]
 
     inspect_asm = inspect_ptx
@@ -473,9 +491,10 @@ class DeviceFunction:
     def inspect_llvm(self, sig):
         """Optimised LLVM IR of the function on its own for a signature (as inspect_ptx)."""
         f = self.py_func
+        from .compiler import _opt_given
         opts = {k: bool(v) for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
         return _core.compile(f.__code__, f.__globals__, f.__closure__, signature_string(sig), target="cuda",
-                             device=True, keep_llvm=True, **opts).llvm
+                             device=True, keep_llvm=True, **opts, **_opt_given(self._options.get("opt"))).llvm
 
     def compile_device(self, args, return_type=None):
         """Compile the function on its own for the argument types `args` (and, given,
@@ -485,7 +504,7 @@ class DeviceFunction:
         key = signature_string(sig)
         done = self.__dict__.setdefault("_device_results", {})
         if key not in done:
-            opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck")}
+            opts = {k: v for k, v in self._options.items() if k in ("fastmath", "lineinfo", "debug", "boundscheck", "opt")}
             ptx, resty = _compile_device(self.py_func, sig, device=True, abi="numba", **opts)
             done[key] = DeviceCompileResult(self.py_func, tuple(args), resty, ptx)
         return done[key]

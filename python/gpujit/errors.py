@@ -12,6 +12,7 @@ UnsupportedError = _core.UnsupportedError
 InternalCompilerError = _core.InternalCompilerError
 # numba's name: a TypingError for an argument that must be a compile-time constant (cuda.grid(n)'s n)
 RequireLiteralValue = _core.RequireLiteralValue
+TypingValueError = _core.TypingValueError  # a TypingError that is also a ValueError (alignment=3)
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 
@@ -56,7 +57,8 @@ class NumbaSystemWarning(NumbaWarning):
     """Something about the system gpujit runs on (a missing library, a driver)."""
 
 
-__all__ = ["CompileError", "TypingError", "UnsupportedError", "InternalCompilerError", "RequireLiteralValue", "CudaError", "LaunchError",
+__all__ = ["CompileError", "TypingError", "TypingValueError", "UnsupportedError", "InternalCompilerError", "RequireLiteralValue",
+           "CudaError", "LaunchError",
            "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]
