@@ -669,7 +669,7 @@ struct Target {
     void (*trap)(Ctx *c);
 };
 extern const Target target_nvptx, target_host;
-/* libdevice.c: links the libdevice functions that c->mod declares, from the file at path */
+/* libdevice_link.c: links the libdevice functions that c->mod declares, from the file at path */
 int libdevice_link(Ctx *c, const char *path);
 const Target *target_for(int kind); /* compile.c: by GjTargetKind; NULL past the last */
 

@@ -1,5 +1,5 @@
 """The GPU target's math functions come from libdevice, read once per process and linked
-per kernel as small pieces (src/libdevice.c): each kernel's PTX must not depend on what was
+per kernel as small pieces (src/libdevice_link.c): each kernel's PTX must not depend on what was
 compiled before it in the process, nor on other threads compiling at the same time."""
 import json
 import os

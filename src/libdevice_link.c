@@ -1,4 +1,4 @@
-/* libdevice.c: CUDA's libdevice (the GPU target's math functions), read and parsed once
+/* libdevice_link.c: CUDA's libdevice (the GPU target's math functions), read and parsed once
  * per process. A kernel gets the libdevice functions it calls as one small bitcode module
  * that holds them and what they call: a piece, made on first use for that set of functions
  * and then cached, so a compile parses and links a few functions instead of all of
