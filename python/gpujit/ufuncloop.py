@@ -92,6 +92,132 @@ def _complex_op(name):
     return _complex_ops.get(name) if name not in ("isnan",) else None
 
 
+# NumPy's ufuncs on complex scalars where the compiler's scalar intrinsics take real numbers
+# only: kernel source over cmath, following NumPy's formulas (npymath's nc_* functions). __T__
+# is the argument's complex type, so a complex64 stays complex64.
+_COMPLEX_SCALAR_SOURCE = """\
+def sin(x):
+    return __T__(cmath.sin(x))
+
+
+def cos(x):
+    return __T__(cmath.cos(x))
+
+
+def tan(x):
+    return __T__(cmath.tan(x))
+
+
+def arcsin(x):
+    return __T__(cmath.asin(x))
+
+
+def arccos(x):
+    return __T__(cmath.acos(x))
+
+
+def arctan(x):
+    return __T__(cmath.atan(x))
+
+
+def sinh(x):
+    return __T__(cmath.sinh(x))
+
+
+def cosh(x):
+    return __T__(cmath.cosh(x))
+
+
+def tanh(x):
+    return __T__(cmath.tanh(x))
+
+
+def arcsinh(x):
+    return __T__(cmath.asinh(x))
+
+
+def arccosh(x):
+    return __T__(cmath.acosh(x))
+
+
+def arctanh(x):
+    return __T__(cmath.atanh(x))
+
+
+def exp(x):
+    return __T__(cmath.exp(x))
+
+
+def log(x):
+    return __T__(cmath.log(x))
+
+
+def log10(x):
+    return __T__(cmath.log10(x))
+
+
+def sqrt(x):
+    return __T__(cmath.sqrt(x))
+
+
+def log2(x):
+    r = cmath.log(x)
+    return __T__(complex(r.real * 1.4426950408889634, r.imag * 1.4426950408889634))
+
+
+def exp2(x):
+    return __T__(cmath.exp(complex(x.real * 0.6931471805599453, x.imag * 0.6931471805599453)))
+
+
+def expm1(x):
+    h = math.sin(x.imag * 0.5)
+    return __T__(complex(math.expm1(x.real) * math.cos(x.imag) - 2.0 * h * h, math.exp(x.real) * math.sin(x.imag)))
+
+
+def log1p(x):
+    return __T__(complex(math.log(math.hypot(x.real + 1.0, x.imag)), math.atan2(x.imag, x.real + 1.0)))
+
+
+def isnan(x):
+    return math.isnan(x.real) or math.isnan(x.imag)
+
+
+def isinf(x):
+    return math.isinf(x.real) or math.isinf(x.imag)
+
+
+def isfinite(x):
+    return math.isfinite(x.real) and math.isfinite(x.imag)
+"""
+_complex_scalar_ops = {}
+
+
+def scalar_function(path, typenames):
+    """The device function for numpy.<name> on these scalar types (names as the compiler
+    spells them) where the compiler's intrinsics do not take them, or None (the intrinsic
+    types the call, or reports it)."""
+    mod, _, name = path.partition(".")
+    complex_types = [t for t in typenames if t.startswith("complex")]
+    if mod != "numpy" or not complex_types:
+        return None
+    if len(typenames) != 1:
+        return _complex_op(name)
+    key = complex_types[0]
+    ops = _complex_scalar_ops.get(key)
+    if ops is None:
+        import cmath
+        import math
+        ops = {"__T__": getattr(np, key), "cmath": cmath, "math": math}
+        filename = "<gpujit numpy ufuncs on %s>" % key
+        import linecache
+        linecache.cache[filename] = (len(_COMPLEX_SCALAR_SOURCE), None, _COMPLEX_SCALAR_SOURCE.splitlines(True),
+                                     filename)
+        exec(compile(_COMPLEX_SCALAR_SOURCE, filename, "exec"), ops)
+        _complex_scalar_ops[key] = ops
+    fn = ops.get(name)
+    return fn if name not in ("cmath", "math") and callable(fn) and hasattr(fn, "__code__") else None
+
+
 def loop_function(path, ndims, complex_args=()):
     """The device function for numpy.<name> called with arguments of these dimensions
     (complex_args: which have complex elements), or None where the path is not a NumPy
