@@ -37,10 +37,11 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
     }
     PyObject *fn;
     if (!any_array) {
-        /* complex scalars where the scalar intrinsics take real numbers: NumPy's formulas in Python */
+        /* complex scalars where the scalar intrinsics take real numbers, and ufuncs with no
+         * intrinsic: NumPy's formulas in Python */
         bool any_complex = false;
         for (int i = 0; i < n; i++) any_complex |= is_complex(in->args[1 + i]->type);
-        if (!any_complex || in->nkw) return NULL;
+        if ((!any_complex && intrinsic_lookup(f->path)) || in->nkw) return NULL;
         PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
         PyObject *names = mod ? PyTuple_New(n) : NULL;
         for (int i = 0; names && i < n; i++)
@@ -65,7 +66,12 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
     if (!fn) return *handled = true, report(c, in);
     if (fn == Py_None) {
         Py_DECREF(fn);
-        return NULL;
+        if (any_array || intrinsic_lookup(f->path)) return NULL;
+        *handled = true; /* a ufunc gpujit writes in Python, on types NumPy has no loop for */
+        const char *types = "";
+        for (int i = 0; i < n; i++)
+            types = arena_printf(&c->arena, "%s%s%s", types, i ? ", " : "", type_name(c, in->args[1 + i]->type));
+        TERR("%s() does not take (%s)", path_pretty(f->path), types);
     }
     *handled = true;
     if (!PyFunction_Check(fn)) {
