@@ -65,4 +65,10 @@ enum { GJ_SYNC_COUNT, GJ_SYNC_AND, GJ_SYNC_OR };
 enum { GJ_WARP_OPS(GJ_WARP_ENUMERATOR) GJ_WARP_NOPS };
 #undef GJ_WARP_ENUMERATOR
 
+/* runtime/cpu_libdevice.c: libdevice's functions for the CPU target, by their names without
+ * __nv_ (NULL where there is none); the host JIT defines __nv_<name> as each. */
+void *cpu_libdevice_symbol(const char *name);
+size_t cpu_libdevice_count(void);
+const char *cpu_libdevice_name(size_t i, void **fn);
+
 #endif

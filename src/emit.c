@@ -4,6 +4,7 @@
  * process-wide ORC LLJIT (each kernel's code lives in its own resource
  * tracker and is removed with its output). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +203,27 @@ static int jit_error(Ctx *c, LLVMErrorRef e, const char *what) {
     return -1;
 }
 
+/* The CPU's libdevice functions under libdevice's names (__nv_sinf ...), so a kernel calls
+ * them as on the GPU, and its cached code finds them again in another process. */
+static void define_cpu_libdevice(void) {
+    size_t n = cpu_libdevice_count();
+    LLVMOrcCSymbolMapPairs pairs = malloc(n * sizeof *pairs);
+    if (!pairs) return;
+    for (size_t i = 0; i < n; i++) {
+        void *fn;
+        const char *name = cpu_libdevice_name(i, &fn);
+        char sym[96];
+        snprintf(sym, sizeof sym, "__nv_%s", name);
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, sym);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+        pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+        pairs[i].Sym.Flags.TargetFlags = 0;
+    }
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcAbsoluteSymbols(pairs, n));
+    if (e) LLVMConsumeError(e);
+    free(pairs);
+}
+
 int emit_host(Ctx *c) {
     pthread_mutex_lock(&jit_lock);
     LLVMErrorRef e;
@@ -217,6 +239,7 @@ int emit_host(Ctx *c) {
             LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
         else
             LLVMConsumeError(e);
+        define_cpu_libdevice();
     }
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(jit);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);

@@ -468,6 +468,10 @@ Instr *call_builtin(Builder *bd, const char *path, Instr **args, int n); /* path
 Instr *seq_len(Builder *bd, Instr *s); /* how many items a loop over s takes */
 Instr *seq_item(Builder *bd, Instr *s, Instr *k); /* item k of s */
 
+// libdevice.c
+Type *type_libdevice_call(Ctx *c, Instr *in, const char *path, Type **at, int nargs);
+LLVMValueRef lower_libdevice_call(Ctx *c, Instr *in);
+
 // ufuncloop.c
 Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled); /* np.sin(x, out) on arrays; *handled if it was one */
 
@@ -530,6 +534,7 @@ typedef enum {
     IK_CACHE_LOAD, /* gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index): id = CacheHint */
     IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */
     IK_CG, /* cooperative groups: cg.this_grid(), g.sync() ... (id = CgOp) */
+    IK_LIBDEVICE, /* gpu.libdevice.<name>(...): libdevice's __nv_<name> (libdevice.c) */
 } IntrinsicKind;
 /* cachehints.c: the PTX cache operators */
 typedef enum { CH_CA, CH_CG, CH_CS, CH_LU, CH_CV, CH_WB, CH_WT } CacheHint;
@@ -630,6 +635,8 @@ struct Target {
     LLVMValueRef (*shared_array)(Ctx *c, LLVMTypeRef arrty, size_t offset);
     /* A libm/libdevice function by its C name ("sqrt", "powf"...). */
     LLVMValueRef (*math_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
+    /* libdevice's __nv_<name> declared as fnty, or NULL where this target has no such function. */
+    LLVMValueRef (*libdevice_fn)(Ctx *c, const char *name, LLVMTypeRef fnty);
     /* syncthreads_count/and/or (op a SyncReduceOp): a barrier that reduces an i32
      * predicate over the block; returns the i32 result. */
     LLVMValueRef (*barrier_reduce)(Ctx *c, int op, LLVMValueRef pred);

@@ -181,12 +181,14 @@ static const Intrinsic intrinsics[] = {
     {"ndarray.all", IK_REDUCE, RD_ALL}, {"ndarray.any", IK_REDUCE, RD_ANY},
     {"ndarray.argmin", IK_REDUCE, RD_ARGMIN}, {"ndarray.argmax", IK_REDUCE, RD_ARGMAX},
     {"ndarray.reshape", IK_RESHAPE}, {"ndarray.view", IK_VIEW_DTYPE}, {"ndarray.copy", IK_ARRAY_COPY},
+    {"gpujit.libdevice.*", IK_LIBDEVICE}, /* every gpujit.libdevice.<name> (libdevice.c) */
 };
 /* clang-format on */
 
 const Intrinsic *intrinsic_lookup(const char *path) {
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strcmp(intrinsics[i].path, path) == 0) return &intrinsics[i];
+    if (strncmp(path, "gpujit.libdevice.", 17) == 0 && strcmp(path + 17, "*")) return intrinsic_lookup("gpujit.libdevice.*");
     return NULL;
 }
 
@@ -623,6 +625,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs) TERR("conjugate() takes no arguments");
         return in->args[0]->args[0]->type;
     case IK_CMATH: return cmath_type(c, in, (CmathFn)k->id, at, nargs);
+    case IK_LIBDEVICE: return type_libdevice_call(c, in, ft->path, at, nargs);
     case IK_REDUCE: return reduce_type(c, in, (ReduceFn)k->id);
     case IK_RESHAPE: return type_reshape(c, in);
     case IK_ARRAY_COPY: return type_array_copy(c, in);
@@ -989,6 +992,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return LLVMBuildInsertValue(c->b, z, im, 1, "");
     }
     case IK_CMATH: return cmath_lower(c, (CmathFn)k->id, a, nargs, rt);
+    case IK_LIBDEVICE: return lower_libdevice_call(c, in);
     case IK_REDUCE: return lower_reduction(c, (ReduceFn)k->id, in, rt);
     case IK_RESHAPE: return lower_reshape(c, in, rt);
     case IK_ARRAY_COPY: return lower_array_copy(c, in, rt);

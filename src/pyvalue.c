@@ -296,6 +296,16 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
         }
         Py_XDECREF(why);
         PyErr_Clear();
+        /* an object numba cannot type at all (a gufunc): its TypingError, naming the global */
+        why = PyObject_GetAttrString(o, "__gpujit_untyped__");
+        if (why && PyUnicode_Check(why)) {
+            const char *q = strchr(what, '\'');
+            error_at(c, ERR_TYPING, bd->loc, "Untyped global name %s: %s", q ? q : what, PyUnicode_AsUTF8(why));
+            Py_DECREF(why);
+            return NULL;
+        }
+        Py_XDECREF(why);
+        PyErr_Clear();
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
                      "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "

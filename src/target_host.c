@@ -125,6 +125,15 @@ static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
     return fn;
 }
 
+/* libdevice's functions: runtime/cpu_libdevice.c's, which the JIT knows as __nv_<name>. */
+static LLVMValueRef libdevice_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
+    if (!cpu_libdevice_symbol(name)) return NULL;
+    const char *nv = arena_printf(&c->arena, "__nv_%s", name);
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, nv);
+    if (!fn) fn = LLVMAddFunction(c->mod, nv, fnty);
+    return fn;
+}
+
 /* Calls the runtime function whose pointer sits at `off` of the block context. */
 static LLVMValueRef call_runtime(Ctx *c, int off, LLVMTypeRef ret, LLVMTypeRef *pt, LLVMValueRef *args, unsigned n) {
     LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, off), "");
@@ -353,6 +362,7 @@ const Target target_host = {
     .grid_sync = grid_sync,
     .shared_array = shared_array,
     .math_fn = math_fn,
+    .libdevice_fn = libdevice_fn,
     .barrier_reduce = barrier_reduce,
     .fence = fence,
     .warp = warp,

@@ -159,6 +159,14 @@ static LLVMValueRef math_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
     return fn;
 }
 
+static LLVMValueRef libdevice_fn(Ctx *c, const char *name, LLVMTypeRef fnty) {
+    const char *nv = arena_printf(&c->arena, "__nv_%s", name);
+    LLVMValueRef fn = LLVMGetNamedFunction(c->mod, nv);
+    if (!fn) fn = LLVMAddFunction(c->mod, nv, fnty);
+    c->needs_libdevice = true;
+    return fn;
+}
+
 /* A call of an NVVM intrinsic by name, declared with the given type. */
 static LLVMValueRef nvvm_call(Ctx *c, const char *name, LLVMTypeRef ret, LLVMValueRef *args, unsigned n) {
     LLVMTypeRef pt[4];
@@ -427,6 +435,7 @@ const Target target_nvptx = {
     .grid_sync = grid_sync,
     .shared_array = shared_array,
     .math_fn = math_fn,
+    .libdevice_fn = libdevice_fn,
     .barrier_reduce = barrier_reduce,
     .fence = fence,
     .warp = warp,

@@ -476,7 +476,8 @@ static Type *type_of(TI *ti, Instr *in) {
         }
         if (!k && !intrinsic_namespace(in->name) && strcmp(in->name, "numpy.ndarray") && !is_operator_path(in->name) &&
             !(in->pyobj && (PyModule_Check(in->pyobj) || PyType_Check(in->pyobj) || PyCFunction_Check(in->pyobj) ||
-                            is_enum_member(in->pyobj))))
+                            is_enum_member(in->pyobj) ||
+                            !strcmp(Py_TYPE(in->pyobj)->tp_name, "numpy.ufunc")))) /* ufuncloop.c's */
             UNSUP("%s is not supported in kernels", path_pretty(in->name));
         return type_obj(c, in->name);
     }

@@ -2,7 +2,9 @@
  * Typing such a call asks gpujit.ufuncloop for a device function written in Python for the
  * ufunc and its arguments' dimensions (a loop over out's elements applying the ufunc to
  * scalars, with NumPy's broadcasting); the call becomes a call of that function, compiled as
- * any device function. Calls on scalars alone never come here (intrinsics.c types them). */
+ * any device function. Calls on real scalars alone never come here (intrinsics.c types them);
+ * on complex scalars, NumPy's formulas written in Python stand in where the intrinsics take
+ * real numbers only. */
 #include <string.h>
 
 #include "gj.h"
@@ -33,28 +35,48 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
         if (!type_known(t)) return *handled = true, &ty_unknown;
         any_array |= t->kind == TY_ARRAY;
     }
-    if (!any_array) return NULL;
-    if (in->nkw) TERR("keyword arguments to %s() on arrays are not supported", path_pretty(f->path));
-    PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
-    PyObject *dims = mod ? PyTuple_New(n) : NULL, *cplx = dims ? PyTuple_New(n) : NULL;
-    for (int i = 0; cplx && i < n; i++) {
-        Type *t = in->args[1 + i]->type;
-        PyTuple_SET_ITEM(dims, i, PyLong_FromLong(t->kind == TY_ARRAY ? t->ndim : 0));
-        PyTuple_SET_ITEM(cplx, i, PyBool_FromLong(is_complex(t->kind == TY_ARRAY ? t->elem : t)));
+    PyObject *fn;
+    if (!any_array) {
+        /* complex scalars where the scalar intrinsics take real numbers, and ufuncs with no
+         * intrinsic: NumPy's formulas in Python */
+        bool any_complex = false;
+        for (int i = 0; i < n; i++) any_complex |= is_complex(in->args[1 + i]->type);
+        if ((!any_complex && intrinsic_lookup(f->path)) || in->nkw) return NULL;
+        PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
+        PyObject *names = mod ? PyTuple_New(n) : NULL;
+        for (int i = 0; names && i < n; i++)
+            PyTuple_SET_ITEM(names, i, PyUnicode_FromString(type_name(c, in->args[1 + i]->type)));
+        fn = names ? PyObject_CallMethod(mod, "scalar_function", "sO", f->path, names) : NULL;
+        Py_XDECREF(names);
+        Py_XDECREF(mod);
+    } else {
+        if (in->nkw) TERR("keyword arguments to %s() on arrays are not supported", path_pretty(f->path));
+        PyObject *mod = PyImport_ImportModule("gpujit.ufuncloop");
+        PyObject *dims = mod ? PyTuple_New(n) : NULL, *cplx = dims ? PyTuple_New(n) : NULL;
+        for (int i = 0; cplx && i < n; i++) {
+            Type *t = in->args[1 + i]->type;
+            PyTuple_SET_ITEM(dims, i, PyLong_FromLong(t->kind == TY_ARRAY ? t->ndim : 0));
+            PyTuple_SET_ITEM(cplx, i, PyBool_FromLong(is_complex(t->kind == TY_ARRAY ? t->elem : t)));
+        }
+        fn = cplx ? PyObject_CallMethod(mod, "loop_function", "sOO", f->path, dims, cplx) : NULL;
+        Py_XDECREF(dims);
+        Py_XDECREF(cplx);
+        Py_XDECREF(mod);
     }
-    PyObject *fn = cplx ? PyObject_CallMethod(mod, "loop_function", "sOO", f->path, dims, cplx) : NULL;
-    Py_XDECREF(dims);
-    Py_XDECREF(cplx);
-    Py_XDECREF(mod);
     if (!fn) return *handled = true, report(c, in);
     if (fn == Py_None) {
         Py_DECREF(fn);
-        return NULL;
+        if (any_array || intrinsic_lookup(f->path)) return NULL;
+        *handled = true; /* a ufunc gpujit writes in Python, on types NumPy has no loop for */
+        const char *types = "";
+        for (int i = 0; i < n; i++)
+            types = arena_printf(&c->arena, "%s%s%s", types, i ? ", " : "", type_name(c, in->args[1 + i]->type));
+        TERR("%s() does not take (%s)", path_pretty(f->path), types);
     }
     *handled = true;
     if (!PyFunction_Check(fn)) {
         Py_DECREF(fn);
-        return (Type *)(internal_error(c, in->loc, "gpujit.ufuncloop.loop_function returned no function"), NULL);
+        return (Type *)(internal_error(c, in->loc, "gpujit.ufuncloop returned no function"), NULL);
     }
     Type **at = arena_alloc(&c->arena, sizeof(Type *) * (size_t)(n + 1));
     if (!at) return Py_DECREF(fn), NULL;

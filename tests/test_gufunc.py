@@ -159,3 +159,17 @@ def test_low_occupancy_warning(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mul(a, a, out)
+
+
+def test_gufunc_called_in_kernel_is_a_typing_error():
+    @gpu.guvectorize(["void(int32[:], int32[:])"], "(n)->(n)")
+    def copy(a, b):
+        for i in range(a.shape[0]):
+            b[i] = a[i]
+
+    @gpu.jit
+    def k(a, b):
+        copy(a, b)
+
+    with pytest.raises(gpu.TypingError, match="Untyped global name 'copy': a gufunc"):
+        k[1, 1](np.zeros(4, np.int32), np.zeros(4, np.int32))

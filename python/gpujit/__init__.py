@@ -73,6 +73,7 @@ _LAZY = {
     "kernels": ("kernels", None), "config": ("config", None),
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
     "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
+    "libdevice": ("libdevice", None), "libdevicefuncs": ("libdevicefuncs", None),
 }
 
 

@@ -153,7 +153,10 @@ _NUMPY_UFUNCS = (
     "copysign", "hypot", "arctan2", "nextafter", "radians", "deg2rad", "degrees", "rad2deg", "add", "subtract",
     "multiply", "divide", "floor_divide", "remainder", "power", "bitwise_and", "bitwise_or", "bitwise_xor",
     "left_shift", "right_shift", "less", "less_equal", "equal", "not_equal", "greater", "greater_equal",
-    "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign")
+    "negative", "positive", "invert", "logical_not", "logical_and", "logical_or", "logical_xor", "sign",
+    # these have no intrinsic: gpujit.ufuncloop writes them in Python
+    "square", "reciprocal", "conjugate", "signbit", "spacing", "logaddexp", "logaddexp2", "float_power", "gcd",
+    "lcm", "ldexp")
 
 # NumPy's whole-array reductions a kernel may call (np.sum(a); the compiler's reductions.c).
 _NUMPY_REDUCTIONS = (

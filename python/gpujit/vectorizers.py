@@ -506,6 +506,10 @@ def _signatures(sigs):
 class DeviceGUFunc:
     """A generalized ufunc made by gpujit.guvectorize."""
 
+    # a kernel naming one gets numba's typing error (the compiler reads this)
+    __gpujit_untyped__ = ("a gufunc (gpujit.guvectorize) is launched from the host, not called in kernels; "
+                          "a kernel calls its Python function as a device function")
+
     def __init__(self, pyfunc, layout, sigs=(), identity=None):
         _init_function(self, pyfunc, identity)
         self.layout = layout
