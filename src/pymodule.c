@@ -226,7 +226,7 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
 }
 
 /* (name, kind, dtype, ndim, layout) of one parsed type: the canonical spelling,
- * 'scalar' / 'array' / 'tuple' / 'record' / 'none', the element's name, and the array's
+ * 'scalar' / 'array' / 'tuple' / 'record' / 'pointer' / 'none', the element's name, and the array's
  * ndim and layout ('C' or 'A'). */
 static PyObject *type_desc(Ctx *c, const Type *t) {
     if (!t) Py_RETURN_NONE;
@@ -235,8 +235,9 @@ static PyObject *type_desc(Ctx *c, const Type *t) {
                        : t->kind == TY_TUPLE      ? "tuple"
                        : t->kind == TY_NONE       ? "none"
                        : t->kind == TY_RECORD     ? "record"
+                       : t->kind == TY_CPTR       ? "pointer"
                                                   : "scalar";
-    const char *dtype = arr ? type_name(c, t->elem) : is_number(t) || t->kind == TY_RECORD ? type_name(c, t) : "";
+    const char *dtype = arr || t->kind == TY_CPTR ? type_name(c, t->elem) : is_number(t) || t->kind == TY_RECORD ? type_name(c, t) : "";
     const char layout[2] = {arr ? t->layout : 0, 0};
     return Py_BuildValue("(sssis)", type_name(c, t), kind, dtype, arr ? t->ndim : 0, layout);
 }
