@@ -719,7 +719,10 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_CMP: r = lower_cmp(c, in); break;
-    case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
+    case IR_TRUTH:
+        r = in->args[0]->type->kind == TY_NONE ? LLVMConstInt(c->i1, 0, 0)
+                                               : to_bool(c, val(c, in->args[0]), in->args[0]->type);
+        break;
     case IR_CALL:
         r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in);
         if (!r && PyErr_Occurred()) return -1;

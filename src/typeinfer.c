@@ -555,7 +555,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_bool;
     case IR_TRUTH:
         if (!type_known(a)) return &ty_unknown;
-        if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
+        if (!is_number(a) && a->kind != TY_NONE) TERR("truth value of %s", type_name(c, a)); /* None: False */
         return &ty_bool;
     case IR_CALL: {
         if (in->star) return spread_star(ti, in);
