@@ -39,6 +39,7 @@ typedef struct GjOptions {
     int keep_bitcode;       /* host target: keep the optimised module's bitcode (the on-disk cache) */
     int launch_bounds[3];   /* a kernel's max threads per block, min blocks per multiprocessor, max blocks
                              * per cluster (.maxntid, .minnctapersm, .maxclusterrank); 0: not given */
+    char cc_suffix;         /* 'a': the cc's architecture-specific features (sm_90a); 0: none */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */
