@@ -448,3 +448,30 @@ def test_pointer_misuse_is_a_typing_error(body, message):
     exec("def k(p, q):\n    %s\n" % body, ns)
     with pytest.raises(gpu.TypingError, match=message):
         gpu.compile_ptx(ns["k"], "void(int32*, void*)")
+
+
+def test_pointer_in_an_overload(rng):
+    """An @overload's typing function sees a pointer argument as types.CPointer(dtype)."""
+    from gpujit.extending import overload
+
+    def put(p, v):
+        pass
+
+    seen = []
+
+    @overload(put)
+    def put_ptr(p, v):
+        if isinstance(p, CPointer):
+            seen.append((p, p.dtype))
+
+            def impl(p, v):
+                p[0] = v
+            return impl
+
+    @gpu.jit("void(float64*, float64)")
+    def k(p, v):
+        put(p, v)
+    x = poisoned(1, np.float64)
+    v = rng.uniform(-5, 5)
+    k[1, 1](x.ctypes.data, v)
+    assert x[0] == v and seen == [(CPointer(float64), float64)]
