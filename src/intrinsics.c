@@ -584,7 +584,6 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (is_complex(at[0]) && !is_complex(type_scalar(k->id)))
             TERR("cannot convert %s to %s (take .real, .imag or abs() of it)", type_name(c, at[0]),
                  path_pretty(k->path));
-        if (is_float(at[0]) && !strcmp(k->path, "builtins.float")) return at[0]; /* numba's: float(x) keeps x's float type */
         return type_scalar(k->id);
     case IK_COMPLEX:
         if (nargs > 2) TERR("complex() takes at most 2 arguments (%d given)", nargs);

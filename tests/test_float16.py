@@ -355,28 +355,3 @@ def test_mul_feeding_add_keeps_rounding(rng):
         same_bits(out, a * b + c)
     ptx = gpu.compile_ptx(k.py_func, "void(float16[::1], float16[::1], float16[::1], float16[::1])")[0]
     assert "mul.rn.f16" in ptx and "mul.f16" not in ptx and "fma" not in ptx
-
-
-@pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64, np.int32, np.bool_])
-def test_float_builtin_keeps_float_types(rng, dt):
-    """float(x) of a float16/float32 keeps its type (numba's typing), so float(x) * float(x)
-    rounds as that type's multiply; of an integer or bool it is float64."""
-    def f(x):
-        return float(x)
-    keeps = dt in (np.float16, np.float32)
-    _, resty = gpu.compile_ptx(f, (types.boolean if dt == np.bool_ else getattr(types, np.dtype(dt).name),), device=True)
-    assert str(resty) == (np.dtype(dt).name if keeps else "float64")
-
-    @gpu.jit
-    def k(out, x):
-        i = gpu.grid(1)
-        if i < x.size:
-            out[i] = float(x[i]) * float(x[i])
-    x = (rng.uniform(-100, 100, 50) if dt != np.bool_ else rng.integers(0, 2, 50)).astype(dt)
-    rt = np.dtype(dt) if keeps else np.dtype(np.float64)
-    out = poisoned(50, rt)
-    launch1d(k, 50, out, x)
-    xf = x.astype(rt)
-    with np.errstate(over="ignore"):
-        want = xf * xf
-    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
