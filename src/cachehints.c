@@ -1,5 +1,5 @@
 /* cachehints.c: gpu.ldca/ldcg/ldcs/ldlu/ldcv(array, index) and gpu.stcg/stcs/stwb/stwt(array,
- * index, value), numba.cuda's loads and stores of a global array's element with a PTX cache
+ * index, value), numba.cuda's loads and stores of a global array's (or pointer's) element with a PTX cache
  * operator. The typing rule is numba's; the access itself is the target's `cache_access`
  * (an ld/st.global.<op> on the GPU, a plain load or store on the CPU, which has no such
  * cache levels). */
@@ -21,19 +21,21 @@ Type *type_cache_hint(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int narg
     int want = store ? 3 : 2;
     if (nargs != want) TERR("%s(%s) takes %d arguments", name, store ? "array, index, value" : "array, index", want);
     Type *a = at[0], *idx = at[1];
-    if (a->kind != TY_ARRAY) TERR("%s: the first argument must be an array, not %s", name, type_name(c, a));
+    bool ptr = a->kind == TY_CPTR && a->elem->kind != TY_NONE; /* numba's raw pointer: one index, unchecked */
+    if (a->kind != TY_ARRAY && !ptr)
+        TERR("%s: the first argument must be an array or a pointer to numbers, not %s", name, type_name(c, a));
     if (!is_int(a->elem) && !is_float(a->elem))
         TERR("%s requires array of integer or float type, not %s", name, type_name(c, a->elem));
     if (a->space != AS_GLOBAL)
         TERR("%s needs an array in global memory (a kernel's argument), not a %s array", name,
              a->space == AS_CONST ? "constant" : "shared or local");
-    if (idx->kind == TY_TUPLE) {
+    if (idx->kind == TY_TUPLE && !ptr) {
         if (idx->n != a->ndim) TERR("%s: Expected %d indices, got %d", name, a->ndim, idx->n);
         for (int i = 0; i < idx->n; i++)
             if (!is_index(idx->items[i])) TERR("%s: %s is not a valid index", name, type_name(c, idx->items[i]));
     } else {
         if (!is_index(idx)) TERR("%s: %s is not a valid index", name, type_name(c, idx));
-        if (a->ndim != 1) TERR("%s: Expected %d indices, got a scalar", name, a->ndim);
+        if (!ptr && a->ndim != 1) TERR("%s: Expected %d indices, got a scalar", name, a->ndim);
     }
     if (store) {
         if (!is_scalar(at[2])) TERR("%s: the value must be a number, not %s", name, type_name(c, at[2]));

@@ -65,13 +65,21 @@ int check_cc(GjOptions *opt) {
         return -1;
     }
     int cc = major * 10 + minor, k = 0;
+    /* an architecture-specific target's code runs on that cc alone: no nearest one stands in */
+    if (opt->cc_suffix && !(opt->cc_suffix == 'a' && cc == 90)) {
+        PyErr_Format(PyExc_ValueError,
+                     "compute capability (%d, %d, '%c') is not supported: of the architecture-specific "
+                     "targets, gpujit (LLVM 19) compiles for sm_90a, (9, 0, 'a'), only",
+                     major, minor, opt->cc_suffix);
+        return -1;
+    }
     while (k + 1 < NKNOWN_SM && known_sm[k + 1].sm <= cc) k++;
     opt->cc_major = known_sm[k].sm / 10;
     opt->cc_minor = known_sm[k].sm % 10;
     if (opt->ptx_version) {
         bool ok = false;
         for (size_t i = 0; i < sizeof known_ptx / sizeof known_ptx[0]; i++) ok |= known_ptx[i] == opt->ptx_version;
-        if (!ok || opt->ptx_version < known_sm[k].min_ptx) {
+        if (!ok || opt->ptx_version < (opt->cc_suffix ? 80 : known_sm[k].min_ptx)) {
             PyErr_Format(PyExc_ValueError, "PTX ISA version %d.%d is not supported for sm_%d (use %d.%d to 8.5)",
                          opt->ptx_version / 10, opt->ptx_version % 10, known_sm[k].sm, known_sm[k].min_ptx / 10,
                          known_sm[k].min_ptx % 10);

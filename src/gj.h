@@ -115,6 +115,7 @@ typedef enum {
     TY_SLICE,     /* {start, stop, step} int64, omitted parts resolved; n = 3 when a step was written */
     TY_ELLIPSIS,  /* `...` in an index */
     TY_RECORD,    /* a NumPy structured dtype's element: fields, size, align; a value is a pointer to it */
+    TY_CPTR,      /* numba's CPointer(elem) (elem none: voidptr): a raw address in `space`, indexed unchecked */
 } TypeKind;
 
 typedef enum { AS_GENERIC = 0, AS_GLOBAL = 1, AS_SHARED = 3, AS_CONST = 4, AS_LOCAL = 5 } AddrSpace;
@@ -160,6 +161,7 @@ extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8
 Type *type_scalar(TypeKind k);
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space);
 Type *type_tuple(Ctx *c, int n, Type **items);
+Type *type_cptr(Ctx *c, Type *elem, AddrSpace space);
 int tuple_field(const Type *t, const char *name); /* a namedtuple's item of that name, or -1 */
 /* CUDA's vector type of n (1-4) items of a scalar: a tuple named, e.g., float32x3 */
 Type *type_vector(Ctx *c, Type *base, int n);
@@ -930,6 +932,7 @@ int check_cc(GjOptions *opt);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */
+int nvptx_ptx_version(Ctx *c); /* target_nvptx.c: the PTX ISA version the code is for */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
 int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */

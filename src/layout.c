@@ -118,6 +118,8 @@ static GjArgInfo arg_info(Ctx *c, Type *t, int written) {
     if (t->kind == TY_ARRAY && t->elem->kind == TY_RECORD)
         return (GjArgInfo){GJ_ARG_ARRAY, 0, t->ndim, t->layout, written, (int)t->elem->size};
     if (t->kind == TY_ARRAY) return (GjArgInfo){GJ_ARG_ARRAY, (GjDtype)t->elem->kind, t->ndim, t->layout, written, 0};
+    /* a pointer is passed as its address, the integer the caller gives (numba's CPointer) */
+    if (t->kind == TY_CPTR) return (GjArgInfo){GJ_ARG_SCALAR, GJ_UINT64, 0, 0, 0, 0};
     return (GjArgInfo){GJ_ARG_SCALAR, (GjDtype)t->kind, 0, 0, 0, 0};
 }
 

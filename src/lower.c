@@ -43,6 +43,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
         return LLVMStructTypeInContext(c->llctx, f, 2, 0); /* NumPy's layout: re, im */
     }
     case TY_ARRAY: return array_struct(c, t);
+    case TY_CPTR: return LLVMPointerTypeInContext(c->llctx, llvm_as(c, t->space));
     case TY_TUPLE: {
         LLVMTypeRef *items = arena_alloc(&c->arena, sizeof(LLVMTypeRef) * (size_t)(t->n ? t->n : 1));
         if (!items) return NULL;
@@ -478,9 +479,15 @@ LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
     return load_elem(c, et, LLVMBuildExtractValue(c->b, v, 0, ""));
 }
 
-/* Element pointer for a[idx...]; negative indices count from the end. */
+/* Element pointer for a[idx...]; negative indices count from the end. A raw
+ * pointer's p[i] is C's: i elements on from p, unchecked (p[-1] is the one before). */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     Type *at = arr->type;
+    if (at->kind == TY_CPTR) {
+        Type *it = idx->type;
+        LLVMValueRef i = convert(c, val(c, idx), it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
+        return LLVMBuildGEP2(c->b, mem_type(c, at->elem), val(c, arr), &i, 1, "");
+    }
     LLVMValueRef a = val(c, arr);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
     LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
@@ -722,7 +729,10 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_CMP: r = lower_cmp(c, in); break;
-    case IR_TRUTH: r = to_bool(c, val(c, in->args[0]), in->args[0]->type); break;
+    case IR_TRUTH:
+        r = in->args[0]->type->kind == TY_NONE ? LLVMConstInt(c->i1, 0, 0)
+                                               : to_bool(c, val(c, in->args[0]), in->args[0]->type);
+        break;
     case IR_CALL:
         r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in);
         if (!r && PyErr_Occurred()) return -1;
@@ -731,7 +741,7 @@ static int lower_instr(Ctx *c, Instr *in) {
         Type *ot = in->args[0]->type;
         if (ot->kind == TY_ARRAY && in->type->kind == TY_ARRAY) {
             r = make_view(c, ot, val(c, in->args[0]), in->args[1], in->type);
-        } else if (ot->kind == TY_ARRAY) {
+        } else if (ot->kind == TY_ARRAY || ot->kind == TY_CPTR) {
             r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
         } else if (ot->kind == TY_RECORD) {
             r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, ot, in->args[1]), in->type);
@@ -951,6 +961,7 @@ static LLVMValueRef reassemble(Ctx *c, Type *t, const GjParam *lay, LLVMValueRef
         return j == n ? v : NULL;
     }
     if (t->kind == TY_RECORD) return n == 1 && lay[0].role == GJ_PARAM_DATA ? load_elem(c, t, pv[0]) : NULL;
+    if (t->kind == TY_CPTR) return n == 1 ? LLVMBuildIntToPtr(c->b, pv[0], llvm_type(c, t), "") : NULL;
     if (t->kind == TY_ARRAY) {
         if (n != 1 + 2 * t->ndim || lay[0].role != GJ_PARAM_DATA) return NULL;
         LLVMValueRef a = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), pv[0], 0, "");

@@ -30,6 +30,11 @@
  *             instruction count. Only 64-bit subtractions of a register are rewritten.
  *
  * 32- and 64-bit min/max and 32-bit abs were checked the same way and are left alone.
+ *
+ * Spelling, not a miscompile: LLVM writes half add/sub/mul as add.rn.f16 ..., numba.cuda
+ * (and CUDA C's __hadd) as add.f16, the same rounding, which lets ptxas fuse a mul.f16
+ * and an add.f16 into one fma. add.rn/sub.rn.f16 lose their .rn; mul.rn.f16 only when its
+ * result is only stored, so no unrounded mul ever feeds an add: nothing more is fused.
  * The text is only copied when one of these instructions occurs. */
 #include "gj.h"
 
@@ -61,18 +66,57 @@ static int operands(const char *p, const char *end, char ops[3][64]) {
 
 /* ---- LLVM IR, after optimisation, before the NVPTX back end ---- */
 
+/* One PTX instruction on a 16-bit operand, as inline assembly ("=h,h"). */
+static LLVMValueRef asm16(LLVMBuilderRef b, LLVMTypeRef rt, const char *text, LLVMValueRef x) {
+    LLVMTypeRef xt = LLVMTypeOf(x);
+    LLVMTypeRef fty = LLVMFunctionType(rt, &xt, 1, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)"=h,h", 4, 0, 0,
+                                      LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(b, fty, a, &x, 1, "");
+}
+
+/* The half forms LLVM 19's NVPTX back end has no instruction for: fabs of a half goes
+ * through float (abs.f16 is PTX 6.5, sm_53), and an 8-bit integer converts to half as
+ * a 16-bit one (cvt.rn.f16.s8 is one instruction on the byte). Both as the one PTX
+ * instruction that computes the same value. NULL when `in` is neither. */
+static LLVMValueRef native_half(Ctx *c, LLVMBuilderRef b, LLVMValueRef in) {
+    LLVMOpcode op = LLVMGetInstructionOpcode(in);
+    LLVMTypeRef ty = LLVMTypeOf(in);
+    if (LLVMGetTypeKind(ty) != LLVMHalfTypeKind) return NULL;
+    if (op == LLVMSIToFP || op == LLVMUIToFP) {
+        LLVMValueRef x = LLVMGetOperand(in, 0);
+        LLVMTypeRef xt = LLVMTypeOf(x);
+        if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(xt) != 8) return NULL;
+        LLVMPositionBuilderBefore(b, in);
+        LLVMTypeRef i16 = LLVMInt16TypeInContext(LLVMGetModuleContext(c->mod));
+        x = op == LLVMSIToFP ? LLVMBuildSExt(b, x, i16, "") : LLVMBuildZExt(b, x, i16, "");
+        return asm16(b, ty, op == LLVMSIToFP ? "cvt.rn.f16.s8 $0, $1;" : "cvt.rn.f16.u8 $0, $1;", x);
+    }
+    if (op != LLVMCall) return NULL;
+    if (nvptx_ptx_version(c) < 65 || c->opt.cc_major * 10 + c->opt.cc_minor < 53 || LLVMGetIntrinsicID(LLVMGetCalledValue(in)) != LLVMLookupIntrinsicID("llvm.fabs", 9))
+        return NULL;
+    LLVMPositionBuilderBefore(b, in);
+    return asm16(b, ty, "abs.f16 $0, $1;", LLVMGetOperand(in, 0));
+}
+
 int fix_ir_nvptx(Ctx *c) {
     LLVMBuilderRef b = NULL;
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
             for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
                 next = LLVMGetNextInstruction(in);
+                if (!b) b = LLVMCreateBuilderInContext(LLVMGetModuleContext(c->mod));
+                LLVMValueRef h = native_half(c, b, in);
+                if (h) {
+                    LLVMReplaceAllUsesWith(in, h);
+                    LLVMInstructionEraseFromParent(in);
+                    continue;
+                }
                 LLVMOpcode op = LLVMGetInstructionOpcode(in);
                 if (op != LLVMSIToFP && op != LLVMUIToFP) continue;
                 LLVMValueRef x = LLVMGetOperand(in, 0);
                 LLVMTypeRef xt = LLVMTypeOf(x), ty = LLVMTypeOf(in);
                 if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(xt) != 1) continue;
-                if (!b) b = LLVMCreateBuilderInContext(LLVMGetModuleContext(c->mod));
                 LLVMPositionBuilderBefore(b, in);
                 LLVMValueRef one = LLVMConstReal(ty, op == LLVMSIToFP ? -1.0 : 1.0);
                 LLVMValueRef sel = LLVMBuildSelect(b, x, one, LLVMConstReal(ty, 0.0), "");
@@ -96,10 +140,31 @@ static void sub64(StrBuf *b, const char *d, const char *a, const char *x) {
     sb_printf(b, "\tnot.b64 \t%%gjfix_t, %s;\n\tadd.s64 \t%s, %%gjfix_t, %s;\n\tadd.s64 \t%s, %s, 1;\n", x, d, a, d, d);
 }
 
+/* Whether every other mention of register `reg` in ptx is by a store (st.*): its value
+ * feeds no arithmetic that ptxas could fuse it into. */
+static bool only_stored(const char *ptx, const char *reg, const char *self) {
+    size_t n = strlen(reg);
+    for (const char *p = strstr(ptx, reg); p; p = strstr(p + n, reg)) {
+        char after = p[n];
+        if ((after >= '0' && after <= '9') || (after >= 'a' && after <= 'z') || after == '_') continue; /* %rs1 in %rs12 */
+        const char *line = p;
+        while (line > ptx && line[-1] != '\n') line--;
+        if (line == self) continue;
+        if (strncmp(skip_ws(line), "st.", 3)) return false;
+    }
+    return true;
+}
+
 /* 1 when the line was rewritten into b. */
-static int rewrite(StrBuf *b, const char *line, const char *end) {
+static int rewrite(StrBuf *b, const char *ptx, const char *line, const char *end) {
     const char *p = skip_ws(line);
     char ops[3][64];
+    if (op_is(p, "add.rn.f16") || op_is(p, "sub.rn.f16") || op_is(p, "mul.rn.f16")) {
+        if (operands(p + 10, end, ops) != 3) return 0;
+        if (p[0] == 'm' && !only_stored(ptx, ops[0], line)) return 0;
+        sb_printf(b, "\t%.3s.f16 \t%s, %s, %s;\n", p, ops[0], ops[1], ops[2]);
+        return 1;
+    }
     if (op_is(p, "abs.s64")) {
         if (operands(p + 7, end, ops) != 2) return 0;
         sb_printf(b, "\tshr.s64 \t%%gjfix_t, %s, 63;\n\txor.b64 \t%s, %s, %%gjfix_t;\n", ops[1], ops[0], ops[1]);
@@ -126,7 +191,7 @@ static int rewrite(StrBuf *b, const char *line, const char *end) {
 }
 
 static bool needs_fix(const char *ptx) {
-    static const char *bad[] = {"abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
+    static const char *bad[] = {"add.rn.f16", "sub.rn.f16", "mul.rn.f16", "abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (strstr(ptx, bad[i])) return true;
     return false;
@@ -154,7 +219,7 @@ char *ptxfix_text(const char *ptx, int *changed) {
         const char *nl = strchr(line, '\n');
         const char *end = nl ? nl : line + strlen(line);
         const char *next = nl ? nl + 1 : end;
-        if (rewrite(&b, line, end)) {
+        if (rewrite(&b, ptx, line, end)) {
             (*changed)++;
         } else {
             sb_printf(&b, "%.*s", (int)(next - line), line);

@@ -2,6 +2,7 @@
  * point (compile -> CompiledKernel), its signature parser, the path registry
  * that names gpujit's own objects, and the runtime's types (added by runtime/
  * files). */
+#include <ctype.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -105,11 +106,20 @@ GjOutput *gj_compiled_output(PyObject *obj) {
     return ((CompiledKernel *)obj)->out;
 }
 
-/* cc: a pair of ints (major, minor); anything else is a ValueError. Which
- * pairs are compute capabilities is check_cc's (emit.c) to say. */
-static int parse_cc(PyObject *o, int *major, int *minor) {
+/* cc: a pair of ints (major, minor), or numba's triple with a suffix string
+ * ((9, 0, 'a'): sm_90a); anything else is a ValueError. Which are compute
+ * capabilities is check_cc's (emit.c) to say. */
+static int parse_cc(PyObject *o, int *major, int *minor, char *suffix) {
     PyObject *seq = o && (PyTuple_Check(o) || PyList_Check(o)) ? PySequence_Fast(o, "") : NULL;
-    int ok = seq && PySequence_Fast_GET_SIZE(seq) == 2;
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    int ok = n == 2 || n == 3;
+    *suffix = 0;
+    if (ok && n == 3) {
+        PyObject *s = PySequence_Fast_GET_ITEM(seq, 2);
+        const char *t = PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
+        ok = t && strlen(t) == 1 && isalpha((unsigned char)t[0]);
+        if (ok) *suffix = t[0];
+    }
     for (int i = 0; ok && i < 2; i++) {
         PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
         int overflow = 0;
@@ -121,7 +131,8 @@ static int parse_cc(PyObject *o, int *major, int *minor) {
     PyErr_Clear();
     if (ok) return 0;
     PyObject *r = PyObject_Repr(o);
-    PyErr_Format(PyExc_ValueError, "cc must be a (major, minor) pair of ints such as (9, 0), not %s",
+    PyErr_Format(PyExc_ValueError,
+                 "cc must be a (major, minor) pair of ints such as (9, 0), or (9, 0, 'a') for sm_90a, not %s",
                  r ? PyUnicode_AsUTF8(r) : "?");
     Py_XDECREF(r);
     return -1;
@@ -160,7 +171,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.target = (GjTargetKind)kind;
     opt.cc_major = cc_major;
     opt.cc_minor = cc_minor;
-    if (cc && (parse_cc(cc, &opt.cc_major, &opt.cc_minor) < 0 || check_cc(&opt) < 0))
+    if (cc && (parse_cc(cc, &opt.cc_major, &opt.cc_minor, &opt.cc_suffix) < 0 || check_cc(&opt) < 0))
         return NULL; /* checked here too: to the C API, (0, 0) means the default */
     opt.fastmath = fastmath;
     opt.lineinfo = lineinfo;
@@ -227,7 +238,7 @@ static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
 }
 
 /* (name, kind, dtype, ndim, layout) of one parsed type: the canonical spelling,
- * 'scalar' / 'array' / 'tuple' / 'record' / 'none', the element's name, and the array's
+ * 'scalar' / 'array' / 'tuple' / 'record' / 'pointer' / 'none', the element's name, and the array's
  * ndim and layout ('C' or 'A'). */
 static PyObject *type_desc(Ctx *c, const Type *t) {
     if (!t) Py_RETURN_NONE;
@@ -236,8 +247,9 @@ static PyObject *type_desc(Ctx *c, const Type *t) {
                        : t->kind == TY_TUPLE      ? "tuple"
                        : t->kind == TY_NONE       ? "none"
                        : t->kind == TY_RECORD     ? "record"
+                       : t->kind == TY_CPTR       ? "pointer"
                                                   : "scalar";
-    const char *dtype = arr ? type_name(c, t->elem) : is_number(t) || t->kind == TY_RECORD ? type_name(c, t) : "";
+    const char *dtype = arr || t->kind == TY_CPTR ? type_name(c, t->elem) : is_number(t) || t->kind == TY_RECORD ? type_name(c, t) : "";
     const char layout[2] = {arr ? t->layout : 0, 0};
     return Py_BuildValue("(sssis)", type_name(c, t), kind, dtype, arr ? t->ndim : 0, layout);
 }

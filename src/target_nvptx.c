@@ -352,11 +352,16 @@ static void end(Ctx *c) {
 /* PTX ISA for the cc: sm_90 needs 7.8 (CUDA 11.8+ drivers). */
 static int default_ptx(int cc) { return cc >= 90 ? 78 : cc >= 89 ? 78 : cc >= 80 ? 70 : 64; }
 
+int nvptx_ptx_version(Ctx *c) {
+    if (c->opt.ptx_version) return c->opt.ptx_version;
+    return c->opt.cc_suffix ? 80 : default_ptx(c->opt.cc_major * 10 + c->opt.cc_minor); /* sm_90a needs PTX 8.0 */
+}
+
 static void machine(Ctx *c, MachineSpec *m) {
     int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
     m->triple = "nvptx64-nvidia-cuda";
-    m->cpu = arena_printf(&c->arena, "sm_%d", cc);
-    m->features = arena_printf(&c->arena, "+ptx%d", c->opt.ptx_version ? c->opt.ptx_version : default_ptx(cc));
+    m->cpu = c->opt.cc_suffix ? arena_printf(&c->arena, "sm_%d%c", cc, c->opt.cc_suffix) : arena_printf(&c->arena, "sm_%d", cc);
+    m->features = arena_printf(&c->arena, "+ptx%d", nvptx_ptx_version(c));
 }
 
 /* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */

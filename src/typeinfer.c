@@ -106,6 +106,12 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
 }
 
 static Type *type_getitem(Ctx *c, Instr *in, Type *o, Type *idx) {
+    if (o->kind == TY_CPTR) {
+        if (o->elem->kind == TY_NONE) TERR("a void pointer cannot be indexed (a pointer to numbers can: int32*)");
+        if (in->op == IR_GETITEM && in->ival) TERR("a pointer (%s) is not iterable: it has no length", type_name(c, o));
+        if (!is_index(idx)) TERR("a pointer is indexed by one integer, not %s", type_name(c, idx));
+        return o->elem;
+    }
     if (o->kind == TY_ARRAY) {
         int n = idx->kind == TY_TUPLE ? idx->n : 1, nslices = 0, nell = 0, ell_at = n;
         Type **items = idx->kind == TY_TUPLE ? idx->items : &idx;
@@ -300,7 +306,7 @@ static Type *type_user_call(Ctx *c, Instr *in) {
          * callee is specialised on them (compile.c keys it) and gets no parameter; so is None */
         if (at[i]->kind == TY_OBJ || at[i]->kind == TY_STR || at[i]->kind == TY_NONE) continue;
         if (!has_value(at[i]) || at[i]->kind == TY_RANGE || at[i]->kind == TY_RANGEITER)
-            TERR("argument %d of %s() is %s; device functions take numbers, arrays, tuples of them, "
+            TERR("argument %d of %s() is %s; device functions take numbers, arrays, pointers, tuples of them, "
                  "functions and dtypes",
                  i + 1, in->args[0]->type->path, type_name(c, at[i]));
     }
@@ -589,7 +595,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_bool;
     case IR_TRUTH:
         if (!type_known(a)) return &ty_unknown;
-        if (!is_number(a)) TERR("truth value of %s", type_name(c, a));
+        if (!is_number(a) && a->kind != TY_NONE) TERR("truth value of %s", type_name(c, a)); /* None: False */
         return &ty_bool;
     case IR_CALL: {
         if (in->star) return spread_star(ti, in);
@@ -607,6 +613,14 @@ static Type *type_of(TI *ti, Instr *in) {
         if (a->kind == TY_RECORD) return type_record_store(c, in, a, record_field_name(c, a, in->args[1]), v);
         if (a->kind != TY_ARRAY && in->args[1]->op == IR_CONST && in->args[1]->ckind == CK_STR)
             UNSUP("attribute assignments (only a record's fields can be set: rec.x = v)");
+        if (a->kind == TY_CPTR) {
+            Type *dst = type_getitem(c, in, a, b);
+            if (!dst) return NULL;
+            if (!is_number(v) || (is_complex(v) && !is_complex(dst)))
+                TERR("cannot store %s through %s", type_name(c, v), type_name(c, a));
+            in->conv = NULL;
+            return &ty_none;
+        }
         if (a->kind != TY_ARRAY) TERR("%s does not support item assignment", type_name(c, a));
         if (a->space == AS_CONST)
             TERR("cannot store into a constant array (global and closure NumPy arrays are frozen into the kernel)");

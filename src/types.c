@@ -51,6 +51,15 @@ Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
     return t;
 }
 
+Type *type_cptr(Ctx *c, Type *elem, AddrSpace space) {
+    Type *t = arena_alloc(&c->arena, sizeof *t);
+    if (!t) return NULL;
+    t->kind = TY_CPTR;
+    t->elem = elem;
+    t->space = space;
+    return t;
+}
+
 Type *type_tuple(Ctx *c, int n, Type **items) {
     Type *t = arena_alloc(&c->arena, sizeof *t);
     if (!t) return NULL;
@@ -111,6 +120,7 @@ bool type_eq(const Type *a, const Type *b) {
     case TY_OBJ: return a->obj == b->obj && strcmp(a->path, b->path) == 0;
     case TY_SLICE: return a->n == b->n;
     case TY_RECORD: return a->size == b->size && strcmp(a->spelling, b->spelling) == 0;
+    case TY_CPTR: return a->space == b->space && type_eq(a->elem, b->elem);
     default: return true;
     }
 }
@@ -143,7 +153,7 @@ bool has_value(const Type *t) {
         return true;
     }
     return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
-            t->kind == TY_RECORD;
+            t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
 Type *complex_of(const Type *t) {
@@ -197,6 +207,7 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_ELLIPSIS: return "ellipsis";
     case TY_OBJ: return arena_printf(&c->arena, "Module/Function(%s)", t->path);
     case TY_RECORD: return t->spelling;
+    case TY_CPTR: return arena_printf(&c->arena, "%s*", t->elem->kind == TY_NONE ? "void" : type_name(c, t->elem));
     case TY_ARRAY: {
         if (t->shape) { /* a record's nested array, as numba spells it */
             const char *dims = "";
@@ -597,6 +608,15 @@ static Type *parse_named_tuple(Parser *ps, int depth) {
     return t;
 }
 
+/* numba's CPointer: of a number (indexed as an array of them) or void (voidptr, only passed on) */
+static Type *pointer_to(Parser *ps, Type *elem) {
+    if (!is_number(elem) && elem->kind != TY_NONE) {
+        ps->p--;
+        SIG_FAIL("pointers are to numbers or void, not to %s", type_name(ps->c, elem));
+    }
+    return type_cptr(ps->c, elem, AS_GLOBAL);
+}
+
 static Type *parse_base(Parser *ps, int depth) {
     char name[32];
     int n = ident(ps, name, sizeof name);
@@ -628,7 +648,12 @@ static Type *parse_base(Parser *ps, int depth) {
     if (!strcmp(name, "NamedTuple") && accept(ps, '(')) return parse_named_tuple(ps, depth);
     if (!strcmp(name, "array") && accept(ps, '(')) return parse_array_call(ps, true, depth);
     if (!strcmp(name, "Array") && accept(ps, '(')) return parse_array_call(ps, false, depth);
-    if (!strcmp(name, "CPointer") && *ps->p == '(') SIG_FAIL("pointer types (CPointer) are not supported");
+    if (!strcmp(name, "CPointer") && accept(ps, '(')) {
+        Type *elem = parse_type(ps, depth + 1);
+        if (!elem) return NULL;
+        if (!accept(ps, ')')) SIG_FAIL("expected ')'");
+        return pointer_to(ps, elem);
+    }
     Type *t = n < (int)sizeof name ? type_from_name(name) : NULL;
     if (!t) {
         ps->p = at;
@@ -642,10 +667,7 @@ static Type *parse_type(Parser *ps, int depth) {
     Type *t = parse_base(ps, depth);
     if (!t) return NULL;
     if (accept(ps, '[')) t = parse_dims(ps, t);
-    if (t && accept(ps, '*')) {
-        ps->p--;
-        SIG_FAIL("pointer types (%s*) are not supported", type_name(ps->c, t));
-    }
+    while (t && accept(ps, '*')) t = pointer_to(ps, t);
     return t;
 }
 
@@ -674,7 +696,7 @@ static bool kernel_arg_type(const Type *t) {
             if (!kernel_arg_type(t->items[k])) return false;
         return true;
     }
-    return t->kind == TY_ARRAY || is_number(t) || t->kind == TY_RECORD;
+    return t->kind == TY_ARRAY || is_number(t) || t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 
 int parse_signature(Ctx *c, const char *sig) {
@@ -684,8 +706,8 @@ int parse_signature(Ctx *c, const char *sig) {
     for (int i = 0; i < n; i++)
         if (!kernel_arg_type(args[i]))
             return PyErr_Format(PyExc_TypeError,
-                                "bad signature '%s': argument %d is %s; a kernel takes arrays, numbers, records and "
-                                "tuples of them",
+                                "bad signature '%s': argument %d is %s; a kernel takes arrays, numbers, records, "
+                                "pointers and tuples of them",
                                 sig, i + 1,
                                 type_name(c, args[i])),
                    -1;

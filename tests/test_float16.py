@@ -158,7 +158,7 @@ def test_promotion(rng, dt):
     np.testing.assert_array_equal(out, np.array([a + b, a * b], res))
     ptx = gpu.compile_ptx(k.py_func, "void(%s[:], float16, %s)" % (res.name, np.dtype(dt).name))[0]
     if res == np.float16:
-        assert "add.rn.f16" in ptx or "fma.rn.f16" in ptx
+        assert "add.f16" in ptx or "fma.rn.f16" in ptx
 
 
 def test_half_array_2d_and_scalar_return(rng):
@@ -309,3 +309,49 @@ def test_math_keeps_float16(rng, name):
         assert ((got == want) | (np.abs(got - want) <= np.spacing(np.abs(want)))).all()
     ptx = gpu.compile_ptx(k.py_func, "void(float16[::1], float16[::1])")[0]
     assert "cvt.f64.f16" not in ptx and "cvt.rn.f16.f64" not in ptx    # no detour through float64
+
+
+def test_native_ptx_spelling_and_values(rng):
+    """abs, 8-bit integer -> float16 and add/sub/mul are single f16 instructions on the GPU
+    (abs.f16, cvt.rn.f16.s8, add.f16, ...) and give NumPy's float16 results bit for bit."""
+    @gpu.jit
+    def k(out, x, i8, u8):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[0, i] = abs(x[i])
+            out[1, i] = gpu.fp16.habs(x[i])
+            out[2, i] = np.float16(i8[i]) * np.float16(0.5)
+            out[3, i] = np.float16(u8[i]) - x[i]
+            out[4, i] = x[i] + np.float16(i8[i])
+    x = halves(rng, 246)
+    i8 = np.arange(-128, 128).astype(np.int8)
+    u8 = np.arange(256).astype(np.uint8)
+    rng.shuffle(i8)
+    out = poisoned((5, 256), np.float16)
+    launch1d(k, 256, out, x, i8, u8)
+    half = np.float16(0.5)
+    same_bits(out[0], np.abs(x))
+    same_bits(out[1], np.abs(x))
+    same_bits(out[2], i8.astype(np.float16) * half)
+    same_bits(out[3], u8.astype(np.float16) - x)
+    same_bits(out[4], x + i8.astype(np.float16))
+    ptx = gpu.compile_ptx(k.py_func, "void(float16[:, ::1], float16[::1], int8[::1], uint8[::1])")[0]
+    for s in ("abs.f16", "cvt.rn.f16.s8", "cvt.rn.f16.u8", "sub.f16", "add.f16", "mul.f16"):
+        assert s in ptx, s
+
+
+def test_mul_feeding_add_keeps_rounding(rng):
+    """A half multiply whose product feeds an add stays mul.rn.f16: ptxas may fuse an
+    unrounded mul.f16 with an add.f16 into one fma, which would round once, not twice."""
+    @gpu.jit
+    def k(out, a, b, c):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i] = gpu.fp16.hadd(gpu.fp16.hmul(a[i], b[i]), c[i])
+    a, b, c = (halves(rng, 90, -10, 10) for _ in range(3))
+    out = poisoned(a.size, np.float16)
+    launch1d(k, a.size, out, a, b, c)
+    with np.errstate(over="ignore"):
+        same_bits(out, a * b + c)
+    ptx = gpu.compile_ptx(k.py_func, "void(float16[::1], float16[::1], float16[::1], float16[::1])")[0]
+    assert "mul.rn.f16" in ptx and "mul.f16" not in ptx and "fma" not in ptx

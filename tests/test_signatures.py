@@ -235,8 +235,9 @@ def test_mismatch_message_lists_signatures():
 
 BAD = [
     ("void(float32[:, ::1, :])", "'::1' goes on the last dimension \\(C order\\) or the first \\(F order\\)"),
-    (void(CPointer(float32)), r"pointer types \(float32\*\) are not supported"),
-    ("void(CPointer(float32))", r"pointer types \(CPointer\) are not supported"),
+    ("void(UniTuple(int8 x 2)*)", r"pointers are to numbers or void, not to UniTuple\(int8 x 2\)"),
+    ("void(CPointer(float32[:]))", r"pointers are to numbers or void, not to float32\[:\]"),
+    ("void(CPointer(float32)", "expected ',' or '\\)'"),
     ("void(Array(float32, 2, C))", "expected the layout, quoted"),
     ("void(array(float32, 33d, C))", "arrays have 0 to 32 dimensions, not 33"),
     ("void(Record(a[type=float64;offset=4];8;True))", "field 'a' ends past the record's 8 bytes"),
@@ -402,3 +403,112 @@ def test_f_order_signature(sig, rng):
         out = np.full((5, 7), np.nan, order=order)
         k[(1, 1), (8, 8)](out, a)
         np.testing.assert_array_equal(out, 2.0 * a)
+
+
+# -- numba's CPointer: a raw address, indexed unchecked -------------------------------------------
+def test_pointer_spellings():
+    assert str(CPointer(uint8)) == "uint8*" and str(types.voidptr) == "void*"
+    assert str(void(CPointer(int32), uint32)) == "void(int32*, uint32)"
+    for sig in ("void(int32*, int64)", "void(CPointer(int32), int64)", void(CPointer(int32), int64)):
+        ret, args = _core.parse_signature(sig if isinstance(sig, str) else str(sig))
+        assert args[0][:3] == ("int32*", "pointer", "int32")
+    assert _core.parse_signature("void(void*)")[1][0][:2] == ("void*", "pointer")
+    assert _core.parse_signature("int32*()")[0][:2] == ("int32*", "pointer")
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.int16, np.int32, np.float16, np.float32, np.float64])
+def test_pointer_argument_loads_and_stores(rng, dt):
+    """A kernel indexes a pointer argument (given as an integer address) as C does."""
+    ptr = CPointer(types.float32 if dt == np.float32 else getattr(types, np.dtype(dt).name))
+    @gpu.jit(void(ptr, ptr, uint32))
+    def axpy(out, x, n):
+        i = gpu.grid(1)
+        if i < n:
+            out[i] = x[i] + x[n - 1 - i]
+    n = 37
+    x = random_array(rng, n, dt)
+    out = poisoned(n + 3, dt)               # the tail must stay poisoned: nothing past n is written
+    want = (x + x[::-1]).astype(dt)
+    axpy[2, 32](out.ctypes.data, x.ctypes.data, n)
+    np.testing.assert_array_equal(out[:n], want)
+    np.testing.assert_array_equal(out[n:], poisoned(3, dt))
+
+
+def test_pointer_offsets_negative_index_and_device_function(rng):
+    """p[-1] is the element before p (C's pointer arithmetic, not Python's wraparound);
+    a pointer passes to a device function; the cache-hinted loads and stores take one."""
+    @gpu.jit(device=True)
+    def bump(p, i, v):
+        p[i] = p[i] + v
+
+    @gpu.jit("void(int64*, int64*, int64*, int32)")
+    def k(p, s, q, n):
+        i = gpu.grid(1)
+        if i < n:
+            bump(p, i, s[i - 1])
+            gpu.stcg(q, i, gpu.ldcg(s, i - 1) * 2)
+    base = rng.integers(-1000, 1000, 20).astype(np.int64)
+    p = rng.integers(-1000, 1000, 19).astype(np.int64)
+    want = p + base[:-1]
+    q = poisoned(20, np.int64)
+    k[1, 32](p.ctypes.data, base[1:].ctypes.data, q.ctypes.data, 19)
+    np.testing.assert_array_equal(p, want)
+    np.testing.assert_array_equal(q[:19], base[:-1] * 2)
+    assert q[19] == poisoned(1, np.int64)[0]
+    ptx = gpu.compile_ptx(k.py_func, "void(int64*, int64*, int64*, int32)")[0]
+    assert "ld.global.cg.b64" in ptx and "st.global.cg.b64" in ptx
+
+
+def test_pointer_wrong_arguments():
+    @gpu.jit("void(int32*, int32)")
+    def k(p, n):
+        if n > 0:
+            p[0] = n
+    x = np.zeros(1, np.int32)
+    k[1, 1](x.ctypes.data, 5)
+    assert x[0] == 5
+    for bad in (1.5, True, x, None, "x", (1, 2)):
+        with pytest.raises(TypeError):
+            k[1, 1](bad, 0)
+
+
+@pytest.mark.parametrize("body,message", [
+    ("x = p[1.5]", "a pointer is indexed by one integer, not float64"),
+    ("x = p[1, 2]", "a pointer is indexed by one integer"),
+    ("x = len(p)", "int32\\*"),
+    ("for v in p:\n        pass", "iteration over int32\\*"),
+    ("q[0] = 1", "a void pointer cannot be indexed"),
+    ("p[0] = 1j", "cannot store complex128 through int32\\*"),
+])
+def test_pointer_misuse_is_a_typing_error(body, message):
+    ns = {}
+    exec("def k(p, q):\n    %s\n" % body, ns)
+    with pytest.raises(gpu.TypingError, match=message):
+        gpu.compile_ptx(ns["k"], "void(int32*, void*)")
+
+
+def test_pointer_in_an_overload(rng):
+    """An @overload's typing function sees a pointer argument as types.CPointer(dtype)."""
+    from gpujit.extending import overload
+
+    def put(p, v):
+        pass
+
+    seen = []
+
+    @overload(put)
+    def put_ptr(p, v):
+        if isinstance(p, CPointer):
+            seen.append((p, p.dtype))
+
+            def impl(p, v):
+                p[0] = v
+            return impl
+
+    @gpu.jit("void(float64*, float64)")
+    def k(p, v):
+        put(p, v)
+    x = poisoned(1, np.float64)
+    v = rng.uniform(-5, 5)
+    k[1, 1](x.ctypes.data, v)
+    assert x[0] == v and seen == [(CPointer(float64), float64)]

@@ -41,6 +41,7 @@ typedef struct GjOptions {
                              * per cluster (.maxntid, .minnctapersm, .maxclusterrank); 0: not given */
     int noopt;              /* opt=False: no LLVM optimisation (locals stay in memory) and no
                              * floating-point contraction into FMAs, as numba's -O0 */
+    char cc_suffix;         /* 'a': the cc's architecture-specific features (sm_90a); 0: none */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */

@@ -27,6 +27,8 @@ def _type_of_name(name):
     name = name.strip()
     if name in ("none", "void"):
         return types.void
+    if name.endswith("*"):
+        return types.CPointer(_type_of_name(name[:-1]))
     for t in types.NUMBERS.values():
         if t.name == name:
             return t

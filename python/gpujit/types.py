@@ -15,7 +15,7 @@ __all__ = ["Type", "Number", "Boolean", "Integer", "Float", "Complex", "NoneType
            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc",
            "uintc", "boolean", "bool_", "float16", "float32", "float64", "complex64", "complex128", "byte", "char", "uchar",
            "short", "ushort", "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double",
-           "void", "none", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"]
+           "void", "none", "voidptr", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"]
 
 
 class Type:
@@ -255,12 +255,14 @@ class Record(Type):
 
 
 class CPointer(Type):
-    """CPointer(dtype): a raw pointer. The compiler takes no pointer arguments: a
-    signature holding one is refused when compiled."""
+    """CPointer(dtype): a raw pointer to numbers (spelled 'int32*'), or void (voidptr,
+    'void*'). A kernel takes one as an integer, the address (a device array's
+    __cuda_array_interface__['data'][0]); p[i] loads and stores the i-th number from it,
+    unchecked."""
 
     def __init__(self, dtype):
         self.dtype = dtype
-        super().__init__("%s*" % dtype)
+        super().__init__("void*" if isinstance(dtype, NoneType) else "%s*" % dtype)
 
 
 class Signature:
@@ -293,6 +295,7 @@ def signature(return_type, *args):
 
 
 none = void = NoneType("none")
+voidptr = CPointer(none)
 boolean = bool_ = b1 = Boolean("bool", np.bool_)
 int8 = i1 = char = Integer("int8", np.int8)
 int16 = i2 = short = Integer("int16", np.int16)

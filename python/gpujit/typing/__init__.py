@@ -189,13 +189,16 @@ def match_cost(want, have):
     """How far arguments of types `have` are from a kernel's `want` (parsed argument lists):
     0 exact, more for each conversion (2 for one that may lose information), None if they
     cannot be passed. Arrays match in dtype and ndim; a C-contiguous ('::1') parameter takes
-    only C-contiguous arrays, layout 'A' takes any."""
+    only C-contiguous arrays, layout 'A' takes any. A pointer takes an integer (its address)."""
     if len(want) != len(have):
         return None
     cost = 0
     for (wname, wkind, wdt, wnd, wlay), (hname, hkind, hdt, hnd, hlay) in zip(want, have):
         if wkind == "tuple" or hkind == "tuple":
             if wname != hname:  # tuples match exactly, item for item
+                return None
+        elif wkind == "pointer":  # numba's CPointer: the address, an integer
+            if hkind != "scalar" or _kind_bits(hdt)[0] not in "iu":
                 return None
         elif wkind == "record" or hkind == "record":
             if (wkind, wdt) != (hkind, hdt):
