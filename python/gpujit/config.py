@@ -12,6 +12,10 @@ CUDA_ENABLE_NRT               numba's device-side allocator (NRT) switch: accept
                               changes nothing, as gpujit kernels never allocate on the
                               device (gpujit.memory_management.nrt.rtsys counts zero)
 DISABLE_PERFORMANCE_WARNINGS  1: no NumbaPerformanceWarning at all; default 0
+CUDA_ARRAY_INTERFACE_SYNC     wait for the stream a __cuda_array_interface__ names before
+                              using the array (as_cuda_array, a launch taking it), as
+                              the interface's v3 asks; default 1 (also read from
+                              NUMBA_CUDA_ARRAY_INTERFACE_SYNC, numba's name)
 """
 import os
 
@@ -28,3 +32,5 @@ CUDA_WARN_ON_IMPLICIT_COPY = _env("CUDA_WARN_ON_IMPLICIT_COPY", 0)
 ENABLE_CUDASIM = 0
 CUDA_ENABLE_NRT = _env("CUDA_ENABLE_NRT", 0)
 DISABLE_PERFORMANCE_WARNINGS = _env("DISABLE_PERFORMANCE_WARNINGS", 0)
+CUDA_ARRAY_INTERFACE_SYNC = _env("CUDA_ARRAY_INTERFACE_SYNC",
+                                 os.environ.get("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1))

@@ -614,13 +614,14 @@ def pinned_array_like(ary):
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
     """A host array a kernel can take (numba's mapped memory). gpujit passes host arrays to
     kernels by copying them to the device and back around the launch, so this is
-    pinned_array(): page-locked memory, which makes those copies fast."""
-    return pinned_array(shape, dtype, strides=strides, order=order)
+    pinned_array(): page-locked memory, which makes those copies fast. On the cuda target
+    it is a MappedArray, which also exports __cuda_array_interface__ (with `stream`)."""
+    return _mapped(pinned_array(shape, dtype, strides=strides, order=order), stream)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
     """mapped_array() with ary's shape, dtype and order of axes (contiguous)."""
-    return pinned_array_like(ary)
+    return _mapped(pinned_array_like(ary), stream)
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
@@ -662,7 +663,7 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, at
     """numba's unified-memory array; here the same memory as mapped_array (the
     host's, reachable from the device), so the same semantics where managed
     memory would migrate pages to the device."""
-    return pinned_array(shape, dtype, strides, order)
+    return _mapped(pinned_array(shape, dtype, strides, order), stream)
 
 
 def _f_only(ary):
@@ -690,28 +691,87 @@ class _InterfaceOwner:
         self.owner = owner
 
 
+def _cai_sync(handle):
+    """Wait for the stream a __cuda_array_interface__ names (v3: the producer's work on it
+    comes before the consumer's), unless config.CUDA_ARRAY_INTERFACE_SYNC is off. Through
+    Stream.synchronize, so that code patching it sees every wait; the launcher calls this
+    for each array argument whose interface names a stream."""
+    from . import config
+    if config.CUDA_ARRAY_INTERFACE_SYNC:
+        _Stream(int(handle)).synchronize()
+
+
 def from_cuda_array_interface(desc, owner=None, sync=True):
     """A DeviceArray viewing the memory a __cuda_array_interface__ dict describes (no copy);
-    it keeps `owner` alive (numba's cuda.from_cuda_array_interface)."""
-    return as_cuda_array(_InterfaceOwner(desc, owner), sync=sync)
+    it keeps `owner` alive (numba's cuda.from_cuda_array_interface). A named stream becomes
+    the array's default stream (an external one) and is waited for when `sync` and
+    config.CUDA_ARRAY_INTERFACE_SYNC are true. Masked arrays are refused."""
+    if not isinstance(desc, dict):
+        raise TypeError("a __cuda_array_interface__ is a dict, not %s" % type(desc).__name__)
+    if desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported")
+    if _core.get_target() != "cuda":
+        raise NotImplementedError("__cuda_array_interface__ describes GPU memory, which the cpu target's "
+                                  "device arrays (host memory) cannot view")
+    try:
+        shape, typestr, (ptr, readonly) = tuple(desc["shape"]), desc["typestr"], desc["data"]
+    except (KeyError, TypeError, ValueError):
+        raise TypeError("malformed __cuda_array_interface__ (it needs shape, typestr and data=(ptr, readonly)): "
+                        "%r" % (desc,)) from None
+    code = _dtype_code(np.dtype(typestr))
+    strides = desc.get("strides")
+    handle = desc.get("stream")
+    stream = None
+    if handle is not None:
+        if isinstance(handle, bool) or not isinstance(handle, int) or handle == 0:
+            raise ValueError("the stream of a __cuda_array_interface__ is None or a nonzero int, not %r" % (handle,))
+        stream = _Stream(handle)
+        if sync:
+            _cai_sync(handle)
+    v = DeviceArray.__new__(DeviceArray)
+    _core.DeviceArrayBase.__init__(v, shape, None if strides is None else tuple(strides), code, owner,
+                                   ptr or 0, readonly=bool(readonly), target="cuda",
+                                   device=_core.current_device(), stream=stream)
+    return v
 
 
 def as_cuda_array(obj, sync=True):
-    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive."""
-    cai = obj.__cuda_array_interface__
-    if cai.get("mask") is not None:
-        raise TypeError("masked arrays are not supported")
-    dtype = np.dtype(cai["typestr"])
-    code = _dtype_code(dtype)
-    stream = cai.get("stream")
-    if sync and stream is not None:
-        _Stream(int(stream)).synchronize()
-    ptr, readonly = cai["data"]
-    v = DeviceArray.__new__(DeviceArray)
-    _core.DeviceArrayBase.__init__(v, tuple(cai["shape"]), cai.get("strides"), code, obj,
-                                   ptr or 0, readonly=bool(readonly), target="cuda",
-                                   device=_core.current_device())
-    return v
+    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive.
+    A device array's own interface is read too (a view of the same memory)."""
+    if not is_cuda_array(obj):
+        raise TypeError("*obj* doesn't implement the cuda array interface.")
+    return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
+
+
+class MappedArray(np.ndarray):
+    """A NumPy array in page-locked host memory that the GPU reaches at the same address
+    (mapped_array, managed_array on the cuda target): it also exports
+    __cuda_array_interface__, naming the stream it was made with."""
+
+    def __array_finalize__(self, obj):
+        self._cai_stream = getattr(obj, "_cai_stream", None)
+
+    @property
+    def __cuda_array_interface__(self):
+        s = self._cai_stream
+        handle = int(s) if s is not None else 0
+        return {
+            "shape": self.shape,
+            "strides": None if self.flags.c_contiguous else self.strides,
+            "data": (self.ctypes.data if self.size else 0, not self.flags.writeable),
+            "typestr": self.dtype.str,
+            "version": 3,
+            "stream": handle if handle else None,
+        }
+
+
+def _mapped(ary, stream):
+    """ary as a MappedArray remembering `stream` (the cuda target's pinned memory only)."""
+    if _core.get_target() != "cuda" or not isinstance(ary, np.ndarray):
+        return ary
+    m = ary.view(MappedArray)
+    m._cai_stream = _kept_stream(stream)
+    return m
 
 
 DeviceNDArray = DeviceArray  # numba's name

@@ -248,16 +248,29 @@ MemoryInfo = collections.namedtuple("MemoryInfo", ["free", "total"])
 class _Deallocations:
     """numba's queue of frees deferred while kernels may still use the memory.
     gpujit frees an allocation when its last reference goes (cuMemFree waits
-    for the device itself), so nothing is ever pending."""
+    for the device itself), so nothing is ever pending: count is 0, and len()
+    is how many allocations were freed since the last clear() (what numba's
+    queue would have held)."""
 
     count = 0
 
+    def __init__(self):
+        self._base = _core.frees()
+
+    def __len__(self):
+        return _core.frees() - self._base
+
     def clear(self):
-        pass
+        self._base = _core.frees()
 
     @contextlib.contextmanager
     def disable(self):
         yield
+
+
+class _MemoryManager:
+    def __init__(self, deallocations):
+        self.deallocations = deallocations
 
 
 class Context:
@@ -270,6 +283,12 @@ class Context:
 
     def __repr__(self):
         return f"<gpujit context of {self.device!r}>"
+
+    @property
+    def memory_manager(self):
+        """numba's memory manager of the context; here what it exposes of gpujit's
+        allocation: the deallocations queue."""
+        return _MemoryManager(self.deallocations)
 
     def __eq__(self, other):
         return isinstance(other, Context) and (self.device.id, self.device.target) == (
