@@ -353,5 +353,6 @@ int gj_devicearray_add(PyObject *m);
 int gj_stream_add(PyObject *m);
 int gj_module_add(PyObject *m);
 int gj_launch_add(PyObject *m);
+int gj_ipc_add(PyObject *m);
 
 #endif

@@ -73,6 +73,8 @@ _LAZY = {
     "kernels": ("kernels", None), "config": ("config", None),
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
     "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
+    "open_ipc_array": ("ipc", "open_ipc_array"), "devices": ("cudadrv.devices", None),
+    "driver": ("cudadrv.driver", None),
 }
 
 

@@ -37,7 +37,7 @@ __all__ = [
 
 def __getattr__(name):
     # numba.cuda.cudadrv's submodules, imported on first use
-    if name in ("driver", "devicearray", "nvrtc"):
+    if name in ("driver", "devicearray", "nvrtc", "devices"):
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -328,6 +328,12 @@ class Context:
         whose memory belongs to its Python objects."""
         if _core.get_target() != "cpu":
             _core.reset()
+
+    def get_ipc_handle(self, memory):
+        """The picklable IPC handle of device memory (an Allocation, a device array's
+        gpu_data, another library's array) for another process to open (gpujit.ipc)."""
+        from ..ipc import ipc_handle
+        return ipc_handle(memory)
 
     def can_access_peer(self, peer_device):
         return _core.get_target() != "cpu" and int(peer_device) == self.device.id
