@@ -190,3 +190,16 @@ def test_frees_counts_host_allocations():
     a = _core.alloc(64)
     del a
     assert _core.frees() == before + 1
+
+
+def test_mapped_array_views_export_and_results_do_not():
+    # the class alone (on the cuda target mapped_array makes it over pinned memory)
+    h = np.arange(12.0)
+    m = h.view(da.MappedArray)
+    start = h.__array_interface__["data"][0]
+    m._cai_span, m._cai_stream = (start, start + h.nbytes), None
+    v = m[3:].reshape(3, 3)
+    cai = v.__cuda_array_interface__
+    assert cai["data"] == (start + 24, False) and cai["shape"] == (3, 3) and cai["strides"] is None
+    assert m[::2].__cuda_array_interface__["strides"] == (16,)
+    assert gpujit.is_cuda_array(m) and not gpujit.is_cuda_array(m * 2)

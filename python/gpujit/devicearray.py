@@ -785,13 +785,20 @@ def as_cuda_array(obj, sync=True):
 class MappedArray(np.ndarray):
     """A NumPy array in page-locked host memory that the GPU reaches at the same address
     (mapped_array, managed_array on the cuda target): it also exports
-    __cuda_array_interface__, naming the stream it was made with."""
+    __cuda_array_interface__, naming the stream it was made with. Its views do too; a
+    new array NumPy computes from it (m * 2) is in ordinary memory and does not."""
 
     def __array_finalize__(self, obj):
-        self._cai_stream = getattr(obj, "_cai_stream", None)
+        span = getattr(obj, "_cai_span", None)
+        if span is not None and not span[0] <= self.__array_interface__["data"][0] <= span[1]:
+            span = None
+        self._cai_span = span
+        self._cai_stream = getattr(obj, "_cai_stream", None) if span is not None else None
 
     @property
     def __cuda_array_interface__(self):
+        if self._cai_span is None:
+            raise AttributeError("__cuda_array_interface__: this array is not in mapped memory")
         s = self._cai_stream
         handle = int(s) if s is not None else 0
         return {
@@ -809,6 +816,8 @@ def _mapped(ary, stream):
     if _core.get_target() != "cuda" or not isinstance(ary, np.ndarray):
         return ary
     m = ary.view(MappedArray)
+    start = ary.__array_interface__["data"][0]
+    m._cai_span = (start, start + ary.nbytes)     # the pinned memory's addresses
     m._cai_stream = _kept_stream(stream)
     return m
 
