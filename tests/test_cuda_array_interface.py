@@ -139,6 +139,9 @@ def test_consumed_stream_is_external_and_waited_for():
         gpujit.as_cuda_array(f, sync=False)
         gpujit.as_cuda_array(Foreign(gpujit.device_array(10)))
     sync.assert_not_called()
+    bad = dict(f.__cuda_array_interface__, stream=0)
+    with pytest.raises(ValueError, match="None or a nonzero int"):
+        gpujit.from_cuda_array_interface(bad)
 
 
 @cuda_only

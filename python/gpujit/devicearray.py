@@ -722,14 +722,6 @@ def is_cuda_array(obj):
         return False
 
 
-class _InterfaceOwner:
-    """An owner exposing a given __cuda_array_interface__ (from_cuda_array_interface)."""
-
-    def __init__(self, desc, owner):
-        self.__cuda_array_interface__ = desc
-        self.owner = owner
-
-
 def _cai_sync(handle):
     """Wait for the stream a __cuda_array_interface__ names (v3: the producer's work on it
     comes before the consumer's), unless config.CUDA_ARRAY_INTERFACE_SYNC is off. Through
@@ -762,8 +754,13 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
     handle = desc.get("stream")
     stream = None
     if handle is not None:
-        if isinstance(handle, bool) or not isinstance(handle, int) or handle == 0:
-            raise ValueError("the stream of a __cuda_array_interface__ is None or a nonzero int, not %r" % (handle,))
+        try:
+            handle = operator.index(handle) if not isinstance(handle, bool) else 0
+        except TypeError:
+            handle = 0
+        if handle == 0:
+            raise ValueError("the stream of a __cuda_array_interface__ is None or a nonzero int, not %r"
+                             % (desc.get("stream"),))
         stream = _Stream(handle)
         if sync:
             _cai_sync(handle)
