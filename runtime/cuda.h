@@ -21,6 +21,10 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
+typedef struct CUlinkState_st *CUlinkState;
+typedef struct CUipcMemHandle {
+    unsigned char data[64]; /* CU_IPC_HANDLE_SIZE */
+} CUipcMemHandle;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -70,7 +74,16 @@ enum { /* CUjit_option */
        CU_JIT_LOG_VERBOSE = 12,
 };
 
+enum { /* CUjitInputType: what the linker takes */
+       CU_JIT_INPUT_CUBIN = 0,
+       CU_JIT_INPUT_PTX = 1,
+       CU_JIT_INPUT_FATBINARY = 2,
+       CU_JIT_INPUT_OBJECT = 3,
+       CU_JIT_INPUT_LIBRARY = 4,
+};
+
 enum {
+    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
     CU_EVENT_DEFAULT = 0,
     CU_EVENT_DISABLE_TIMING = 2,
     CU_STREAM_DEFAULT = 0,
@@ -179,6 +192,17 @@ typedef struct GjCuda {
     CUresult (*EventQuery)(CUevent);
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*EventDestroy)(CUevent);
+    /* Optional (NULL where the driver lacks them; their users say so): the
+     * linker, for kernels that call external code (declare_device, link=),
+     * and IPC, for sharing device memory with other processes. */
+    CUresult (*LinkCreate)(unsigned, int *, void **, CUlinkState *);
+    CUresult (*LinkAddData)(CUlinkState, int, void *, size_t, const char *, unsigned, int *, void **);
+    CUresult (*LinkComplete)(CUlinkState, void **, size_t *);
+    CUresult (*LinkDestroy)(CUlinkState);
+    CUresult (*IpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+    CUresult (*IpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
+    CUresult (*IpcCloseMemHandle)(CUdeviceptr);
+    CUresult (*MemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
 } GjCuda;
 
 /* Valid once gj_cuda_load() has returned 0; never unloaded. */
@@ -334,5 +358,6 @@ int gj_devicearray_add(PyObject *m);
 int gj_stream_add(PyObject *m);
 int gj_module_add(PyObject *m);
 int gj_launch_add(PyObject *m);
+int gj_ipc_add(PyObject *m);
 
 #endif

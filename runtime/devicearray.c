@@ -139,6 +139,12 @@ static int parse_dims(PyObject *o, const char *what, int64_t *out, int *ndim) {
     return 0;
 }
 
+/* None and the int 0 name the default stream, which an array keeps as NULL. */
+static int is_default_stream(PyObject *s) {
+    int overflow = 0;
+    return s == Py_None || (PyLong_CheckExact(s) && PyLong_AsLongAndOverflow(s, &overflow) == 0 && !overflow);
+}
+
 /* __init__(shape, strides, dtype, owner, ptr, readonly=False, target=None,
  *          device=None, stream=None)
  * strides None means C-contiguous; dtype is a GjDtype code; target None takes
@@ -204,7 +210,7 @@ static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw) {
     a->c_contig = gj_is_c_contig(ndim, a->shape, a->strides, a->itemsize);
     Py_INCREF(owner);
     Py_XSETREF(a->owner, owner);
-    Py_XSETREF(a->stream, stream == Py_None ? NULL : Py_NewRef(stream));
+    Py_XSETREF(a->stream, is_default_stream(stream) ? NULL : Py_NewRef(stream));
     a->initialized = 1;
     return 0;
 }
@@ -261,9 +267,10 @@ static PyObject *da_target(GjDeviceArray *a, void *c) {
     return PyUnicode_FromString(a->target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
 }
 static PyObject *da_owner(GjDeviceArray *a, void *c) { return Py_NewRef(a->owner ? a->owner : Py_None); }
-static PyObject *da_get_stream(GjDeviceArray *a, void *c) { return Py_NewRef(a->stream ? a->stream : Py_None); }
+/* 0 for the default stream, as numba's device arrays say */
+static PyObject *da_get_stream(GjDeviceArray *a, void *c) { return a->stream ? Py_NewRef(a->stream) : PyLong_FromLong(0); }
 static int da_set_stream(GjDeviceArray *a, PyObject *v, void *c) {
-    Py_XSETREF(a->stream, v && v != Py_None ? Py_NewRef(v) : NULL);
+    Py_XSETREF(a->stream, v && !is_default_stream(v) ? Py_NewRef(v) : NULL);
     return 0;
 }
 

@@ -103,6 +103,13 @@ static void *sym(const char *const *names) {
         } \
     } while (0)
 
+/* An entry point some drivers lack: left NULL, its users check. */
+#define RESOLVE_OPTIONAL(field, ...) \
+    do { \
+        static const char *const names_[] = {__VA_ARGS__, NULL}; \
+        *(void **)&gj_cu.field = sym(names_); \
+    } while (0)
+
 static int resolve_all(void) {
     RESOLVE(Init, "cuInit");
     RESOLVE(DriverGetVersion, "cuDriverGetVersion");
@@ -157,6 +164,14 @@ static int resolve_all(void) {
     /* CUDA 12.8 added _v2 (same signature); older drivers only have the plain name. */
     RESOLVE(EventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
     RESOLVE(EventDestroy, "cuEventDestroy_v2", "cuEventDestroy");
+    RESOLVE_OPTIONAL(LinkCreate, "cuLinkCreate_v2", "cuLinkCreate");
+    RESOLVE_OPTIONAL(LinkAddData, "cuLinkAddData_v2", "cuLinkAddData");
+    RESOLVE_OPTIONAL(LinkComplete, "cuLinkComplete");
+    RESOLVE_OPTIONAL(LinkDestroy, "cuLinkDestroy");
+    RESOLVE_OPTIONAL(IpcGetMemHandle, "cuIpcGetMemHandle");
+    RESOLVE_OPTIONAL(IpcOpenMemHandle, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle");
+    RESOLVE_OPTIONAL(IpcCloseMemHandle, "cuIpcCloseMemHandle");
+    RESOLVE_OPTIONAL(MemGetAddressRange, "cuMemGetAddressRange_v2");
     return 0;
 }
 

@@ -508,6 +508,19 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     return 0;
 }
 
+/* Waits for the stream an array argument's producer named (its
+ * __cuda_array_interface__, or CuPy's current stream) through
+ * gpujit.devicearray._cai_sync: config.CUDA_ARRAY_INTERFACE_SYNC may turn the
+ * wait off, and Stream.synchronize does it (code may patch it to watch). */
+static int producer_sync(CUstream s) {
+    PyObject *m = PyImport_ImportModule("gpujit.devicearray");
+    if (!m) return -1;
+    PyObject *r = PyObject_CallMethod(m, "_cai_sync", "K", (unsigned long long)(uintptr_t)s);
+    Py_DECREF(m);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
 static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
     int t = gj_target();
     if (t < 0) return NULL;
@@ -547,7 +560,7 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
         if (gj_args_classify(&d[k], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;
         /* A producer's pending work on another stream must finish first. */
-        if (sync && gj_stream_sync(dev, sync) < 0) goto done;
+        if (sync && producer_sync(sync) < 0) goto done;
     }
     CacheEntry *e = lookup(c->disp, (PyObject *)c, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;

@@ -88,8 +88,13 @@ PyObject *gj_alloc(GjTargetKind target, int device, size_t size, int pinned) {
     return (PyObject *)a;
 }
 
+/* Allocations freed so far (any kind): numba's deallocation queue is counted from it
+ * (python/gpujit/cudadrv: current_context().memory_manager.deallocations). */
+static unsigned long long nfreed; /* atomic */
+
 static void alloc_dealloc(GjAllocation *a) {
     if (a->ptr) {
+        __atomic_add_fetch(&nfreed, 1, __ATOMIC_RELAXED);
         switch (a->kind) {
         case GJ_MEM_HOST: free((void *)(uintptr_t)a->ptr); break;
         case GJ_MEM_DEVICE:
@@ -252,10 +257,15 @@ static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw) {
     return gj_alloc((GjTargetKind)t, gj_current_device(), (size_t)n, pinned);
 }
 
+static PyObject *py_frees(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(__atomic_load_n(&nfreed, __ATOMIC_RELAXED));
+}
+
 /* clang-format off */
 static PyMethodDef memory_methods[] = {
     {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
      "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
+    {"frees", py_frees, METH_NOARGS, "frees() -> how many allocations have been freed in this process"},
     {NULL, NULL, 0, NULL},
 };
 /* clang-format on */

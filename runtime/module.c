@@ -104,20 +104,88 @@ static GjOutput *nvptx_output(PyObject *compiled) {
     return o;
 }
 
-/* Loads the PTX; the GIL is released while the driver JIT-compiles it. */
-static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn) {
+/* The CUjitInputType of a linked item's kind (CompiledKernel.link checked it). */
+static int input_type(const char *kind) {
+    static const struct {
+        const char *kind;
+        int type;
+    } types[] = {{"ptx", CU_JIT_INPUT_PTX},       {"cubin", CU_JIT_INPUT_CUBIN}, {"fatbin", CU_JIT_INPUT_FATBINARY},
+                 {"o", CU_JIT_INPUT_OBJECT},      {"a", CU_JIT_INPUT_LIBRARY}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (!strcmp(kind, types[i].kind)) return types[i].type;
+    return -1;
+}
+
+/* The kernel's PTX linked with `link`'s items by the driver's linker, loaded;
+ * the GIL is released around each driver call that compiles. The error log
+ * (unresolved symbols, PTX errors) goes into the CudaError. */
+static int link_load(GjOutput *o, PyObject *link, CUmodule *mod, char *info, char *err) {
+    if (!gj_cu.LinkCreate || !gj_cu.LinkAddData || !gj_cu.LinkComplete || !gj_cu.LinkDestroy) {
+        gj_cuda_error("kernel %s links external code, but the CUDA driver has no linker (cuLinkCreate)",
+                      gj_output_symbol(o));
+        return -1;
+    }
+    int opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {info, (void *)(uintptr_t)(LOG_SIZE - 1), err, (void *)(uintptr_t)(LOG_SIZE - 1)};
+    CUlinkState st;
+    CUresult r = gj_cu.LinkCreate(4, opts, vals, &st);
+    char what[LOG_SIZE * 2 + 256];
+    if (r != CUDA_SUCCESS) return gj_cuda_check(r, "cuLinkCreate");
+    const char *ptx = gj_output_ptx(o), *stage = "kernel";
+    Py_BEGIN_ALLOW_THREADS r = gj_cu.LinkAddData(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1,
+                                                  gj_output_symbol(o), 0, NULL, NULL);
+    Py_END_ALLOW_THREADS
+    for (Py_ssize_t i = 0; r == CUDA_SUCCESS && i < PyTuple_GET_SIZE(link); i++) {
+        PyObject *it = PyTuple_GET_ITEM(link, i), *data = PyTuple_GET_ITEM(it, 2);
+        stage = PyUnicode_AsUTF8(PyTuple_GET_ITEM(it, 1));
+        int type = input_type(PyUnicode_AsUTF8(PyTuple_GET_ITEM(it, 0)));
+        Py_BEGIN_ALLOW_THREADS r = gj_cu.LinkAddData(st, type, PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data),
+                                                      stage, 0, NULL, NULL);
+        Py_END_ALLOW_THREADS
+    }
+    void *image = NULL;
+    size_t size = 0;
+    if (r == CUDA_SUCCESS) {
+        stage = "cuLinkComplete";
+        Py_BEGIN_ALLOW_THREADS r = gj_cu.LinkComplete(st, &image, &size);
+        Py_END_ALLOW_THREADS
+    }
+    if (r == CUDA_SUCCESS) {
+        stage = "cuModuleLoadDataEx of the linked image";
+        Py_BEGIN_ALLOW_THREADS r = gj_cu.ModuleLoadDataEx(mod, image, 0, NULL, NULL);
+        Py_END_ALLOW_THREADS
+    }
+    gj_cu.LinkDestroy(st); /* frees the image, which the module no longer needs */
+    if (r == CUDA_SUCCESS) return 0;
+    snprintf(what, sizeof what, "linking kernel %s (at %s)%s%s%s%s", gj_output_symbol(o), stage ? stage : "?",
+             *err ? "\n--- linker error log ---\n" : "", err, *info ? "\n--- linker info log ---\n" : "", info);
+    return gj_cuda_check(r, what);
+}
+
+/* Loads the PTX (linked with the kernel's link items, if it has any); the GIL
+ * is released while the driver JIT-compiles it. */
+static int load(PyObject *compiled, GjOutput *o, int dev, CUmodule *mod, CUfunction *fn) {
     const char *ptx = gj_output_ptx(o);
     if (!ptx) {
         PyErr_SetString(PyExc_TypeError, "the kernel was not compiled for the cuda target");
         return -1;
     }
     if (gj_cuda_enter(dev) < 0) return -1;
+    PyObject *link = gj_compiled_link(compiled);
     char *info = calloc(1, LOG_SIZE), *err = calloc(1, LOG_SIZE);
     if (!info || !err) {
         free(info);
         free(err);
         PyErr_NoMemory();
         return -1;
+    }
+    if (link) {
+        int rc = link_load(o, link, mod, info, err);
+        free(info);
+        free(err);
+        if (rc < 0) return -1;
+        goto loaded;
     }
     int opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
                   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -134,6 +202,7 @@ static int load(GjOutput *o, int dev, CUmodule *mod, CUfunction *fn) {
     }
     free(info);
     free(err);
+loaded:
     r = gj_cu.ModuleGetFunction(fn, *mod, gj_output_symbol(o));
     if (r != CUDA_SUCCESS) {
         gj_cu.ModuleUnload(*mod);
@@ -162,7 +231,7 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 
     CUmodule mod;
     int maxt = 0;
-    if (load(o, dev, &mod, fn) < 0) return -1;
+    if (load(compiled, o, dev, &mod, fn) < 0) return -1;
     if (gj_cuda_check(gj_cu.FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *fn),
                       "cuFuncGetAttribute") < 0) {
         gj_cu.ModuleUnload(mod);

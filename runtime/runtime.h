@@ -14,6 +14,9 @@ int gj_runtime_add_to_module(PyObject *m);
 /* src/pymodule.c: the CompiledKernel type wraps one GjOutput (one specialisation
  * for one target). Borrowed result; NULL (no exception set) if `obj` is not one. */
 GjOutput *gj_compiled_output(PyObject *obj);
+/* What is linked with its PTX when it loads (CompiledKernel.link): a tuple of
+ * (kind, name, bytes), checked when set; borrowed, NULL for nothing. */
+PyObject *gj_compiled_link(PyObject *obj);
 
 /* Exceptions created by the module: gpujit.CompileError and friends live in
  * src/diag.c; gpujit.CudaError in runtime/driver.c; gpujit.LaunchError in

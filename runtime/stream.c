@@ -148,6 +148,12 @@ static PyObject *stream_get_handle(GjStream *s, void *c) { return PyLong_FromUns
 
 static PyObject *stream_get_device(GjStream *s, void *c) { return PyLong_FromLong(s->device); }
 
+/* A wrapped handle of another's stream (external_stream, a CAI's): not one this
+ * process's gpujit made, nor a default stream (0, 1, 2). */
+static PyObject *stream_get_external(GjStream *s, void *c) {
+    return PyBool_FromLong(!s->owned && !s->host && (uintptr_t)s->handle > 2);
+}
+
 static PyObject *stream_int(GjStream *s) { return stream_get_handle(s, NULL); }
 
 static PyObject *stream_repr(GjStream *s) {
@@ -177,6 +183,8 @@ static PyMethodDef stream_methods[] = {
 static PyGetSetDef stream_getset[] = {
     {"handle", (getter)stream_get_handle, NULL, "the CUstream as an int (0: legacy default)", NULL},
     {"device", (getter)stream_get_device, NULL, NULL, NULL},
+    {"external", (getter)stream_get_external, NULL, "wraps a handle gpujit did not create (not a default stream)",
+     NULL},
     {NULL},
 };
 /* clang-format on */

@@ -25,6 +25,10 @@ PyObject *gj_output_state(const GjOutput *o) {
         return PyErr_SetString(PyExc_ValueError,
                                "it refers to global device arrays, whose addresses are compiled into it"),
                NULL;
+    if (o->externs)
+        return PyErr_SetString(PyExc_ValueError,
+                               "it calls external functions (declare_device), whose code is linked when it loads"),
+               NULL;
     if (o->target == GJ_TARGET_HOST && !o->bitcode)
         return PyErr_SetString(PyExc_ValueError, "it was compiled without keep_bitcode"), NULL;
     PyObject *d = PyDict_New(), *files = d ? PyList_New(o->nfiles) : NULL;

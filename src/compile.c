@@ -114,6 +114,7 @@ static int describe(Ctx *c) {
     o->max_threads = c->opt.launch_bounds[0];
     o->uses_barrier = c->uses_barrier;
     o->captures = c->captures;
+    if (c->externs && !(o->externs = PyList_AsTuple(c->externs))) return -1;
     o->cooperative = c->cooperative;
     o->symbol = strdup(c->symbol);
     o->restype = strdup(type_name(c, c->restype));
@@ -317,6 +318,7 @@ static void teardown(Ctx *c) {
     if (c->target) c->target->end(c);
     Py_XDECREF(c->raises);
     Py_XDECREF(c->owned);
+    Py_XDECREF(c->externs);
     arena_free(&c->arena);
 }
 
@@ -393,5 +395,6 @@ void gj_output_free(GjOutput *o) {
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);
     free(o->files);
     Py_XDECREF(o->raises);
+    Py_XDECREF(o->externs);
     free(o);
 }

@@ -438,6 +438,7 @@ void dump_ir(Ctx *c, FILE *f);
  * module attribute (numpy.ndarray, the class) can take them. */
 #define PATH_GLOBAL_ARRAY "$global ndarray"
 #define PATH_CAPTURED_ARRAY "$captured device array"
+#define PATH_EXTERN_FN "$external device function" /* declare_device's (externs.c) */
 /* Is this IR value a compile-time constant (int/float/bool/tuple of them)? */
 bool ir_is_const(const Instr *v);
 /* Does a call of this path become an operator (operator.add, np.power, divmod...)? */
@@ -537,6 +538,7 @@ typedef enum {
     IK_CACHE_STORE, /* gpu.stcg/stcs/stwb/stwt(array, index, value): id = CacheHint */
     IK_CG, /* cooperative groups: cg.this_grid(), g.sync() ... (id = CgOp) */
     IK_LIBDEVICE, /* gpu.libdevice.<name>(...): libdevice's __nv_<name> (libdevice.c) */
+    IK_EXTERN, /* a call of an external function (declare_device; externs.c) */
 } IntrinsicKind;
 /* cachehints.c: the PTX cache operators */
 typedef enum { CH_CA, CH_CG, CH_CS, CH_LU, CH_CV, CH_WB, CH_WT } CacheHint;
@@ -553,6 +555,9 @@ typedef struct Intrinsic {
     const char *name; /* math: the C function */
 } Intrinsic;
 int infer_types(Ctx *c);
+/* externs.c: calls of declared external functions */
+Type *type_extern_call(Ctx *c, Instr *in);
+LLVMValueRef lower_extern_call(Ctx *c, Instr *in);
 /* For typing functions of (Ctx *c, Instr *in, ...) that return a Type *:
  * raise the error at the instruction's line and return NULL. */
 #define TERR(...) return (error_at(c, ERR_TYPING, in->loc, __VA_ARGS__), (Type *)NULL)
@@ -672,6 +677,9 @@ struct Target {
      * find. lower.c rounds double to half in two steps, the first to odd
      * (which keeps the result exact); fp16.c computes an fma in double. */
     bool half_via_float;
+    /* Calls of external functions (declare_device) are linked with their code
+     * when the runtime loads the output; without it they are refused. */
+    bool links_external;
     /* An out-of-bounds index, its error record written: end the launch here
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */
@@ -1004,6 +1012,7 @@ struct GjOutput {
      * bytes per thread, constant bytes in the optimised module. */
     size_t shared_used, local_bytes, const_used;
     int max_threads; /* per block: launch_bounds' first number, else 0 */
+    PyObject *externs; /* a tuple of the external functions (declare_device) called, or NULL */
 };
 
 /* The whole state of one compilation. */
@@ -1072,6 +1081,7 @@ struct Ctx {
     PtrVec files; /* root: file names, indexed by debug error records */
     PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
+    PyObject *externs; /* root: a list of the external functions (declare_device) the code calls */
     LLVMValueRef raised; /* lower.c: i8 set when a device function this calls raised */
     /* device functions: the kernel's context owns every Func (root only) */
     Ctx *root; /* the kernel's context; itself for the kernel */

@@ -702,6 +702,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return t;
     }
     case IK_SYNCTHREADS: c->target->barrier(c); return NULL;
+    case IK_EXTERN: return lower_extern_call(c, in);
     case IK_CG:
         if (k->id == CG_GRID_SYNC) c->target->grid_sync(c);
         if (k->id == CG_BLOCK_SYNC) c->target->barrier(c);

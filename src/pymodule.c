@@ -8,12 +8,14 @@
 
 #include "gj.h"
 #include "runtime.h"
+#include "cuda.h"
 
 typedef struct {
     PyObject_HEAD GjOutput *out;
     PyObject *signature;
     PyObject *name;
     PyObject *weakrefs; /* runtime/module.c unloads a kernel's modules when it dies */
+    PyObject *link; /* what runtime/module.c links with the PTX: a tuple of (kind, name, bytes), or NULL */
 } CompiledKernel;
 
 static void ck_dealloc(CompiledKernel *self) {
@@ -21,6 +23,7 @@ static void ck_dealloc(CompiledKernel *self) {
     gj_output_free(self->out);
     Py_XDECREF(self->signature);
     Py_XDECREF(self->name);
+    Py_XDECREF(self->link);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -42,6 +45,8 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     case 7: return PyBool_FromLong(o->uses_barrier);
     case 8: return Py_NewRef(self->signature);
     case 12: return PyBool_FromLong(o->cooperative);
+    case 13: return o->externs ? Py_NewRef(o->externs) : PyTuple_New(0);
+    case 14: return self->link ? Py_NewRef(self->link) : PyTuple_New(0);
     case 9: {
         PyObject *l = PyList_New(o->nargs);
         for (int i = 0; l && i < o->nargs; i++)
@@ -68,6 +73,27 @@ static PyObject *ck_get(CompiledKernel *self, void *which) {
     Py_RETURN_NONE;
 }
 
+/* Setting it drops the modules loaded so far: the next launch links anew. */
+static int ck_set_link(CompiledKernel *self, PyObject *v, void *unused) {
+    static const char *const kinds[] = {"ptx", "cubin", "fatbin", "o", "a"};
+    if (!v || !PyTuple_Check(v))
+        return PyErr_SetString(PyExc_TypeError, "link is a tuple of (kind, name, bytes)"), -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); i++) {
+        PyObject *it = PyTuple_GET_ITEM(v, i);
+        const char *kind;
+        int known = 0;
+        if (!PyTuple_Check(it) || PyTuple_GET_SIZE(it) != 3 || !PyUnicode_Check(PyTuple_GET_ITEM(it, 0)) ||
+            !PyUnicode_Check(PyTuple_GET_ITEM(it, 1)) || !PyBytes_Check(PyTuple_GET_ITEM(it, 2)) ||
+            !(kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(it, 0))))
+            return PyErr_SetString(PyExc_TypeError, "link is a tuple of (kind, name, bytes)"), -1;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) known |= !strcmp(kind, kinds[k]);
+        if (!known) return PyErr_Format(PyExc_ValueError, "link: unknown kind '%s'", kind), -1;
+    }
+    Py_XSETREF(self->link, PyTuple_GET_SIZE(v) ? Py_NewRef(v) : NULL);
+    gj_module_forget((PyObject *)self);
+    return 0;
+}
+
 /* clang-format off */
 static PyGetSetDef ck_getset[] = {
     {"ptx", (getter)ck_get, NULL, "PTX text (cuda target)", (void *)0},
@@ -84,6 +110,10 @@ static PyGetSetDef ck_getset[] = {
     {"params", (getter)ck_get, NULL,
      "the kernel ABI: (role, arg, axis, dtype, size, align) per flattened parameter", (void *)11},
     {"cooperative", (getter)ck_get, NULL, "calls cg.this_grid(): launched cooperatively", (void *)12},
+    {"externs", (getter)ck_get, NULL, "the external functions (declare_device) the kernel calls", (void *)13},
+    {"link", (getter)ck_get, (setter)ck_set_link,
+     "what is linked with the PTX when the kernel loads: (kind, name, bytes) per item, kind one of 'ptx', "
+     "'cubin', 'fatbin', 'o', 'a'", (void *)14},
     {NULL},
 };
 /* clang-format on */
@@ -104,6 +134,11 @@ static PyTypeObject CompiledKernel_Type = {
 GjOutput *gj_compiled_output(PyObject *obj) {
     if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
     return ((CompiledKernel *)obj)->out;
+}
+
+PyObject *gj_compiled_link(PyObject *obj) {
+    if (!obj || Py_TYPE(obj) != &CompiledKernel_Type) return NULL;
+    return ((CompiledKernel *)obj)->link;
 }
 
 /* cc: a pair of ints (major, minor), or numba's triple with a suffix string
@@ -147,6 +182,7 @@ static PyObject *compiled_kernel(GjOutput *out, PyObject *signature, PyObject *n
     }
     ck->out = out;
     ck->weakrefs = NULL;
+    ck->link = NULL;
     ck->signature = Py_NewRef(signature);
     ck->name = Py_NewRef(name);
     return (PyObject *)ck;

@@ -285,6 +285,8 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     if (!path && !PyErr_Occurred() &&
         (PyObject_HasAttrString(o, "__cuda_array_interface__") || PyObject_HasAttrString(o, "device_ctypes_pointer")))
         path = PATH_CAPTURED_ARRAY; /* captured by reference: its address is baked in */
+    if (!path && !PyErr_Occurred() && PyObject_HasAttrString(o, "__gpujit_extern__"))
+        path = PATH_EXTERN_FN; /* declare_device's: called through externs.c */
     PyErr_Clear();
     if (!path) {
         /* an object that says why kernels cannot use it (gpujit.linking's external functions) */

@@ -424,6 +424,7 @@ static int emit(Ctx *c) {
 const Target target_nvptx = {
     .name = "nvptx",
     .api_name = "cuda",
+    .links_external = true,
     .init = init,
     .begin = begin,
     .end = end,

@@ -475,6 +475,7 @@ static Type *type_of(TI *ti, Instr *in) {
         if (in->func) return type_func(c, in->name, in->func);
         if (!strcmp(in->name, PATH_GLOBAL_ARRAY) || !strcmp(in->name, PATH_CAPTURED_ARRAY))
             return type_global_array(c, in);
+        if (!strcmp(in->name, PATH_EXTERN_FN)) return type_func(c, in->name, in->pyobj);
         const Intrinsic *k = intrinsic_lookup(in->name);
         if (k && k->kind == IK_SPECIAL) {
             in->intr = k;
@@ -602,6 +603,7 @@ static Type *type_of(TI *ti, Instr *in) {
         bool loop; /* a NumPy ufunc on arrays: a loop written in Python (ufuncloop.c) */
         Type *t = type_ufunc_loop(c, in, &loop);
         if (loop) return t;
+        if (a && a->kind == TY_OBJ && a->path && !strcmp(a->path, PATH_EXTERN_FN)) return type_extern_call(c, in);
         return a && a->kind == TY_OBJ && a->obj ? type_user_call(c, in) : type_intrinsic_call(c, in);
     }
     case IR_GETITEM:

@@ -74,6 +74,8 @@ _LAZY = {
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
     "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
     "libdevice": ("libdevice", None), "libdevicefuncs": ("libdevicefuncs", None),
+    "open_ipc_array": ("ipc", "open_ipc_array"), "devices": ("cudadrv.devices", None),
+    "driver": ("cudadrv.driver", None),
 }
 
 

@@ -126,12 +126,10 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
 
 def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
                 abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
-    """As compile(), but returns ([code, *linked], return_type): the function's code, then
-    the code of each file it links (a CUSource or .cu file compiled to PTX by NVRTC, any
-    other LinkableCode as it is). gpujit refuses calls to declared external functions
-    (gpujit.linking), the only functions that link files, so the list holds the
-    function's own code. output='ltoir', numba's default here, is refused as in compile():
-    pass output='ptx'."""
+    """As compile(), but returns ([code], return_type): the function's code. The files of
+    the declared external functions it calls (gpujit.linking) are linked when a kernel
+    calling it loads, not returned here. output='ltoir', numba's default here, is refused
+    as in compile(): pass output='ptx'."""
     code, resty = compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc,
                           opt=opt, abi=abi, abi_info=abi_info, output=output, forceinline=forceinline,
                           launch_bounds=launch_bounds)

@@ -15,6 +15,10 @@ DISABLE_PERFORMANCE_WARNINGS  1: no NumbaPerformanceWarning at all; default 0
 ALWAYS_WARN_UNINIT_VAR        1: warn (NumbaWarning "Detected uninitialized variable x")
                               where a kernel reads a variable that some path reaching
                               the read has not assigned; default 0
+CUDA_ARRAY_INTERFACE_SYNC     wait for the stream a __cuda_array_interface__ names before
+                              using the array (as_cuda_array, a launch taking it), as
+                              the interface's v3 asks; default 1 (also read from
+                              NUMBA_CUDA_ARRAY_INTERFACE_SYNC, numba's name)
 """
 import os
 
@@ -32,3 +36,5 @@ ENABLE_CUDASIM = 0
 CUDA_ENABLE_NRT = _env("CUDA_ENABLE_NRT", 0)
 DISABLE_PERFORMANCE_WARNINGS = _env("DISABLE_PERFORMANCE_WARNINGS", 0)
 ALWAYS_WARN_UNINIT_VAR = _env("ALWAYS_WARN_UNINIT_VAR", 0)
+CUDA_ARRAY_INTERFACE_SYNC = _env("CUDA_ARRAY_INTERFACE_SYNC",
+                                 os.environ.get("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1))

@@ -116,7 +116,19 @@ class DeviceArray(_core.DeviceArrayBase):
 
     @property
     def gpu_data(self):
-        return self._owner
+        """The memory under the array: its Allocation when the array spans all of it, else a
+        MemoryPointer to the bytes it spans (a view of part, another library's memory)."""
+        owner = self._owner
+        lo, hi = self._extent()
+        if isinstance(owner, _core.Allocation) and self._ptr + lo == owner.ptr and hi - lo == owner.size:
+            return owner
+        return MemoryPointer(owner, self._ptr + lo, hi - lo)
+
+    def get_ipc_handle(self):
+        """A picklable handle another process opens to use this array's memory (CUDA IPC;
+        gpujit.ipc): `with handle as arr:` there. Cuda target only."""
+        from .ipc import array_ipc_handle
+        return array_ipc_handle(self)
 
     @property
     def device_ctypes_pointer(self):
@@ -512,6 +524,33 @@ class DeviceArray(_core.DeviceArrayBase):
         return self._dlpack_capsule(versioned)
 
 
+class MemoryPointer:
+    """`size` bytes of device memory at `ptr`, kept alive by `owner` (numba's MemoryPointer):
+    a device array's gpu_data where it spans part of an allocation or another library's
+    memory. DeviceArray(gpu_data=...) and the driver's copy functions take it."""
+    __slots__ = ("owner", "ptr", "size")
+
+    def __init__(self, owner, ptr, size):
+        self.owner, self.ptr, self.size = owner, int(ptr), int(size)
+
+    @property
+    def device_pointer(self):
+        return self.ptr
+
+    @property
+    def device_ctypes_pointer(self):
+        return ctypes.c_void_p(self.ptr)
+
+    def __eq__(self, other):
+        return isinstance(other, MemoryPointer) and (other.ptr, other.size) == (self.ptr, self.size)
+
+    def __hash__(self):
+        return hash((self.ptr, self.size))
+
+    def __repr__(self):
+        return "<MemoryPointer 0x%x, %d bytes>" % (self.ptr, self.size)
+
+
 def _kept_stream(stream):
     """What an array keeps as its stream: None for the default (0 or None), else the
     object given (a Stream, also the cpu target's inert one: bind() returns it)."""
@@ -632,13 +671,14 @@ def pinned_array_like(ary):
 def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, portable=False, wc=False):
     """A host array a kernel can take (numba's mapped memory). gpujit passes host arrays to
     kernels by copying them to the device and back around the launch, so this is
-    pinned_array(): page-locked memory, which makes those copies fast."""
-    return pinned_array(shape, dtype, strides=strides, order=order)
+    pinned_array(): page-locked memory, which makes those copies fast. On the cuda target
+    it is a MappedArray, which also exports __cuda_array_interface__ (with `stream`)."""
+    return _mapped(pinned_array(shape, dtype, strides=strides, order=order), stream)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
     """mapped_array() with ary's shape, dtype and order of axes (contiguous)."""
-    return pinned_array_like(ary)
+    return _mapped(pinned_array_like(ary), stream)
 
 
 def auto_device(obj, stream=0, copy=True, user_explicit=False):
@@ -680,7 +720,7 @@ def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, at
     """numba's unified-memory array; here the same memory as mapped_array (the
     host's, reachable from the device), so the same semantics where managed
     memory would migrate pages to the device."""
-    return pinned_array(shape, dtype, strides, order)
+    return _mapped(pinned_array(shape, dtype, strides, order), stream)
 
 
 def _f_only(ary):
@@ -700,36 +740,101 @@ def is_cuda_array(obj):
         return False
 
 
-class _InterfaceOwner:
-    """An owner exposing a given __cuda_array_interface__ (from_cuda_array_interface)."""
-
-    def __init__(self, desc, owner):
-        self.__cuda_array_interface__ = desc
-        self.owner = owner
+def _cai_sync(handle):
+    """Wait for the stream a __cuda_array_interface__ names (v3: the producer's work on it
+    comes before the consumer's), unless config.CUDA_ARRAY_INTERFACE_SYNC is off. Through
+    Stream.synchronize, so that code patching it sees every wait; the launcher calls this
+    for each array argument whose interface names a stream."""
+    from . import config
+    if config.CUDA_ARRAY_INTERFACE_SYNC:
+        _Stream(int(handle)).synchronize()
 
 
 def from_cuda_array_interface(desc, owner=None, sync=True):
     """A DeviceArray viewing the memory a __cuda_array_interface__ dict describes (no copy);
-    it keeps `owner` alive (numba's cuda.from_cuda_array_interface)."""
-    return as_cuda_array(_InterfaceOwner(desc, owner), sync=sync)
+    it keeps `owner` alive (numba's cuda.from_cuda_array_interface). A named stream becomes
+    the array's default stream (an external one) and is waited for when `sync` and
+    config.CUDA_ARRAY_INTERFACE_SYNC are true. Masked arrays are refused."""
+    if not isinstance(desc, dict):
+        raise TypeError("a __cuda_array_interface__ is a dict, not %s" % type(desc).__name__)
+    if desc.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported")
+    if _core.get_target() != "cuda":
+        raise NotImplementedError("__cuda_array_interface__ describes GPU memory, which the cpu target's "
+                                  "device arrays (host memory) cannot view")
+    try:
+        shape, typestr, (ptr, readonly) = tuple(desc["shape"]), desc["typestr"], desc["data"]
+    except (KeyError, TypeError, ValueError):
+        raise TypeError("malformed __cuda_array_interface__ (it needs shape, typestr and data=(ptr, readonly)): "
+                        "%r" % (desc,)) from None
+    code = _dtype_code(np.dtype(typestr))
+    strides = desc.get("strides")
+    handle = desc.get("stream")
+    stream = None
+    if handle is not None:
+        try:
+            handle = operator.index(handle) if not isinstance(handle, bool) else 0
+        except TypeError:
+            handle = 0
+        if handle == 0:
+            raise ValueError("the stream of a __cuda_array_interface__ is None or a nonzero int, not %r"
+                             % (desc.get("stream"),))
+        stream = _Stream(handle)
+        if sync:
+            _cai_sync(handle)
+    v = DeviceArray.__new__(DeviceArray)
+    _core.DeviceArrayBase.__init__(v, shape, None if strides is None else tuple(strides), code, owner,
+                                   ptr or 0, readonly=bool(readonly), target="cuda",
+                                   device=_core.current_device(), stream=stream)
+    return v
 
 
 def as_cuda_array(obj, sync=True):
-    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive."""
-    cai = obj.__cuda_array_interface__
-    if cai.get("mask") is not None:
-        raise TypeError("masked arrays are not supported")
-    dtype = np.dtype(cai["typestr"])
-    code = _dtype_code(dtype)
-    stream = cai.get("stream")
-    if sync and stream is not None:
-        _Stream(int(stream)).synchronize()
-    ptr, readonly = cai["data"]
-    v = DeviceArray.__new__(DeviceArray)
-    _core.DeviceArrayBase.__init__(v, tuple(cai["shape"]), cai.get("strides"), code, obj,
-                                   ptr or 0, readonly=bool(readonly), target="cuda",
-                                   device=_core.current_device())
-    return v
+    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive.
+    A device array's own interface is read too (a view of the same memory)."""
+    if not is_cuda_array(obj):
+        raise TypeError("*obj* doesn't implement the cuda array interface.")
+    return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)
+
+
+class MappedArray(np.ndarray):
+    """A NumPy array in page-locked host memory that the GPU reaches at the same address
+    (mapped_array, managed_array on the cuda target): it also exports
+    __cuda_array_interface__, naming the stream it was made with. Its views do too; a
+    new array NumPy computes from it (m * 2) is in ordinary memory and does not."""
+
+    def __array_finalize__(self, obj):
+        span = getattr(obj, "_cai_span", None)
+        if span is not None and not span[0] <= self.__array_interface__["data"][0] <= span[1]:
+            span = None
+        self._cai_span = span
+        self._cai_stream = getattr(obj, "_cai_stream", None) if span is not None else None
+
+    @property
+    def __cuda_array_interface__(self):
+        if self._cai_span is None:
+            raise AttributeError("__cuda_array_interface__: this array is not in mapped memory")
+        s = self._cai_stream
+        handle = int(s) if s is not None else 0
+        return {
+            "shape": self.shape,
+            "strides": None if self.flags.c_contiguous else self.strides,
+            "data": (self.ctypes.data if self.size else 0, not self.flags.writeable),
+            "typestr": self.dtype.str,
+            "version": 3,
+            "stream": handle if handle else None,
+        }
+
+
+def _mapped(ary, stream):
+    """ary as a MappedArray remembering `stream` (the cuda target's pinned memory only)."""
+    if _core.get_target() != "cuda" or not isinstance(ary, np.ndarray):
+        return ary
+    m = ary.view(MappedArray)
+    start = ary.__array_interface__["data"][0]
+    m._cai_span = (start, start + ary.nbytes)     # the pinned memory's addresses
+    m._cai_stream = _kept_stream(stream)
+    return m
 
 
 DeviceNDArray = DeviceArray  # numba's name

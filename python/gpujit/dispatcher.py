@@ -104,7 +104,7 @@ class Dispatcher(_core.DispatcherBase):
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
                  inline=False, opt=True, cache=False, boundscheck=None, lto=False, shared_memory_carveout=None,
-                 forceinline=False, launch_bounds=None, extensions=None,
+                 forceinline=False, launch_bounds=None, extensions=None, link=None,
                  **options):
         super().__init__()
         if extensions:
@@ -113,6 +113,11 @@ class Dispatcher(_core.DispatcherBase):
         self.shared_memory_carveout = _check_carveout(shared_memory_carveout)
         if options:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(options)))
+        from .linking import _check_link
+        self.link = _check_link(link)   # linked with every specialisation on the cuda target
+        if self.link and cache:
+            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: a kernel that links "
+                               "external code (link=) cannot be cached (cache=True)")
         if device:
             raise TypeError("use gpujit.jit(device=True), which makes a DeviceFunction")
         if not inspect.isfunction(pyfunc):
@@ -132,7 +137,7 @@ class Dispatcher(_core.DispatcherBase):
         self._opt = _opt_given(opt)
         self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
                              boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
-                             cache=cache)
+                             cache=cache, link=link)
         if cache:
             from .caching import FunctionCache
             self._cache = FunctionCache(pyfunc)
@@ -189,6 +194,14 @@ class Dispatcher(_core.DispatcherBase):
                           fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
                           boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
                                                        keep_bitcode=ckey is not None), **self._opt)
+        if key[1] == "cuda" and (self.link or k.externs):
+            from .linking import link_items
+            # the kernel's own files, then each called declaration's
+            k.link = link_items(list(self.link) + [x for e in k.externs for x in e.link], key[2])
+        if ckey is not None and k.externs:
+            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: %s calls external functions "
+                               "(declare_device), whose code is linked when it loads, so it cannot be cached "
+                               "(cache=True)" % self.__name__)
         if ckey is not None:
             self.stats.cache_misses[key[0]] += 1
             self._cache.save(ckey, k)

@@ -1,11 +1,14 @@
-"""External device functions, as numba.cuda's declare_device, CUSource and PTXSource.
+"""External device functions, as numba.cuda's declare_device, and the code kernels link.
 
 declare_device(name, sig, link=...) describes a function written in CUDA C or PTX (the
-`link=` sources). gpujit compiles Python only and links nothing into its kernels: neither
-its CPU target nor its GPU runtime can build CUDA C or link PTX modules. So a kernel that
-calls a declared function is refused when it is compiled, with an UnsupportedError naming
-the call's file:line; the declaration itself (its name and signature) is checked and kept,
-so code that declares functions imports and runs up to that call."""
+`link=` sources). A kernel on the cuda target calls it as an external symbol (numba's
+ABI: `int status = name(ret *out, args...)`; abi="c": `ret name(args...)`), and its
+PTX is linked with the declaration's `link=` files, and the kernel's own
+(jit(link=[...])), by the driver's linker when it loads (runtime/module.c): CUDA C
+(.cu, CUSource) is compiled to PTX by NVRTC first; PTX, cubins, fatbins, objects and
+archives go to the linker as they are; LTO-IR, which needs nvJitLink, is refused. The
+cpu target cannot run CUDA C: a kernel calling a declared function is refused there when
+it is compiled, with an UnsupportedError naming the call's file:line."""
 import io
 import os
 
@@ -14,10 +17,6 @@ from .typing import signature_string
 
 __all__ = ["LinkableCode", "CUSource", "PTXSource", "Fatbin", "Cubin", "Archive", "Object", "LTOIR",
            "declare_device", "ExternFunction"]
-
-_NOT_LINKED = ("is an external function (declare_device) whose code is CUDA C or PTX; gpujit "
-               "compiles Python only and does not link CUDA C or PTX into kernels")
-
 
 class LinkableCode:
     """Code to link with a kernel, held in memory (numba.cuda.LinkableCode); its subclasses
@@ -130,12 +129,14 @@ def _check_link(link):
 
 class ExternFunction:
     """A declared external device function: its name, signature (a gpujit.types.Signature)
-    and the sources that would define it. Kernels cannot call it (see the module's doc)."""
+    and the sources that define it, linked with each kernel that calls it."""
 
-    def __init__(self, name, sig, link=(), use_cooperative=False, abi="numba"):
+    def __init__(self, name, sig, link=(), use_cooperative=False, abi="numba", sig_text=None):
         self.name, self.sig, self.link = name, sig, link
         self.use_cooperative, self.abi = use_cooperative, abi
-        self.__gpujit_unsupported__ = "%s() %s" % (name, _NOT_LINKED)
+        # what the compiler reads (src/externs.c): the symbol, the signature as it spells
+        # one, and the ABI
+        self.__gpujit_extern__ = (name, sig_text or signature_string(sig), abi)
 
     def __repr__(self):
         return "<external device function %s %s>" % (self.name, self.sig)
@@ -163,4 +164,41 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
         raise TypeError("declare_device() takes the function's name as a str, not %r" % (name,))
     if abi not in ("numba", "c"):
         raise NotImplementedError("Unsupported ABI: %s" % abi)
-    return ExternFunction(name, _signature(sig), _check_link(link), use_cooperative, abi)
+    return ExternFunction(name, _signature(sig), _check_link(link), use_cooperative, abi,
+                          signature_string(sig))
+
+
+def _item_bytes(code):
+    data = code.data
+    if isinstance(data, str):
+        data = data.encode()
+    return bytes(data)
+
+
+def link_items(link, cc):
+    """The CompiledKernel.link tuple for the paths and LinkableCode objects `link` (in
+    order, each code once: two declarations may name one file, whose definitions must
+    not be linked twice) on a device of compute capability `cc`: (kind, name, bytes) per
+    item, CUDA C compiled to PTX by NVRTC, PTX NUL-terminated as the driver reads it."""
+    items, seen = [], set()
+    for entry in link:
+        code = LinkableCode.from_path_or_obj(entry)
+        if not isinstance(code, LinkableCode):
+            raise TypeError("link= takes file paths and LinkableCode objects, not %r" % (entry,))
+        key = (code.kind, _item_bytes(code))
+        if key in seen:
+            continue
+        seen.add(key)
+        if code.kind == "ltoir":
+            raise NotImplementedError("cannot link LTO-IR (%s): it needs nvJitLink, which gpujit does not use; link "
+                                      "CUDA C, PTX, cubins, fatbins, objects or archives" % code.name)
+        if code.kind == "cu":
+            from .cudadrv import nvrtc
+            ptx, _ = nvrtc.compile(code.data, code.name + ".cu", cc)
+            items.append(("ptx", code.name, ptx.encode() + b"\0"))
+        elif code.kind == "ptx":
+            data = _item_bytes(code)
+            items.append(("ptx", code.name, data if data.endswith(b"\0") else data + b"\0"))
+        else:
+            items.append((code.kind, code.name, _item_bytes(code)))
+    return tuple(items)

@@ -384,14 +384,15 @@ class DeviceUFunc:
                 raise TypeError("%s: out= must be an array, not %s" % (self.__name__, type(out).__name__))
         shape = broadcast_shapes(*shapes)
         if out is not None:
+            oshape = tuple((dev_out if dev_out is not None else out).shape)  # a CAI exporter may have none
             try:
-                fits = broadcast_shapes(shape, tuple(out.shape)) == tuple(out.shape)
+                fits = broadcast_shapes(shape, oshape) == oshape
             except ValueError:
                 fits = False
             if not fits:
                 raise ValueError("%s: out= has shape %s, the arguments broadcast to %s"
-                                 % (self.__name__, tuple(out.shape), shape))
-            shape = tuple(out.shape)
+                                 % (self.__name__, oshape, shape))
+            shape = oshape
 
         size = math.prod(shape)
         kshape = shape or (1,)
@@ -659,6 +660,9 @@ class DeviceGUFunc:
                                     "compatible signature is possible by casting but %s does not support .astype()"
                                     % (i + 1, self.__name__, a.dtype, want, type(a).__name__))
         sched = self.engine.schedule([tuple(a.shape) for a in inputs])
+        # another library's arrays (__cuda_array_interface__ only) as device arrays
+        outs = [_as_device_array(o) if o is not None and not isinstance(o, np.ndarray) and _is_device_array(o) else o
+                for o in outs]
         for o, shape, dt in zip(outs, sched.output_shapes, outdtypes):
             if o is not None and tuple(o.shape) != shape:
                 raise ValueError("output shape mismatch: %s has shape %s, the call produces %s"

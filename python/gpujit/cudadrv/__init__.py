@@ -37,7 +37,7 @@ __all__ = [
 
 def __getattr__(name):
     # numba.cuda.cudadrv's submodules, imported on first use
-    if name in ("driver", "devicearray", "nvrtc"):
+    if name in ("driver", "devicearray", "nvrtc", "devices"):
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -248,16 +248,29 @@ MemoryInfo = collections.namedtuple("MemoryInfo", ["free", "total"])
 class _Deallocations:
     """numba's queue of frees deferred while kernels may still use the memory.
     gpujit frees an allocation when its last reference goes (cuMemFree waits
-    for the device itself), so nothing is ever pending."""
+    for the device itself), so nothing is ever pending: count is 0, and len()
+    is how many allocations were freed since the last clear() (what numba's
+    queue would have held)."""
 
     count = 0
 
+    def __init__(self):
+        self._base = _core.frees()
+
+    def __len__(self):
+        return _core.frees() - self._base
+
     def clear(self):
-        pass
+        self._base = _core.frees()
 
     @contextlib.contextmanager
     def disable(self):
         yield
+
+
+class _MemoryManager:
+    def __init__(self, deallocations):
+        self.deallocations = deallocations
 
 
 class Context:
@@ -270,6 +283,12 @@ class Context:
 
     def __repr__(self):
         return f"<gpujit context of {self.device!r}>"
+
+    @property
+    def memory_manager(self):
+        """numba's memory manager of the context; here what it exposes of gpujit's
+        allocation: the deallocations queue."""
+        return _MemoryManager(self.deallocations)
 
     def __eq__(self, other):
         return isinstance(other, Context) and (self.device.id, self.device.target) == (
@@ -309,6 +328,12 @@ class Context:
         whose memory belongs to its Python objects."""
         if _core.get_target() != "cpu":
             _core.reset()
+
+    def get_ipc_handle(self, memory):
+        """The picklable IPC handle of device memory (an Allocation, a device array's
+        gpu_data, another library's array) for another process to open (gpujit.ipc)."""
+        from ..ipc import ipc_handle
+        return ipc_handle(memory)
 
     def can_access_peer(self, peer_device):
         return _core.get_target() != "cpu" and int(peer_device) == self.device.id

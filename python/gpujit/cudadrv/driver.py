@@ -77,8 +77,9 @@ def _have_nvjitlink():
 
 
 def is_device_memory(obj):
-    """True for device arrays and gpujit Allocations."""
-    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation))
+    """True for device arrays, gpujit Allocations and MemoryPointers (a view's gpu_data)."""
+    from ..devicearray import MemoryPointer
+    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation, MemoryPointer))
 
 
 def _memory(obj):
@@ -90,6 +91,11 @@ def _memory(obj):
         return obj._ptr + lo, hi - lo, host, obj._target
     if isinstance(obj, _core.Allocation):
         return obj.ptr, obj.size, obj.kind != "device", "cpu" if obj.kind == "host" else "cuda"
+    from ..devicearray import MemoryPointer
+    if isinstance(obj, MemoryPointer):
+        alloc = obj.owner if isinstance(obj.owner, _core.Allocation) else None
+        kind = alloc.kind if alloc is not None else "device"
+        return obj.ptr, obj.size, kind != "device", "cpu" if kind == "host" else "cuda"
     a = np.asarray(obj)
     return a.ctypes.data, a.nbytes, True, _core.get_target()
 

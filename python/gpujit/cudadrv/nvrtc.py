@@ -40,6 +40,11 @@ def _candidates():
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
             yield from sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*")), reverse=True)
+    try:  # NVIDIA's wheels (nvidia-cuda-nvrtc), where cuda-pathfinder is installed to find them
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+        yield load_nvidia_dynamic_lib("nvrtc").abs_path
+    except Exception:
+        pass
 
 
 def _nvrtc():
