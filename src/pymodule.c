@@ -289,8 +289,11 @@ static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *py_supported_ccs(PyObject *self, PyObject *unused) { return known_ccs(); }
+
 /* clang-format off */
 static PyMethodDef methods[] = {
+    {"supported_ccs", py_supported_ccs, METH_NOARGS, "supported_ccs() -> the (major, minor) PTX is compiled for"},
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},

@@ -10,6 +10,7 @@ their device address: the driver maps pinned memory at the same address
 under unified addressing). On the cpu target every one of them is host
 memory and the copies are memcpy.
 """
+import contextlib
 import ctypes
 
 import numpy as np
@@ -23,6 +24,9 @@ __all__ = [
     "CudaAPIError", "CudaSupportError", "CudaDriverError", "LinkerError", "driver", "Stream", "Event",
     "device_memset", "host_to_device", "device_to_host", "device_to_device", "device_memory_size",
     "device_pointer", "host_pointer", "is_device_memory",
+    "AutoFreePointer", "BaseCUDAMemoryManager", "GetIpcHandleMixin", "HostOnlyCUDAMemoryManager", "MappedMemory",
+    "MemoryInfo", "MemoryPointer", "PinnedMemory", "set_memory_manager", "profile_start", "profile_stop",
+    "profiling", "get_version",
 ]
 
 
@@ -154,3 +158,34 @@ def device_to_host(dst, src, size, stream=0):
 def device_to_device(dst, src, size, stream=0):
     """Copy `size` bytes between device memories."""
     _device_bytes(dst, size)._dtod(0, _device_bytes(src, size), 0, size, stream)
+
+
+# numba's External Memory Management names live in this module too
+from .emm import (AutoFreePointer, BaseCUDAMemoryManager, GetIpcHandleMixin, HostOnlyCUDAMemoryManager,  # noqa: E402
+                  MappedMemory, MemoryInfo, MemoryPointer, PinnedMemory, set_memory_manager)
+
+
+def profile_start():
+    """Start the profiler's collection in the current context (cuProfilerStart; nothing on the
+    cpu target)."""
+    _core.profiler(True)
+
+
+def profile_stop():
+    """Stop the profiler's collection in the current context (cuProfilerStop)."""
+    _core.profiler(False)
+
+
+@contextlib.contextmanager
+def profiling():
+    """profile_start() on entry, profile_stop() on exit."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
+
+
+def get_version():
+    """The driver's CUDA version, (major, minor)."""
+    return driver.get_version()
