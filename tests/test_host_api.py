@@ -106,7 +106,8 @@ def test_plugin_class_allocates_device_arrays(no_plugin):
     assert not mm.live  # each finalizer ran when its array went
 
 
-def test_plugin_reports_and_resets(no_plugin):
+def test_plugin_reports_and_resets(no_plugin, monkeypatch):
+    monkeypatch.setattr(_core, "reset", lambda: None)  # keep the device's context for the other tests
     gpu.set_memory_manager(CountingPlugin)
     ctx = gpu.current_context()
     assert ctx.get_memory_info() == (32, 64)
