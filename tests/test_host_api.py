@@ -154,6 +154,55 @@ def test_plugin_version_checked(no_plugin):
         CountingPlugin()
 
 
+PLUGIN_MODULE = """
+import gpujit as gpu
+from gpujit import _core
+
+calls = []
+
+
+class Plugin(gpu.HostOnlyCUDAMemoryManager):
+    def memalloc(self, size):
+        calls.append(size)
+        a = _core.alloc(size)
+        return gpu.MemoryPointer(self.context, a.ptr, size, finalizer=a.__repr__)
+
+    def initialize(self):
+        pass
+
+    def get_ipc_handle(self, memory):
+        pass
+
+    def get_memory_info(self):
+        return gpu.MemoryInfo(1, 2)
+
+    @property
+    def interface_version(self):
+        return 1
+
+
+_numba_memory_manager = Plugin
+"""
+
+
+def test_plugin_named_by_environment(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "myplugin.py").write_text(PLUGIN_MODULE)
+    code = ("import numpy as np, gpujit as gpu, myplugin\n"
+            "d = gpu.to_device(np.arange(5.0))\n"
+            "print(myplugin.calls, d.copy_to_host().sum(), gpu.current_context().get_memory_info())\n")
+    env = dict(__import__("os").environ)
+    env["PYTHONPATH"] = str(tmp_path) + ":" + env.get("PYTHONPATH", "")
+    env["NUMBA_CUDA_MEMORY_MANAGER"] = "myplugin"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0] == "[40] 10.0 MemoryInfo(free=1, total=2)"
+    env["NUMBA_CUDA_MEMORY_MANAGER"] = "no_such_plugin_module"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode != 0 and "Failed to use memory manager from no_such_plugin_module" in r.stderr
+
+
 def test_memory_pointer():
     freed = []
     mp = gpu.MemoryPointer(None, ctypes.c_void_p(0x1000), 64, finalizer=lambda: freed.append(1))

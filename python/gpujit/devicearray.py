@@ -12,6 +12,7 @@ memcpy; the API is the same.
 import ctypes
 import math
 import operator
+import os as _os
 
 import numpy as np
 
@@ -73,7 +74,9 @@ def _bytes_of(ary):
     return ary.reshape(-1).view(np.uint8)
 
 
-_memory_manager_set = False  # set by cudadrv/emm.py once a memory manager plugin is in use
+# set by cudadrv/emm.py once a memory manager plugin is in use (or named by the environment)
+_memory_manager_set = any(_os.environ.get(v, "default") != "default"
+                          for v in ("NUMBA_CUDA_MEMORY_MANAGER", "GPUJIT_CUDA_MEMORY_MANAGER"))
 
 
 def _alloc(nbytes, pinned=False):

@@ -1,8 +1,10 @@
 """numba's External Memory Management (EMM) plugin interface, and the
 page-locking of host memory others own (mempin, cuda.mapped).
 
-A plugin is a class (set_memory_manager(cls)) or an instance set on a
-context (current_context().memory_manager = obj). Once set, gpujit takes every
+A plugin is a class (set_memory_manager(cls), or a module named by
+$NUMBA_CUDA_MEMORY_MANAGER / $GPUJIT_CUDA_MEMORY_MANAGER whose
+_numba_memory_manager is that class) or an instance set on a context
+(current_context().memory_manager = obj). Once set, gpujit takes every
 device array's memory from its memalloc, pinned and mapped host arrays' from
 its memhostalloc, pinned host memory from its mempin, and asks it for
 get_memory_info and reset, on both targets: on the cpu target a plugin's
@@ -17,6 +19,8 @@ without a GPU.
 import abc
 import contextlib
 import ctypes
+import importlib
+import os
 import weakref
 
 import numpy as np
@@ -276,7 +280,8 @@ def _key():
 
 def _activate():
     from .. import devicearray
-    devicearray._memory_manager_set = _plugin is not None or bool(_instances)
+    devicearray._memory_manager_set = (_plugin is not None or bool(_instances)
+                                       or (not _env_checked and env_plugin_named() is not None))
 
 
 def set_memory_manager(mm_plugin):
@@ -292,8 +297,31 @@ def set_memory_manager(mm_plugin):
     _activate()
 
 
+ENV_VARS = ("NUMBA_CUDA_MEMORY_MANAGER", "GPUJIT_CUDA_MEMORY_MANAGER")
+_env_checked = False
+
+
+def env_plugin_named():
+    return next((os.environ[v] for v in ENV_VARS if os.environ.get(v, "default") != "default"), None)
+
+
+def _plugin_from_env():
+    """numba's way to set a plugin without code: a module's _numba_memory_manager."""
+    global _env_checked
+    _env_checked = True
+    name = env_plugin_named()
+    if name is None:
+        return
+    try:
+        set_memory_manager(importlib.import_module(name)._numba_memory_manager)
+    except Exception as e:
+        raise RuntimeError("Failed to use memory manager from %s: %s" % (name, e)) from e
+
+
 def manager(create=True):
     """The current device's plugin instance, or None when gpujit allocates itself."""
+    if not _env_checked and _plugin is None:
+        _plugin_from_env()
     key = _key()
     mm = _instances.get(key)
     if mm is None and create and _plugin is not None:
