@@ -106,6 +106,23 @@ def test_plugin_class_allocates_device_arrays(no_plugin):
     assert not mm.live  # each finalizer ran when its array went
 
 
+def test_plugin_memory_with_driver_functions(no_plugin):
+    from gpujit.cudadrv import driver
+    gpu.set_memory_manager(CountingPlugin)
+    mp = gpu.current_context().memalloc(64)
+    assert isinstance(mp, gpu.MemoryPointer) and driver.is_device_memory(mp)
+    assert driver.device_pointer(mp) == mp.device_pointer_value and driver.device_memory_size(mp) == 64
+    byte = int(np.random.default_rng().integers(1, 255))
+    mp.memset(byte)
+    host = np.zeros(64, np.uint8)
+    driver.device_to_host(host, mp, 64)
+    assert (host == byte).all()
+    src = np.random.default_rng().integers(0, 255, 64).astype(np.uint8)
+    driver.host_to_device(mp, src, 64)
+    driver.device_to_host(host, mp, 64)
+    np.testing.assert_array_equal(host, src)
+
+
 def test_plugin_reports_and_resets(no_plugin, monkeypatch):
     monkeypatch.setattr(_core, "reset", lambda: None)  # keep the device's context for the other tests
     gpu.set_memory_manager(CountingPlugin)

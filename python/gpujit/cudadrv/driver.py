@@ -80,9 +80,14 @@ def _have_nvjitlink():
     return False
 
 
+def _is_memory_pointer(obj):
+    """A memory manager plugin's memory (cudadrv/emm.py's MemoryPointer and kinds)."""
+    return getattr(obj, "__cuda_memory__", False) and hasattr(obj, "device_pointer")
+
+
 def is_device_memory(obj):
-    """True for device arrays and gpujit Allocations."""
-    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation))
+    """True for device arrays, gpujit Allocations and memory managers' MemoryPointers."""
+    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation)) or _is_memory_pointer(obj)
 
 
 def _memory(obj):
@@ -94,6 +99,9 @@ def _memory(obj):
         return obj._ptr + lo, hi - lo, host, obj._target
     if isinstance(obj, _core.Allocation):
         return obj.ptr, obj.size, obj.kind != "device", "cpu" if obj.kind == "host" else "cuda"
+    if _is_memory_pointer(obj):
+        target = _core.get_target()
+        return int(obj.device_pointer), obj.size, target == "cpu" or hasattr(obj, "host_pointer"), target
     a = np.asarray(obj)
     return a.ctypes.data, a.nbytes, True, _core.get_target()
 
@@ -119,7 +127,7 @@ def _device_bytes(obj, size):
     ptr, n, _, target = _memory(obj)
     if size > n:
         raise ValueError("%d bytes asked for, but the memory holds %d" % (size, n))
-    owner = obj if isinstance(obj, _core.Allocation) else getattr(obj, "_owner", obj)
+    owner = obj if isinstance(obj, _core.Allocation) or _is_memory_pointer(obj) else getattr(obj, "_owner", obj)
     v = _core.DeviceArrayBase.__new__(_core.DeviceArrayBase)
     _core.DeviceArrayBase.__init__(v, (size,), None, dict(_core.dtype_codes)["uint8"], owner, ptr,
                                    target=target)
