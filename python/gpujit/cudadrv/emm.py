@@ -206,7 +206,6 @@ class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
             mem = MappedMemory(ctx, alloc.ptr, size, owner=alloc)
         else:
             mem = PinnedMemory(ctx, alloc.ptr, size, owner=alloc)
-        mem._alloc = alloc
         return mem
 
     def mempin(self, owner, pointer, size, mapped=False):
