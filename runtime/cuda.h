@@ -88,6 +88,8 @@ enum {
     CU_EVENT_DISABLE_TIMING = 2,
     CU_STREAM_DEFAULT = 0,
     CU_MEMHOSTALLOC_PORTABLE = 1,
+    CU_MEMHOSTREGISTER_PORTABLE = 1,
+    CU_MEMHOSTREGISTER_DEVICEMAP = 2,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
 };
 
@@ -155,6 +157,13 @@ typedef struct GjCuda {
     CUresult (*MemFree)(CUdeviceptr);
     CUresult (*MemHostAlloc)(void **, size_t, unsigned);
     CUresult (*MemFreeHost)(void *);
+    /* numba's mapped()/mempin: host memory page-locked and mapped in place */
+    CUresult (*MemHostRegister)(void *, size_t, unsigned);
+    CUresult (*MemHostUnregister)(void *);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+    /* numba's profile_start/profile_stop */
+    CUresult (*ProfilerStart)(void);
+    CUresult (*ProfilerStop)(void);
     CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
     CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);

@@ -131,6 +131,11 @@ static int resolve_all(void) {
     RESOLVE(MemFree, "cuMemFree_v2");
     RESOLVE(MemHostAlloc, "cuMemHostAlloc");
     RESOLVE(MemFreeHost, "cuMemFreeHost");
+    RESOLVE(MemHostRegister, "cuMemHostRegister_v2", "cuMemHostRegister");
+    RESOLVE(MemHostUnregister, "cuMemHostUnregister");
+    RESOLVE(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer");
+    RESOLVE(ProfilerStart, "cuProfilerStart");
+    RESOLVE(ProfilerStop, "cuProfilerStop");
     RESOLVE(MemcpyHtoD, "cuMemcpyHtoD_v2");
     RESOLVE(MemcpyDtoH, "cuMemcpyDtoH_v2");
     RESOLVE(MemcpyDtoD, "cuMemcpyDtoD_v2");

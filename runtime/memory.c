@@ -261,8 +261,65 @@ static PyObject *py_frees(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLongLong(__atomic_load_n(&nfreed, __ATOMIC_RELAXED));
 }
 
+/* Page-locks host memory someone else owns (numba's mempin and mapped());
+ * returns the address a kernel reaches it at. The cpu target has nothing to
+ * lock: its kernels read host memory. */
+static PyObject *py_host_register(PyObject *self, PyObject *args) {
+    unsigned long long ptr;
+    Py_ssize_t n;
+    int mapped;
+    if (!PyArg_ParseTuple(args, "Knp:host_register", &ptr, &n, &mapped)) return NULL;
+    if (n < 0) return PyErr_Format(PyExc_ValueError, "negative size %zd", n);
+    int t = gj_target();
+    if (t < 0) return NULL;
+    if (t == GJ_TARGET_HOST || n == 0) return PyLong_FromUnsignedLongLong(ptr);
+    int dev = gj_current_device();
+    unsigned flags = CU_MEMHOSTREGISTER_PORTABLE | (mapped ? CU_MEMHOSTREGISTER_DEVICEMAP : 0);
+    if (gj_cuda_enter(dev) < 0 ||
+        gj_cuda_check(gj_cu.MemHostRegister((void *)(uintptr_t)ptr, (size_t)n, flags), "cuMemHostRegister") < 0)
+        return NULL;
+    CUdeviceptr d = (CUdeviceptr)ptr;
+    if (mapped && gj_cuda_check(gj_cu.MemHostGetDevicePointer(&d, (void *)(uintptr_t)ptr, 0),
+                                "cuMemHostGetDevicePointer") < 0) {
+        gj_cu.MemHostUnregister((void *)(uintptr_t)ptr);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(d);
+}
+
+static PyObject *py_host_unregister(PyObject *self, PyObject *args) {
+    unsigned long long ptr;
+    if (!PyArg_ParseTuple(args, "K:host_unregister", &ptr)) return NULL;
+    int t = gj_target();
+    if (t < 0) return NULL;
+    if (t != GJ_TARGET_HOST && ptr &&
+        (gj_cuda_enter(gj_current_device()) < 0 ||
+         gj_cuda_check(gj_cu.MemHostUnregister((void *)(uintptr_t)ptr), "cuMemHostUnregister") < 0))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* numba's profile_start/profile_stop: bracket what a profiler records. Nothing
+ * to record on the cpu target. */
+static PyObject *py_profiler(PyObject *self, PyObject *on) {
+    int start = PyObject_IsTrue(on);
+    if (start < 0) return NULL;
+    int t = gj_target();
+    if (t < 0) return NULL;
+    if (t == GJ_TARGET_HOST) Py_RETURN_NONE;
+    if (gj_cuda_enter(gj_current_device()) < 0 ||
+        gj_cuda_check(start ? gj_cu.ProfilerStart() : gj_cu.ProfilerStop(),
+                      start ? "cuProfilerStart" : "cuProfilerStop") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* clang-format off */
 static PyMethodDef memory_methods[] = {
+    {"host_register", py_host_register, METH_VARARGS,
+     "host_register(ptr, nbytes, mapped) -> the device address of page-locked host memory"},
+    {"host_unregister", py_host_unregister, METH_VARARGS, "host_unregister(ptr): undoes host_register"},
+    {"profiler", py_profiler, METH_O, "profiler(on): cuProfilerStart / cuProfilerStop"},
     {"alloc", (PyCFunction)(void (*)(void))py_alloc, METH_VARARGS | METH_KEYWORDS,
      "alloc(nbytes, pinned=False) -> Allocation on the current target and device"},
     {"frees", py_frees, METH_NOARGS, "frees() -> how many allocations have been freed in this process"},

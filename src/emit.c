@@ -51,6 +51,20 @@ static const struct { int sm, min_ptx; } known_sm[] = {
 static const int known_ptx[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
 #define NKNOWN_SM (int)(sizeof known_sm / sizeof known_sm[0])
 
+/* known_sm as ((major, minor), ...): what nvvm.get_supported_ccs() and `python -m gpujit info` report. */
+PyObject *known_ccs(void) {
+    PyObject *t = PyTuple_New(NKNOWN_SM);
+    for (int k = 0; t && k < NKNOWN_SM; k++) {
+        PyObject *cc = Py_BuildValue("(ii)", known_sm[k].sm / 10, known_sm[k].sm % 10);
+        if (!cc) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, k, cc);
+    }
+    return t;
+}
+
 /* A cc newer than LLVM knows compiles for the newest it does: the driver
  * JIT-compiles PTX for newer GPUs, and that PTX's ISA (7.8 for sm_90) is one
  * every driver for them accepts. A cc between two known ones (8.8) compiles

@@ -338,8 +338,26 @@ static PyObject *py_verify_selftest(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *py_supported_ccs(PyObject *self, PyObject *unused) { return known_ccs(); }
+
+/* What `python -m gpujit info` reports of the compiler's environment. */
+static PyObject *py_libdevice_path(PyObject *self, PyObject *unused) {
+    const char *p = find_libdevice();
+    if (!p) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(p);
+}
+
+static PyObject *py_llvm_version(PyObject *self, PyObject *unused) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    return Py_BuildValue("(III)", major, minor, patch);
+}
+
 /* clang-format off */
 static PyMethodDef methods[] = {
+    {"supported_ccs", py_supported_ccs, METH_NOARGS, "supported_ccs() -> the (major, minor) PTX is compiled for"},
+    {"libdevice_path", py_libdevice_path, METH_NOARGS, "libdevice_path() -> libdevice.10.bc's path, or None"},
+    {"llvm_version", py_llvm_version, METH_NOARGS, "llvm_version() -> LLVM's (major, minor, patch)"},
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},

@@ -365,7 +365,7 @@ static void machine(Ctx *c, MachineSpec *m) {
 }
 
 /* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
-static const char *find_libdevice(void) {
+const char *find_libdevice(void) {
     static char path[4096];
     const char *env = getenv("GPUJIT_LIBDEVICE");
     if (env && access(env, R_OK) == 0) return env;

@@ -74,9 +74,36 @@ _LAZY = {
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
     "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
     "libdevice": ("libdevice", None), "libdevicefuncs": ("libdevicefuncs", None),
-    "open_ipc_array": ("ipc", "open_ipc_array"), "devices": ("cudadrv.devices", None),
-    "driver": ("cudadrv.driver", None),
+    "open_ipc_array": ("ipc", "open_ipc_array"),
+    # numba.cuda's host API around the driver (cudadrv/): memory manager plugins, mapped memory,
+    # the profiler, and numba's modules and objects of those names
+    "BaseCUDAMemoryManager": ("cudadrv.emm", "BaseCUDAMemoryManager"),
+    "HostOnlyCUDAMemoryManager": ("cudadrv.emm", "HostOnlyCUDAMemoryManager"),
+    "GetIpcHandleMixin": ("cudadrv.emm", "GetIpcHandleMixin"), "MemoryPointer": ("cudadrv.emm", "MemoryPointer"),
+    "MappedMemory": ("cudadrv.emm", "MappedMemory"), "PinnedMemory": ("cudadrv.emm", "PinnedMemory"),
+    "MemoryInfo": ("cudadrv", "MemoryInfo"), "set_memory_manager": ("cudadrv.emm", "set_memory_manager"),
+    "mapped": ("cudadrv.emm", "mapped"), "profiling": ("cudadrv.driver", "profiling"),
+    "profile_start": ("cudadrv.driver", "profile_start"), "profile_stop": ("cudadrv.driver", "profile_stop"),
+    "driver": ("cudadrv.driver", None), "devices": ("cudadrv.devices", None),
+    "require_context": ("cudadrv.devices", "require_context"), "runtime": ("cudadrv.runtime", "runtime"),
+    "nvvm": ("cudadrv.nvvm", None), "KernelRuntimeError": ("errors", "KernelRuntimeError"),
+    "reduction": ("reduction", None),
 }
+
+implementation = "gpujit"  # numba.cuda.implementation: who implements the API ("NVIDIA" for numba-cuda)
+# numba's default compute capability for PTX compiled without one; gpujit's is 9.0
+config_default_cc = numba_cuda_default_ptx_cc = (9, 0)
+
+
+def cuda_error():
+    """None if the CUDA driver loaded and initialised, else the reason it did not (a string)."""
+    if _core.is_available():
+        return None
+    try:
+        _core.driver_version()
+    except CudaError as e:
+        return str(e)
+    return "no CUDA device found"
 
 
 def __getattr__(name):

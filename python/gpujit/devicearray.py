@@ -12,6 +12,7 @@ memcpy; the API is the same.
 import ctypes
 import math
 import operator
+import os as _os
 
 import numpy as np
 
@@ -73,6 +74,19 @@ def _bytes_of(ary):
     return ary.reshape(-1).view(np.uint8)
 
 
+# set by cudadrv/emm.py once a memory manager plugin is in use (or named by the environment)
+_memory_manager_set = any(_os.environ.get(v, "default") != "default"
+                          for v in ("NUMBA_CUDA_MEMORY_MANAGER", "GPUJIT_CUDA_MEMORY_MANAGER"))
+
+
+def _alloc(nbytes, pinned=False):
+    """gpujit's allocator, or the memory manager plugin's once one is set."""
+    if _memory_manager_set:
+        from .cudadrv import emm
+        return emm.alloc(nbytes, pinned)
+    return _core.alloc(nbytes, pinned=pinned)
+
+
 def _sync(stream):
     if stream is not None and stream != 0 and not (isinstance(stream, _core.Stream) and
                                                      stream.handle == 0):
@@ -95,7 +109,7 @@ class DeviceArray(_core.DeviceArrayBase):
             lo, hi = _extent(shape, strides or _c_strides(shape, itemsize), itemsize)
             if lo < 0:
                 raise ValueError("negative strides need an existing allocation (gpu_data)")
-            gpu_data = _core.alloc(hi)
+            gpu_data = _alloc(hi)
         super().__init__(shape, strides, code, gpu_data, gpu_data.ptr, stream=_kept_stream(stream))
 
     # ---- construction of views ----
@@ -710,7 +724,7 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     if _core.get_target() == "cpu":
         flat = np.empty(size, dtype=dtype)
     else:
-        alloc = _core.alloc(size * dtype.itemsize, pinned=True)
+        alloc = _alloc(size * dtype.itemsize, pinned=True)
         flat = np.frombuffer(alloc, dtype=dtype, count=size)  # keeps alloc alive
     return flat.reshape(shape, order=order) if strides is None else np.lib.stride_tricks.as_strided(
         flat, shape, strides)

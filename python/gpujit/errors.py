@@ -62,3 +62,17 @@ __all__ = ["CompileError", "TypingError", "TypingValueError", "UnsupportedError"
            "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]
+
+
+class KernelRuntimeError(RuntimeError):
+    """numba's error for an exception raised in a kernel, with the thread and block that
+    raised it (tid, ctaid: (x, y, z) tuples, or None)."""
+
+    def __init__(self, msg, tid=None, ctaid=None):
+        self.tid = tid
+        self.ctaid = ctaid
+        self.msg = msg
+        super().__init__("An exception was raised in thread=%s block=%s\n\t%s" % (tid, ctaid, msg))
+
+
+__all__.append("KernelRuntimeError")

@@ -30,7 +30,9 @@ import gpujit as _gpu  # noqa: E402  (the kernels below use `_gpu.` like user co
 
 __all__ = ["create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshiro128p_next",
            "xoroshiro128p_jump", "xoroshiro128p_uniform_float32", "xoroshiro128p_uniform_float64",
-           "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64", "xoroshiro128p_dtype"]
+           "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64", "xoroshiro128p_dtype",
+           "init_xoroshiro128p_state", "rotl", "uint64_to_unit_float64", "uint64_to_unit_float32",
+           "init_xoroshiro128p_states_cpu"]
 
 # numba's states are a structured array of these; gpujit's are (n, 2) uint64
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
@@ -107,6 +109,36 @@ def xoroshiro128p_normal_float32(states, index):
     u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
     return math.sqrt(_gpu.float32(-2.0) * math.log(u1)) * math.cos(_gpu.float32(6.2831855) * u2)
+
+
+@_device
+def rotl(x, k):
+    """x (a uint64) rotated left by k bits, 0 < k < 64."""
+    return _rotl(_gpu.uint64(x), _gpu.uint64(k))
+
+
+@_device
+def uint64_to_unit_float64(x):
+    """A float64 in [0, 1) from the top 53 bits of the uint64 x."""
+    return _unit_float64(_gpu.uint64(x))
+
+
+@_device
+def uint64_to_unit_float32(x):
+    """uint64_to_unit_float64(x) rounded to float32."""
+    return _gpu.float32(_unit_float64(_gpu.uint64(x)))
+
+
+@_device
+def init_xoroshiro128p_state(states, index, seed):
+    """Set thread `index`'s state from a 64-bit seed by splitmix64 (both words equal), so
+    that small seeds do not start predictable sequences."""
+    z = _gpu.uint64(seed) + _gpu.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> _gpu.uint64(30))) * _gpu.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _gpu.uint64(27))) * _gpu.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> _gpu.uint64(31))
+    states[index, 0] = z
+    states[index, 1] = z
 
 
 # ---- creating states: jump-ahead by powers of the jump matrix ----------------
@@ -203,6 +235,25 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     tpb = 128
     _init_states[(n + tpb - 1) // tpb, tpb, stream](states, powers, np.uint64(s0), np.uint64(s1),
                                                     np.uint64(int(subsequence_start) & _M64))
+
+
+def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):
+    """Fill `states`, an (n, 2) uint64 NumPy array, on the host: state 0 is the seed's jumped
+    subsequence_start times by 2**64 steps, each next state the previous one jumped once
+    (the same states init_xoroshiro128p_states makes on the device)."""
+    states = np.asarray(states)
+    if states.ndim != 2 or states.shape[1] != 2 or states.dtype != np.uint64:
+        raise TypeError("states must be an (n, 2) uint64 array")
+    if states.shape[0] == 0:
+        return
+    s0, s1 = _seed_state(int(seed) & _M64)
+    for _ in range(int(subsequence_start)):
+        s0, s1 = _jump_py(s0, s1)
+    for i in range(states.shape[0]):
+        if i:
+            s0, s1 = _jump_py(s0, s1)
+        states[i, 0] = s0
+        states[i, 1] = s1
 
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):

@@ -297,8 +297,22 @@ class Context:
     def __hash__(self):
         return hash((self.device.id, self.device.target))
 
+    @property
+    def memory_manager(self):
+        """The memory manager plugin this device allocates through (None: gpujit's own)."""
+        from . import emm
+        return emm.manager()
+
+    @memory_manager.setter
+    def memory_manager(self, mm):
+        from . import emm
+        emm.set_manager(mm)
+
     def get_memory_info(self):
         """MemoryInfo(free, total) in bytes (the host's on the cpu target)."""
+        mm = self.memory_manager
+        if mm is not None:
+            return mm.get_memory_info()
         if _core.get_target() == "cpu":
             total = self.device.total_memory
             try:
@@ -310,14 +324,27 @@ class Context:
 
     def memalloc(self, bytesize):
         """`bytesize` bytes of device memory (an Allocation; freed with its last reference)."""
+        mm = self.memory_manager
+        if mm is not None:
+            return mm.memalloc(int(bytesize))
         return _core.alloc(int(bytesize))
 
     def memhostalloc(self, bytesize, mapped=False, portable=False, wc=False):
         """`bytesize` bytes of page-locked host memory (a buffer: np.ndarray(buffer=...)).
         Under unified addressing it is mapped, at the same address, for every device."""
+        mm = self.memory_manager
+        if mm is not None:
+            return mm.memhostalloc(int(bytesize), mapped, portable, wc)
         if _core.get_target() == "cpu":
             return _core.alloc(int(bytesize))
         return _core.alloc(int(bytesize), pinned=True)
+
+    def mempin(self, owner, pointer, size, mapped=False):
+        """Page-lock `size` bytes of host memory at `pointer` that `owner` holds (mapped:
+        also reachable from kernels): a MappedMemory or PinnedMemory, unpinned when collected."""
+        from . import emm
+        mm = self.memory_manager or emm._OwnManager(context=self)
+        return mm.mempin(owner, pointer, size, mapped)
 
     def synchronize(self):
         _core.synchronize()
@@ -326,6 +353,9 @@ class Context:
         """Free everything in the context: gpujit.reset() on the cuda target
         (arrays made before become unusable); nothing to do on the cpu target,
         whose memory belongs to its Python objects."""
+        mm = self.memory_manager
+        if mm is not None:
+            mm.reset()
         if _core.get_target() != "cpu":
             _core.reset()
 

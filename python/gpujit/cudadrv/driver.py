@@ -10,6 +10,7 @@ their device address: the driver maps pinned memory at the same address
 under unified addressing). On the cpu target every one of them is host
 memory and the copies are memcpy.
 """
+import contextlib
 import ctypes
 
 import numpy as np
@@ -23,6 +24,9 @@ __all__ = [
     "CudaAPIError", "CudaSupportError", "CudaDriverError", "LinkerError", "driver", "Stream", "Event",
     "device_memset", "host_to_device", "device_to_host", "device_to_device", "device_memory_size",
     "device_pointer", "host_pointer", "is_device_memory",
+    "AutoFreePointer", "BaseCUDAMemoryManager", "GetIpcHandleMixin", "HostOnlyCUDAMemoryManager", "MappedMemory",
+    "MemoryInfo", "MemoryPointer", "PinnedMemory", "set_memory_manager", "profile_start", "profile_stop",
+    "profiling", "get_version",
 ]
 
 
@@ -76,10 +80,16 @@ def _have_nvjitlink():
     return False
 
 
+def _is_memory_pointer(obj):
+    """A memory manager plugin's memory (cudadrv/emm.py's MemoryPointer and kinds)."""
+    return getattr(obj, "__cuda_memory__", False) and hasattr(obj, "device_pointer")
+
+
 def is_device_memory(obj):
-    """True for device arrays, gpujit Allocations and MemoryPointers (a view's gpu_data)."""
+    """True for device arrays, gpujit Allocations and MemoryPointers (a view's gpu_data, a
+    memory manager's memory)."""
     from ..devicearray import MemoryPointer
-    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation, MemoryPointer))
+    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation, MemoryPointer)) or _is_memory_pointer(obj)
 
 
 def _memory(obj):
@@ -96,6 +106,9 @@ def _memory(obj):
         alloc = obj.owner if isinstance(obj.owner, _core.Allocation) else None
         kind = alloc.kind if alloc is not None else "device"
         return obj.ptr, obj.size, kind != "device", "cpu" if kind == "host" else "cuda"
+    if _is_memory_pointer(obj):
+        target = _core.get_target()
+        return int(obj.device_pointer), obj.size, target == "cpu" or hasattr(obj, "host_pointer"), target
     a = np.asarray(obj)
     return a.ctypes.data, a.nbytes, True, _core.get_target()
 
@@ -121,7 +134,7 @@ def _device_bytes(obj, size):
     ptr, n, _, target = _memory(obj)
     if size > n:
         raise ValueError("%d bytes asked for, but the memory holds %d" % (size, n))
-    owner = obj if isinstance(obj, _core.Allocation) else getattr(obj, "_owner", obj)
+    owner = obj if isinstance(obj, _core.Allocation) or _is_memory_pointer(obj) else getattr(obj, "_owner", obj)
     v = _core.DeviceArrayBase.__new__(_core.DeviceArrayBase)
     _core.DeviceArrayBase.__init__(v, (size,), None, dict(_core.dtype_codes)["uint8"], owner, ptr,
                                    target=target)
@@ -160,3 +173,34 @@ def device_to_host(dst, src, size, stream=0):
 def device_to_device(dst, src, size, stream=0):
     """Copy `size` bytes between device memories."""
     _device_bytes(dst, size)._dtod(0, _device_bytes(src, size), 0, size, stream)
+
+
+# numba's External Memory Management names live in this module too
+from .emm import (AutoFreePointer, BaseCUDAMemoryManager, GetIpcHandleMixin, HostOnlyCUDAMemoryManager,  # noqa: E402
+                  MappedMemory, MemoryInfo, MemoryPointer, PinnedMemory, set_memory_manager)
+
+
+def profile_start():
+    """Start the profiler's collection in the current context (cuProfilerStart; nothing on the
+    cpu target)."""
+    _core.profiler(True)
+
+
+def profile_stop():
+    """Stop the profiler's collection in the current context (cuProfilerStop)."""
+    _core.profiler(False)
+
+
+@contextlib.contextmanager
+def profiling():
+    """profile_start() on entry, profile_stop() on exit."""
+    profile_start()
+    try:
+        yield
+    finally:
+        profile_stop()
+
+
+def get_version():
+    """The driver's CUDA version, (major, minor)."""
+    return driver.get_version()

@@ -1,0 +1,173 @@
+"""python3 -m gpujit: --help, --version, info and ptx, run as a user runs them (a subprocess)."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpujit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+EXAMPLES = os.path.join(REPO, "examples")
+
+
+def cli(*args, cwd=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(gpujit.__file__)) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "gpujit", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+def one_line_error(r, code=2):
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpujit: "), r.stderr
+    return lines[0]
+
+
+KERNELS = textwrap.dedent('''
+    import gpujit as gpu
+
+    @gpu.jit("void(float32[::1], float32)")
+    def eager(a, x):
+        a[gpu.grid(1)] = x
+
+    @gpu.jit
+    def lazy(a, b):
+        a[0] = b
+
+    @gpu.jit
+    def lazy2(a):
+        a[0] = 1
+
+    if __name__ == "__main__":
+        raise SystemExit("the main block must not run")
+''')
+
+
+@pytest.fixture
+def script(tmp_path):
+    p = tmp_path / "kernels.py"
+    p.write_text(KERNELS)
+    return str(p)
+
+
+def test_help_lists_commands_and_options():
+    r = cli("--help")
+    assert r.returncode == 0
+    for word in ("info", "ptx", "--version"):
+        assert word in r.stdout
+    r = cli("ptx", "--help")
+    assert r.returncode == 0
+    helps = {"file": "script that defines", "--kernel NAME": "only this kernel", "--sig SIG": "signature",
+             "--cc MAJOR.MINOR": "compute capability", "--output OUT": "write the PTX"}
+    for opt, words in helps.items():
+        # the option's line, then its help text on the same line or the next
+        m = re.search(r"^  (?:-\w \w+, )?%s(?: {2,}|\n {20,})(.*)" % re.escape(opt), r.stdout, re.M)
+        assert m and words in m.group(1), (opt, r.stdout)
+    assert "default: 9.0" in r.stdout
+    assert cli("info", "--help").returncode == 0
+
+
+def test_no_command_is_a_usage_error():
+    r = cli()
+    assert r.returncode == 2 and "usage" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_version():
+    r = cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == "gpujit %s" % gpujit.__version__
+    with open(os.path.join(REPO, "meson.build")) as f:
+        meson_version = re.search(r"version\s*:\s*'([^']+)'", f.read()).group(1)
+    assert gpujit.__version__ == meson_version
+
+
+def test_info():
+    r = cli("info")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    fields = dict(re.findall(r"^(\S[^:\n]*?)\s+: (.*)$", out, re.M))
+    assert fields["gpujit"].startswith(gpujit.__version__)
+    assert fields["LLVM"].startswith("19.")
+    assert sys.version.split()[0] in fields["Python"]
+    assert fields["NumPy"] == np.__version__
+    assert fields["default target"].startswith(gpujit.current_target())
+    assert "9.0" in fields["PTX for compute capabilities"]
+    assert "libdevice" in fields and "cache directory (cache=True)" in fields
+    if gpujit.is_available():
+        major, minor = gpujit.driver_version()
+        assert fields["CUDA version (driver)"] == "%d.%d" % (major, minor)
+        for d in gpujit.list_devices():
+            line = fields["device %d" % d.id]
+            assert d.name in line and "compute capability %d.%d" % d.compute_capability in line
+    else:
+        assert "missing" in fields and fields["GPU target"] == "not usable"
+        assert re.search(r"^missing\s+: .*driver", out, re.M)
+
+
+def test_ptx_of_an_example():
+    r = cli("ptx", os.path.join(EXAMPLES, "saxpy.py"))
+    assert r.returncode == 0, r.stderr
+    assert "// kernel saxpy, signature void(float32[::1], float32, float32[::1], float32[::1]), sm_90" in r.stdout
+    assert ".target sm_90" in r.stdout and ".entry" in r.stdout
+    r = cli("ptx", os.path.join(EXAMPLES, "saxpy.py"), "--cc", "8.6")
+    assert r.returncode == 0 and ".target sm_86" in r.stdout
+
+
+def test_ptx_lists_kernels_without_signature(script):
+    r = cli("ptx", script)
+    assert r.returncode == 0, r.stderr
+    assert "// kernel eager" in r.stdout and r.stdout.count(".entry") == 1
+    line = one_line_error(type(r)(r.args, 2, r.stdout, r.stderr))
+    assert line.endswith(": lazy, lazy2")
+    r = cli("ptx", os.path.join(EXAMPLES, "option_pricing.py"))
+    assert "black_scholes" in one_line_error(r) and "monte_carlo" in r.stderr and not r.stdout
+
+
+def test_ptx_with_sig_and_output(script, tmp_path):
+    out = tmp_path / "lazy.ptx"
+    r = cli("ptx", script, "--kernel", "lazy", "--sig", "void(int64[::1], int64)", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "// kernel lazy, signature void(int64[::1], int64), sm_90" in text and ".entry" in text
+
+
+@pytest.mark.parametrize("args, words", [
+    (["ptx", "no_such_file.py"], "no such file"),
+    (["ptx", "@SCRIPT", "--cc", "abc"], "bad --cc"),
+    (["ptx", "@SCRIPT", "--cc", "2.0"], "bad --cc"),
+    (["ptx", "@SCRIPT", "--cc", "9.10"], "bad --cc"),
+    (["ptx", "@SCRIPT", "--kernel", "lazy", "--sig", "void(float33[:])"], "unknown type name 'float33'"),
+    (["ptx", "@SCRIPT", "--kernel", "lazy", "--sig", "void(float32[:])"], "2 arguments"),
+    (["ptx", "@SCRIPT", "--kernel", "lazy", "--sig", "(("], "bad signature"),
+    (["ptx", "@SCRIPT", "--kernel", "nope"], "no kernel named 'nope'"),
+])
+def test_ptx_bad_input_is_one_line(script, args, words):
+    r = cli(*[script if a == "@SCRIPT" else a for a in args])
+    assert words in one_line_error(r)
+
+
+@pytest.mark.parametrize("body, words", [
+    ("import gpujit\ndef f(:\n    pass\n", ":2: cannot load the script: SyntaxError"),
+    ("x = 1\nraise RuntimeError('boom\\nmore')\n", ":2: cannot load the script: RuntimeError: boom"),
+    ("import sys\nsys.exit(3)\n", "exited (status 3)"),
+    ("x = 1\n", "no @gpujit.jit kernels"),
+])
+def test_ptx_bad_script_is_one_line(tmp_path, body, words):
+    p = tmp_path / "bad.py"
+    p.write_text(body)
+    assert words in one_line_error(cli("ptx", str(p)))
+
+
+def test_ptx_compile_error_names_the_line(tmp_path):
+    p = tmp_path / "unsupported.py"
+    p.write_text("import gpujit as gpu\n\n@gpu.jit('void(int32[:])')\ndef k(a):\n    a[0] = {1: 2}\n")
+    r = cli("ptx", str(p))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "unsupported.py:5:" in r.stderr and "dicts are not supported" in r.stderr
