@@ -19,15 +19,7 @@ if ! command -v llvm-config-19 >/dev/null 2>&1; then
 fi
 command -v ptxas >/dev/null 2>&1 || echo "== note: ptxas not found; PTX will not be assembled by the tests (install the CUDA toolkit)"
 
-find_python() {  # python3.X from PATH or pyenv
-    local v=$1 p
-    for p in "python$v" "$HOME/.pyenv/versions/$v"*/bin/python3 "$(pyenv root 2>/dev/null)/versions/$v"*/bin/python3; do
-        if command -v "$p" >/dev/null 2>&1 && "$p" -c "import sys; assert sys.version_info[:2] == tuple(map(int, '$v'.split('.')))" 2>/dev/null; then
-            command -v "$p"; return 0
-        fi
-    done
-    return 1
-}
+. scripts/find_python.sh
 
 if [ -n "${GPUJIT_PYTHONS:-}" ]; then
     pythons=($GPUJIT_PYTHONS)

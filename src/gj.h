@@ -938,7 +938,9 @@ int make_target_machine(Ctx *c);
 /* Validate opt's cc (ValueError) and map it to one LLVM knows. */
 int check_cc(GjOptions *opt);
 PyObject *known_ccs(void);
-const char *find_libdevice(void); /* target_nvptx.c: libdevice.10.bc's path, or NULL */
+/* target_nvptx.c: libdevice.10.bc's path; NULL with *why set when $GPUJIT_LIBDEVICE names an
+ * unreadable file, NULL with *why NULL when none was found */
+const char *find_libdevice(const char **why);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */

@@ -342,7 +342,8 @@ static PyObject *py_supported_ccs(PyObject *self, PyObject *unused) { return kno
 
 /* What `python -m gpujit info` reports of the compiler's environment. */
 static PyObject *py_libdevice_path(PyObject *self, PyObject *unused) {
-    const char *p = find_libdevice();
+    const char *why;
+    const char *p = find_libdevice(&why);
     if (!p) Py_RETURN_NONE;
     return PyUnicode_DecodeFSDefault(p);
 }

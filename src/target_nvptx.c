@@ -364,18 +364,69 @@ static void machine(Ctx *c, MachineSpec *m) {
     m->features = arena_printf(&c->arena, "+ptx%d", nvptx_ptx_version(c));
 }
 
-/* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
-const char *find_libdevice(void) {
-    static char path[4096];
-    const char *env = getenv("GPUJIT_LIBDEVICE");
-    if (env && access(env, R_OK) == 0) return env;
-    const char *roots[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),    "/usr/local/cuda",
-                           "/usr/lib/cuda",     "/usr/local/cuda-13.0", "/usr/local/cuda-12"};
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        if (!roots[i]) continue;
-        snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", roots[i]);
-        if (access(path, R_OK) == 0) return path;
+/* Where libdevice.10.bc is looked for, in order (the one place that knows;
+ * docs/runtime.md and the README describe it): $GPUJIT_LIBDEVICE (a file),
+ * $CUDA_HOME and $CUDA_PATH (toolkits), NVIDIA's pip wheels in any sys.path
+ * entry (what gpujit's extras install), then the toolkit's usual places. */
+#define LIBDEVICE_IN_TOOLKIT "nvvm/libdevice/libdevice.10.bc"
+static const char *const libdevice_wheel_dirs[] = {
+    "nvidia/cuda_nvcc", /* nvidia-cuda-nvcc-cu12: gpujit[cuda12] */
+    "nvidia/cu13",      /* nvidia-nvvm 13 (nvidia-cuda-nvcc 13 depends on it): gpujit[cuda13] */
+};
+static const char *const libdevice_system_roots[] = {"/usr/local/cuda", "/usr/lib/cuda", "/usr/local/cuda-13.0",
+                                                     "/usr/local/cuda-12"};
+#define LIBDEVICE_MISSING                                                                                    \
+    "this kernel needs CUDA's libdevice (math functions), which was not found: pip install "               \
+    "'gpujit[cuda12]' (or 'gpujit[cuda13]' for CUDA 13), or set GPUJIT_LIBDEVICE to libdevice.10.bc, or "    \
+    "CUDA_HOME to a CUDA toolkit"
+
+static bool readable_in(char *path, size_t size, const char *dir, const char *rel) {
+    snprintf(path, size, "%s/%s", dir, rel);
+    return access(path, R_OK) == 0;
+}
+
+/* The wheels' directories under each sys.path entry (site-packages, a venv's,
+ * the user's), the first entry first as for imports: the compiler runs with the
+ * GIL held, as pymodule.c calls it. */
+static bool find_in_wheels(char *path, size_t size) {
+    PyObject *sys_path = PySys_GetObject("path"); /* borrowed */
+    if (!sys_path || !PyList_Check(sys_path)) return false;
+    char rel[256];
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sys_path); i++) {
+        PyObject *entry = PyList_GET_ITEM(sys_path, i);
+        const char *dir = PyUnicode_Check(entry) ? PyUnicode_AsUTF8(entry) : NULL;
+        if (!dir) {
+            PyErr_Clear();
+            continue;
+        }
+        if (!*dir) continue; /* the current directory: not where wheels install */
+        for (size_t w = 0; w < sizeof libdevice_wheel_dirs / sizeof libdevice_wheel_dirs[0]; w++) {
+            snprintf(rel, sizeof rel, "%s/%s", libdevice_wheel_dirs[w], LIBDEVICE_IN_TOOLKIT);
+            if (readable_in(path, size, dir, rel)) return true;
+        }
     }
+    return false;
+}
+
+/* Returns the path, NULL with *why set when $GPUJIT_LIBDEVICE names a file
+ * that cannot be read, or NULL with *why NULL when none was found. */
+const char *find_libdevice(const char **why) {
+    static char path[4096];
+    *why = NULL;
+    const char *env = getenv("GPUJIT_LIBDEVICE");
+    if (env && *env) {
+        if (access(env, R_OK) == 0) return env;
+        *why = env;
+        return NULL;
+    }
+    const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+    for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++)
+        if (homes[i] && *homes[i] && readable_in(path, sizeof path, homes[i], LIBDEVICE_IN_TOOLKIT)) return path;
+    if (find_in_wheels(path, sizeof path)) return path;
+    for (size_t i = 0; i < sizeof libdevice_system_roots / sizeof libdevice_system_roots[0]; i++)
+        if (readable_in(path, sizeof path, libdevice_system_roots[i], LIBDEVICE_IN_TOOLKIT)) return path;
+    /* Debian's nvidia-cuda-toolkit */
+    if (readable_in(path, sizeof path, "/usr/lib/nvidia-cuda-toolkit", "libdevice/libdevice.10.bc")) return path;
     return NULL;
 }
 
@@ -383,11 +434,12 @@ const char *find_libdevice(void) {
  * before optimisation so that O3 inlines what the kernel calls. */
 static int link_libdevice(Ctx *c) {
     if (!c->needs_libdevice) return 0;
-    const char *path = find_libdevice();
-    if (!path)
-        return error_at(c, ERR_COMPILE, NO_LOCATION,
-                        "this kernel needs CUDA's libdevice (math functions), which was not found: "
-                        "set GPUJIT_LIBDEVICE to libdevice.10.bc or CUDA_HOME");
+    const char *why;
+    const char *path = find_libdevice(&why);
+    if (!path && why)
+        return error_at(c, ERR_COMPILE, NO_LOCATION, "GPUJIT_LIBDEVICE=%s: no such readable file (it should name "
+                        "libdevice.10.bc)", why);
+    if (!path) return error_at(c, ERR_COMPILE, NO_LOCATION, LIBDEVICE_MISSING);
     RETURN_IF_ERROR(libdevice_link(c, path));
     /* keep only the kernel visible, so O3 drops what we do not call */
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))

@@ -37,7 +37,7 @@ from .types import (boolean, bool_, int8, int16, int32, int64, uint8, uint16, ui
                     ushort, int_, uint, long_, ulong, longlong, ulonglong, float_, double, void, none, b1, i1, i2,
                     i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 
 def jit(func_or_sig=None, device=False, **options):

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The installed package under test: builds the wheel for one CPython (default
+# python3) with scripts/wheel.sh, installs it into a fresh venv that has no
+# build tools (pip installs only the wheel, numpy, pytest and, unless
+# GPUJIT_TEST_NUMBA=0, numba), checks that the extension needs no libLLVM (ldd,
+# no RPATH), then runs the test suite with that venv's Python from a copy of the
+# checkout without python/, so every test and every child process it starts
+# imports the installed gpujit, on the CPU target.
+#   bash scripts/test_wheel.sh [PYTHON] [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+PY=${1:-python3}
+shift || true
+PY=$(command -v "$PY")
+tag=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+
+start=$(date +%s)
+bash scripts/wheel.sh "$PY"
+whl=$(ls dist/gpujit-*-"$tag"-*manylinux*.whl)
+built=$(date +%s)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$PY" -m venv "$tmp/venv"
+pip=("$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all:)
+extra=(pytest)
+[ "${GPUJIT_TEST_NUMBA:-1}" = 0 ] || extra+=(numba)
+"${pip[@]}" "$whl" "${extra[@]}"
+"$tmp/venv/bin/python" -c "import mesonbuild" 2>/dev/null && { echo "gpujit: the test venv has meson" >&2; exit 1; }
+
+core=$(ls "$tmp"/venv/lib/python*/site-packages/gpujit/_core*.so)
+echo "== $(basename "$whl"): $(du -m "$whl" | cut -f1) MB; the installed extension needs:"
+ldd "$core" | sed 's/^/   /'
+if ldd "$core" | grep -q -e libLLVM -e "not found" || readelf -d "$core" | grep -q -e RPATH -e RUNPATH; then
+    echo "gpujit: the installed extension needs a library from outside the wheel" >&2
+    exit 1
+fi
+
+# the checkout without its package, so that nothing imports python/gpujit
+mkdir "$tmp/src"
+git ls-files -z --cached --others --exclude-standard | grep -zv '^python/' | xargs -0 cp --parents -t "$tmp/src"
+cd "$tmp/src"
+export GPUJIT_TARGET=cpu GPUJIT_SOURCE_TREE="$repo"
+unset PYTHONPATH LD_LIBRARY_PATH
+status=0
+"$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider tests "$@" || status=1
+echo "== wheel built in $((built - start)) s; installed and tested in $(( $(date +%s) - built )) s"
+exit $status
