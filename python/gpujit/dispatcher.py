@@ -257,13 +257,20 @@ class Dispatcher(_core.DispatcherBase):
         return disp
 
     def __reduce__(self):
-        """Pickled by reference (module and qualified name), as functions are: another process
-        (a multiprocessing worker) imports the module and finds the same kernel there."""
-        mod, qual = self.py_func.__module__, self.__qualname__
-        if _lookup(mod, qual) is not self:
-            raise TypeError("cannot pickle kernel %s: it is not reachable as %s.%s (only kernels defined "
-                            "at a module's top level are)" % (qual, mod, qual))
-        return (_lookup, (mod, qual))
+        """Pickled by reference (module and qualified name) where another process can
+        import the kernel (a multiprocessing or Dask worker finds the same one there);
+        else (a kernel of __main__, of a notebook, or defined in a function) by value:
+        its code, the globals and closure variables it reads, its eager signatures and
+        options (gpujit.serialize)."""
+        from .serialize import dumps, importable
+        if importable(self, self.py_func.__module__, self.__qualname__):
+            return (_lookup, (self.py_func.__module__, self.__qualname__))
+        return (_loads, (dumps(self),))
+
+    def _reduce_by_value(self):
+        opts = dict(self._options, shared_memory_carveout=self.shared_memory_carveout,
+                    extensions=getattr(self, "extensions", None) or None)
+        return (_rebuild_kernel, (self.py_func, self._eager, opts))
 
     @property
     def overloads(self):
@@ -441,6 +448,16 @@ class DeviceFunction:
     def __repr__(self):
         return "<gpujit device function %s>" % self.__qualname__
 
+    def __reduce__(self):
+        """As a kernel's (Dispatcher.__reduce__): by reference where importable, else by value."""
+        from .serialize import dumps, importable
+        if importable(self, self.py_func.__module__, self.__qualname__):
+            return (_lookup, (self.py_func.__module__, self.__qualname__))
+        return (_loads, (dumps(self),))
+
+    def _reduce_by_value(self):
+        return (_rebuild_device_function, (self.py_func, self.signatures, self._options))
+
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
 
@@ -570,6 +587,25 @@ def _lookup(module, qualname):
     except (ImportError, AttributeError):
         return None
     return obj
+
+
+def _loads(data):
+    import pickle
+    return pickle.loads(data)
+
+
+def _rebuild_kernel(py_func, sigs, options):
+    if options.get("cache"):
+        try:
+            from .caching import FunctionCache
+            FunctionCache(py_func)
+        except RuntimeError:         # no source file here: the kernel works, uncached
+            options = dict(options, cache=False)
+    return Dispatcher(py_func, sigs, **options)
+
+
+def _rebuild_device_function(py_func, sigs, options):
+    return DeviceFunction(py_func, sigs or None, **options)
 
 
 class NotLaunchableError(TypeError, RuntimeError):
