@@ -355,7 +355,7 @@ static void machine(Ctx *c, MachineSpec *m) {
 }
 
 /* libdevice.10.bc: $GPUJIT_LIBDEVICE, then the CUDA toolkit's usual places. */
-static const char *find_libdevice(void) {
+const char *gj_find_libdevice(void) {
     static char path[4096];
     const char *env = getenv("GPUJIT_LIBDEVICE");
     if (env && access(env, R_OK) == 0) return env;
@@ -373,7 +373,7 @@ static const char *find_libdevice(void) {
  * before optimisation so that O3 inlines what the kernel calls. */
 static int link_libdevice(Ctx *c) {
     if (!c->needs_libdevice) return 0;
-    const char *path = find_libdevice();
+    const char *path = gj_find_libdevice();
     if (!path)
         return error_at(c, ERR_COMPILE, NO_LOCATION,
                         "this kernel needs CUDA's libdevice (math functions), which was not found: "

@@ -158,23 +158,19 @@ class Dispatcher(_core.DispatcherBase):
 
     def _build(self, key, use_cache=True):
         f = self.py_func
-        ckey = None
-        if self._cache is not None:
-            ckey = self._cache.key(key[0], key[1], key[2], dict(
-                boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                launch_bounds=self.launch_bounds))
-            k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
-            if k is not None:
-                self.stats.cache_hits[key[0]] += 1
-                return k
-        k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                          fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                          boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
-                                                       keep_bitcode=ckey is not None))
-        if ckey is not None:
-            self.stats.cache_misses[key[0]] += 1
-            self._cache.save(ckey, k)
-        return k
+
+        def build(keep_bitcode=False):
+            return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                                 fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                                 boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
+                                                              keep_bitcode=keep_bitcode))
+        if self._cache is None:
+            return build()
+        ckey = self._cache.key(key[0], key[1], key[2], dict(
+            boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+            launch_bounds=self.launch_bounds))
+        return self._cache.load_or_compile(ckey, self.__name__, key[0], lambda: build(ckey is not None),
+                                           use_cache=use_cache)
 
     def recompile(self):
         """Compile every specialisation again (reading the globals anew), replacing the
