@@ -45,7 +45,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["FunctionCache", "CacheStats"]
+__all__ = ["FunctionCache", "CacheStats", "process_stats"]
 
 _MAGIC = b"gpujit-cache-1"
 _LOCK_WAIT_S = 300.0        # a lock holder that takes longer (a hung compile) is not waited for
@@ -106,6 +106,15 @@ class CacheStats:
     def __repr__(self):
         return "CacheStats(hits=%d, misses=%d, path=%r)" % (sum(self.cache_hits.values()),
                                                               sum(self.cache_misses.values()), self.cache_path)
+
+
+_PROCESS = CacheStats()
+
+
+def process_stats():
+    """This process's cache_hits, cache_misses and cache_writes over every cached kernel, by
+    signature (what a multiprocessing or Dask worker reports: did it compile, or load?)."""
+    return _PROCESS
 
 
 def _writable(path):
@@ -379,6 +388,7 @@ class FunctionCache:
         process compiles, the others wait for it and then load its kernel."""
         if key is None:
             self.stats.cache_misses[sig] += 1
+            _PROCESS.cache_misses[sig] += 1
             return compile_fn()
         k = self.load(key, name, sig) if use_cache else None
         if k is None:
@@ -387,9 +397,11 @@ class FunctionCache:
                 if k is None:
                     k = compile_fn()
                     self.stats.cache_misses[sig] += 1
+                    _PROCESS.cache_misses[sig] += 1
                     self.save(key, k)
                     return k
         self.stats.cache_hits[sig] += 1
+        _PROCESS.cache_hits[sig] += 1
         return k
 
     def save(self, key, kernel):
@@ -411,6 +423,7 @@ class FunctionCache:
                 entries[key] = entry
                 self._write(self.index_path, pickle.dumps((self._stamp(), _build(), entries), protocol=4))
                 self.stats.cache_writes[key[0]] += 1
+                _PROCESS.cache_writes[key[0]] += 1
                 self._drop_stale(set(entries.values()))
             except OSError:
                 pass             # a cache that cannot be written is only slower

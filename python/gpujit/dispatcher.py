@@ -585,9 +585,24 @@ def _lookup(module, qualname):
     return obj
 
 
+_UNPICKLED = None
+
+
 def _loads(data):
+    """A kernel or device function pickled by value: one object per process for one pickle, so
+    that a worker that receives it with each task (Dask) compiles and loads it once."""
+    global _UNPICKLED
+    import hashlib
     import pickle
-    return pickle.loads(data)
+    import weakref
+    if _UNPICKLED is None:
+        _UNPICKLED = weakref.WeakValueDictionary()
+    key = hashlib.sha256(data).digest()
+    obj = _UNPICKLED.get(key)
+    if obj is None:
+        obj = pickle.loads(data)
+        _UNPICKLED[key] = obj
+    return obj
 
 
 def _rebuild_kernel(py_func, sigs, options):
