@@ -222,3 +222,28 @@ def test_cpu_target_survives_fork():
 def test_cudadrv_error_module():
     from gpujit.cudadrv.error import CudaDriverError, CudaSupportError
     assert issubclass(CudaDriverError, gpu.CudaError) and issubclass(CudaSupportError, ImportError)
+
+
+def test_cloudpickle_ships_tasks_that_launch_local_kernels():
+    # what Dask and Ray do with a task: cloudpickle it, with the kernel among its globals/closure
+    cloudpickle = pytest.importorskip("cloudpickle")
+    rng = np.random.default_rng()
+    c = float(rng.integers(1, 100))
+
+    @gpu.jit(device=True)
+    def inner(v):
+        return v + c
+
+    @gpu.jit
+    def k(r, x):
+        i = gpu.grid(1)
+        if i < r.size:
+            r[i] = inner(x[i])
+
+    def task(x):
+        r = np.full_like(x, np.nan)
+        k[1, 64](r, x)
+        return r
+
+    x = rng.standard_normal(40)
+    np.testing.assert_array_equal(pickle.loads(cloudpickle.dumps(task))(x), x + c)
