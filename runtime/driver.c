@@ -18,6 +18,7 @@
 
 GjCuda gj_cu;
 PyObject *GjExc_CudaError;
+static PyObject *GjExc_CudaDriverError;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -34,6 +35,9 @@ static GjDeviceLimits limits[GJ_MAX_DEVICES];
 static int limits_valid[GJ_MAX_DEVICES];   /* atomic */
 
 static int target = -1;          /* atomic: GjTargetKind, or -1 while unresolved */
+/* atomic: this process was forked from one that had initialised the driver. CUDA does
+ * not survive a fork (the child's calls fail or hang), so each use raises instead. */
+static int forked;
 /* The calling thread's device, as a CUDA context is current per thread: a thread that
  * never selected one uses device 0, so threads driving different GPUs do not race. */
 static _Thread_local int current_device;
@@ -229,7 +233,17 @@ static int try_load(void) {
     return s == LOAD_OK ? 0 : -1;
 }
 
+static void atfork_child(void) {
+    if (__atomic_load_n(&load_state, __ATOMIC_ACQUIRE) == LOAD_OK) __atomic_store_n(&forked, 1, __ATOMIC_RELEASE);
+}
+
 int gj_cuda_load(void) {
+    if (__atomic_load_n(&forked, __ATOMIC_ACQUIRE)) {
+        PyErr_SetString(GjExc_CudaDriverError,
+                        "CUDA initialized before forking: a process forked after CUDA was initialised cannot "
+                        "use it; start worker processes with the 'spawn' or 'forkserver' method");
+        return -1;
+    }
     if (try_load() == 0) return 0;
     const char *name = NULL;
     if (load_code >= 0 && gj_cu.GetErrorName) gj_cu.GetErrorName(load_code, &name);
@@ -491,7 +505,19 @@ int gj_driver_add(PyObject *m) {
                                       PyExc_RuntimeError, d);
     Py_DECREF(d);
     if (!GjExc_CudaError) return -1;
-    if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 || PyModule_AddFunctions(m, driver_methods) < 0)
+    GjExc_CudaDriverError = PyErr_NewExceptionWithDoc("gpujit.CudaDriverError",
+                                                      "The driver cannot be used: in a process forked after "
+                                                      "CUDA was initialised.",
+                                                      GjExc_CudaError, NULL);
+    if (!GjExc_CudaDriverError) return -1;
+    if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 ||
+        PyModule_AddObjectRef(m, "CudaDriverError", GjExc_CudaDriverError) < 0 ||
+        PyModule_AddFunctions(m, driver_methods) < 0)
         return -1;
+    /* the module is initialised once per process image; children inherit the handler */
+    if (pthread_atfork(NULL, NULL, atfork_child) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
+        return -1;
+    }
     return 0;
 }

@@ -121,6 +121,7 @@ typedef struct GjLaunchConfig {
     CUstream stream;
     PyObject *stream_obj;  /* what was given, for .stream; NULL for the default */
     size_t dyn_smem;
+    PyObject *callbacks;   /* pre_launch_callbacks: a list made on first access, or NULL */
 } GjLaunchConfig;
 
 static PyTypeObject GjLaunchConfig_Type;
@@ -196,6 +197,7 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
     c->stream = NULL;
     c->stream_obj = NULL;
     c->dyn_smem = 0;
+    c->callbacks = NULL;
     if (parse_dim(PyTuple_GET_ITEM(key, 0), "griddim", &c->grid) < 0 ||
         parse_dim(PyTuple_GET_ITEM(key, 1), "blockdim", &c->block) < 0)
         goto fail;
@@ -222,6 +224,7 @@ fail:
 static void config_dealloc(GjLaunchConfig *c) {
     Py_XDECREF(c->disp);
     Py_XDECREF(c->stream_obj);
+    Py_XDECREF(c->callbacks);
     PyObject_Free(c);
 }
 
@@ -521,6 +524,23 @@ static int producer_sync(CUstream s) {
     return r ? 0 : -1;
 }
 
+/* numba's pre-launch callbacks: each is called as callback(kernel, config) once the
+ * kernel for the arguments is known, before the launch; one raising stops it. */
+static int run_callbacks(GjLaunchConfig *c, PyObject *kernel) {
+    PyObject *cbs = PySequence_List(c->callbacks); /* a callback may change the list */
+    if (!cbs) return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cbs); i++) {
+        PyObject *r = PyObject_CallFunctionObjArgs(PyList_GET_ITEM(cbs, i), kernel, (PyObject *)c, NULL);
+        if (!r) {
+            Py_DECREF(cbs);
+            return -1;
+        }
+        Py_DECREF(r);
+    }
+    Py_DECREF(cbs);
+    return 0;
+}
+
 static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
     int t = gj_target();
     if (t < 0) return NULL;
@@ -564,6 +584,7 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
     }
     CacheEntry *e = lookup(c->disp, (PyObject *)c, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;
+    if (c->callbacks && PyList_GET_SIZE(c->callbacks) > 0 && run_callbacks(c, e->kernel) < 0) goto done;
     gj_args_mark(d, nargs, e->out);
     for (int i = 0; i < ndesc; i++)
         if (d[i].readonly && d[i].kind != A_SCALAR && d[i].kind != A_TUPLE && d[i].kernel_writes) {
@@ -648,6 +669,31 @@ static PyObject *config_dispatcher(GjLaunchConfig *c, void *x) { return Py_NewRe
 static PyObject *config_args(GjLaunchConfig *c, void *x) {
     return Py_NewRef((PyObject *)c == compiling_config ? compiling_args : Py_None);
 }
+static PyObject *config_callbacks(GjLaunchConfig *c, void *x) {
+    if (!c->callbacks && !(c->callbacks = PyList_New(0))) return NULL;
+    return Py_NewRef(c->callbacks);
+}
+
+/* Pickled as kernel[griddim, blockdim, stream, sharedmem] (the stream by its own
+ * pickling, which refuses a Stream); callbacks are arbitrary code, so a configuration
+ * holding some is refused. */
+static PyObject *config_reduce(GjLaunchConfig *c, PyObject *unused) {
+    if (c->callbacks && PyList_GET_SIZE(c->callbacks) > 0) {
+        PyObject *pickle = PyImport_ImportModule("pickle");
+        PyObject *exc = pickle ? PyObject_GetAttrString(pickle, "PicklingError") : NULL;
+        if (exc) PyErr_SetString(exc, "Cannot pickle configured launches with pre-launch callbacks");
+        Py_XDECREF(exc);
+        Py_XDECREF(pickle);
+        return NULL;
+    }
+    PyObject *op = PyImport_ImportModule("operator");
+    PyObject *getitem = op ? PyObject_GetAttrString(op, "getitem") : NULL;
+    Py_XDECREF(op);
+    if (!getitem) return NULL;
+    PyObject *r = Py_BuildValue("N(O(NNOn))", getitem, (PyObject *)c->disp, dim_tuple(c->grid), dim_tuple(c->block),
+                                c->stream_obj ? c->stream_obj : Py_None, (Py_ssize_t)c->dyn_smem);
+    return r;
+}
 
 /* LaunchConfig._compiling(): the configuration whose kernel this thread is
  * compiling, or None. */
@@ -659,6 +705,7 @@ static PyObject *config_compiling(PyObject *unused, PyObject *unused2) {
 static PyMethodDef config_methods[] = {
     {"_compiling", (PyCFunction)config_compiling, METH_NOARGS | METH_STATIC,
      "the launch configuration whose kernel this thread is compiling, or None"},
+    {"__reduce__", (PyCFunction)config_reduce, METH_NOARGS, NULL},
     {NULL},
 };
 /* clang-format on */
@@ -672,6 +719,8 @@ static PyGetSetDef config_getset[] = {
     {"dispatcher", (getter)config_dispatcher, NULL, NULL, NULL},
     {"args", (getter)config_args, NULL, "the arguments, while this launch's kernel is being compiled; else None",
      NULL},
+    {"pre_launch_callbacks", (getter)config_callbacks, NULL,
+     "callables called as callback(kernel, config) before each launch of this configuration", NULL},
     {NULL},
 };
 /* clang-format on */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <string.h>
+
 #include "runtime.h"
 #include "cuda.h"
 
@@ -164,6 +166,17 @@ static PyObject *stream_repr(GjStream *s) {
     return PyUnicode_FromString(buf);
 }
 
+/* A stream or event is a handle in one process's CUDA context: it means nothing
+ * in another process. */
+static PyObject *no_pickle(PyObject *self, PyObject *unused) {
+    const char *name = strrchr(Py_TYPE(self)->tp_name, '.');
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle a %s: it belongs to this process's CUDA context; create one in the "
+                 "receiving process",
+                 name ? name + 1 : Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
 /* clang-format off */
 static PyMethodDef stream_methods[] = {
     {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
@@ -174,6 +187,7 @@ static PyMethodDef stream_methods[] = {
     {"auto_synchronize", (PyCFunction)stream_enter, METH_NOARGS,
      "the stream, as a context manager that synchronizes it when the block ends"},
     {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, NULL},
+    {"__reduce__", (PyCFunction)no_pickle, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)stream_exit, METH_VARARGS, NULL},
     {NULL},
 };
@@ -339,6 +353,7 @@ static PyMethodDef event_methods[] = {
     {"query", (PyCFunction)event_query, METH_NOARGS, "True if the captured work has finished"},
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
      "wait(stream=0): make later work on the stream wait for this event"},
+    {"__reduce__", (PyCFunction)no_pickle, METH_NOARGS, NULL},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O,
      "start.elapsed_time(end) -> float milliseconds"},
     {NULL},

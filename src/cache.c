@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <llvm-c/BitReader.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "gj.h"
 
@@ -191,4 +193,21 @@ fail:
     if (!PyErr_Occurred()) PyErr_NoMemory();
     gj_output_free(o);
     return NULL;
+}
+
+/* What, besides the kernel's own source and options, decides the code compiled for it:
+ * LLVM's version, the host CPU the CPU target compiles for, and the libdevice file GPU
+ * kernels link. The cache keys entries by it, so another machine or toolkit sharing a cache
+ * directory never loads code that was not compiled for it. */
+PyObject *gj_cache_environment(void) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    char *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
+    const char *why;
+    const char *libdevice = find_libdevice(&why);
+    PyObject *r = Py_BuildValue("{s:(III),s:s,s:s,s:s}", "llvm", major, minor, patch, "host_cpu", cpu,
+                                "host_features", feat, "libdevice", libdevice);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(feat);
+    return r;
 }

@@ -953,6 +953,7 @@ void host_jit_release(void *jit);
 /* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
 PyObject *gj_output_state(const GjOutput *o);
 GjOutput *gj_output_from_state(PyObject *state);
+PyObject *gj_cache_environment(void);
 
 //
 // compile.c: the pipeline

@@ -265,6 +265,8 @@ static PyObject *py_kernel_from_state(PyObject *mod, PyObject *args) {
     return compiled_kernel(out, sig, name);
 }
 
+static PyObject *py_cache_environment(PyObject *mod, PyObject *unused) { return gj_cache_environment(); }
+
 int build_set_registry(PyObject *dict);
 
 static PyObject *py_register_paths(PyObject *mod, PyObject *dict) {
@@ -366,6 +368,8 @@ static PyMethodDef methods[] = {
     {"kernel_state", py_kernel_state, METH_O,
      "kernel_state(kernel) -> dict: what the on-disk cache keeps of a kernel compiled with keep_bitcode "
      "(ValueError if it cannot be kept)"},
+    {"cache_environment", py_cache_environment, METH_NOARGS,
+     "cache_environment() -> {'llvm': (major, minor, patch), 'host_cpu', 'host_features', 'libdevice': path or None}"},
     {"kernel_from_state", py_kernel_from_state, METH_VARARGS,
      "kernel_from_state(state, name, signature) -> CompiledKernel, loaded (the CPU's into the JIT)"},
     {"parse_signature", py_parse_signature, METH_O,

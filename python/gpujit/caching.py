@@ -1,61 +1,120 @@
 """The on-disk cache of @jit(cache=True) kernels, as numba's.
 
 Each function has an index file, `<module>.<qualname>-<line>.py<ver>.nbi`, listing its cached
-specialisations, and one data file per specialisation, `<...>.<n>.nbc`, holding the compiled
-kernel (the GPU's PTX; the CPU's optimised LLVM bitcode, which a load hands to the JIT,
+specialisations, and one data file per specialisation, `<...>.<key hash>.nbc`, holding the
+compiled kernel (the GPU's PTX; the CPU's optimised LLVM bitcode, which a load hands to the JIT,
 skipping everything before code generation). The files live in the directory given by
-$NUMBA_CACHE_DIR (or $GPUJIT_CACHE_DIR), else in `__pycache__` beside the source file when
+$GPUJIT_CACHE_DIR (or $NUMBA_CACHE_DIR), else in `__pycache__` beside the source file when
 that can be written, else in a per-user directory (~/.cache/gpujit, or $XDG_CACHE_HOME).
 
-An entry is found by the signature, the target and compute capability, the compile options,
-the function's bytecode and the values of its closure variables. The whole index is dropped
-when the source file changes (its modification time or size, as numba checks) or when another
-gpujit build wrote it. Globals the function reads are not part of the key (numba's rule too):
-after changing one at run time, call `kernel.recompile()`.
+An entry is found by its key: the signature, the target and compute capability (and, for the
+CPU target, the host CPU and its features), the compile options, and a fingerprint of the code:
+the function's bytecode and constants, the values of the globals and closure variables it reads
+(gpujit compiles them in as constants, so a changed value is a different kernel; numba leaves
+globals out of its key), and the same of every device function and plain function it calls,
+transitively. A value that cannot be fingerprinted (an object that does not pickle) makes the
+kernel uncacheable in that process (compiled, not written). The whole index is dropped when
+the source file changes (its modification time or size, as numba checks) or when another
+build wrote it: another gpujit version or compiler library, Python, LLVM or libdevice.
+
+Many processes may share one directory (multiprocessing or Dask workers): files are written
+to a temporary name and renamed, so a reader never sees half of one; each data file carries its
+key's hash and a checksum of its contents, so a truncated, corrupt or foreign file is a miss
+(compiled again and rewritten), never a crash or a wrong kernel. A process that misses takes a
+per-function lock (a file in the temporary directory, never in the cache directory) while it
+compiles and writes, and looks again once it has it: processes starting at once compile each
+kernel once and the others load it.
 
 A kernel that compiles in a captured device array's address cannot be cached
 (pickle.PicklingError), nor can a function whose source file is unknown (RuntimeError).
 """
 import collections
+import contextlib
 import hashlib
 import inspect
+import io
 import os
 import pickle
 import sys
 import tempfile
 import threading
+import time
+import types
+
+import numpy as np
 
 from . import _core
 
-__all__ = ["FunctionCache", "CacheStats"]
+__all__ = ["FunctionCache", "CacheStats", "process_stats"]
+
+_MAGIC = b"gpujit-cache-1"
+_LOCK_WAIT_S = 300.0        # a lock holder that takes longer (a hung compile) is not waited for
+
+
+def _file_hash(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
 
 
 def _build_id():
-    """What makes cached kernels of one gpujit build unusable by another: its version and
-    the compiler's shared library (the ABI structs are stored as bytes)."""
+    """What makes cached kernels of one build unusable by another: gpujit's version, the
+    compiler's shared library (the ABI structs are stored as bytes), Python's and LLVM's
+    versions, and the libdevice file GPU kernels link."""
     try:
         st = os.stat(_core.__file__)
         lib = (st.st_size, st.st_mtime_ns)
     except (OSError, AttributeError):
         lib = None
+    env = _core.cache_environment()
     from . import __version__
-    return ("gpujit", __version__, lib, sys.version_info[:2])
+    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_hash(env["libdevice"]))
 
 
 _BUILD = None
+_HOST = None
+
+
+def _build():
+    global _BUILD
+    if _BUILD is None:
+        _BUILD = _build_id()
+    return _BUILD
+
+
+def _host():
+    """The CPU target's code is for this host's CPU: in its keys."""
+    global _HOST
+    if _HOST is None:
+        env = _core.cache_environment()
+        _HOST = hashlib.sha256(("%s %s" % (env["host_cpu"], env["host_features"])).encode()).hexdigest()[:16]
+    return _HOST
 
 
 class CacheStats:
-    """cache_hits and cache_misses per signature (collections.Counter), and where the files are."""
+    """cache_hits and cache_misses per signature (collections.Counter), and where the files are.
+    A miss is a compilation; cache_writes counts the entries this process wrote."""
 
     def __init__(self, cache_path=None):
         self.cache_path = cache_path
         self.cache_hits = collections.Counter()
         self.cache_misses = collections.Counter()
+        self.cache_writes = collections.Counter()
 
     def __repr__(self):
         return "CacheStats(hits=%d, misses=%d, path=%r)" % (sum(self.cache_hits.values()),
                                                               sum(self.cache_misses.values()), self.cache_path)
+
+
+_PROCESS = CacheStats()
+
+
+def process_stats():
+    """This process's cache_hits, cache_misses and cache_writes over every cached kernel, by
+    signature (what a multiprocessing or Dask worker reports: did it compile, or load?)."""
+    return _PROCESS
 
 
 def _writable(path):
@@ -77,7 +136,7 @@ def _mangled(dirname):
 
 def _cache_dir(source):
     src_dir = os.path.dirname(source)
-    for var in ("NUMBA_CACHE_DIR", "GPUJIT_CACHE_DIR"):
+    for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
         root = os.environ.get(var)
         if root:
             path = os.path.join(os.path.abspath(root), _mangled(src_dir))
@@ -90,33 +149,148 @@ def _cache_dir(source):
     path = os.path.join(base, "gpujit", _mangled(src_dir))
     if _writable(path):
         return path
-    raise RuntimeError("cannot cache %s: no writable cache directory for %s (set NUMBA_CACHE_DIR)"
+    raise RuntimeError("cannot cache %s: no writable cache directory for %s (set GPUJIT_CACHE_DIR)"
                        % (source, src_dir))
 
 
-def _closure_hash(py_func):
-    """The closure variables' values, hashed: closures of one function keep separate entries."""
-    cells = py_func.__closure__ or ()
-    h = hashlib.sha256()
-    for cell in cells:
+# ---- the code's fingerprint ------------------------------------------------------------------
+
+class _Unkeyable(Exception):
+    """A value the kernel reads has no fingerprint that another process would compute too."""
+
+
+def _names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _code(h, code):
+    h.update(b"code")
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    h.update(repr((code.co_argcount, code.co_kwonlyargcount, code.co_flags, code.co_varnames)).encode())
+    for c in code.co_consts:          # nested code objects by content, never by their repr's address
+        if isinstance(c, types.CodeType):
+            _code(h, c)
+        else:
+            h.update(("%s:%r;" % (type(c).__name__, c)).encode())
+
+
+def _function(h, f, seen):
+    if id(f) in seen:                 # recursion: named, not followed again
+        h.update(("recursive %s;" % f.__qualname__).encode())
+        return
+    seen.add(id(f))
+    _code(h, f.__code__)
+    glbls = f.__globals__
+    for name in sorted(_names(f.__code__)):
+        if name in glbls:
+            h.update(("global %s=" % name).encode())
+            _value(h, glbls[name], seen)
+    for cell in f.__closure__ or ():
+        h.update(b"cell=")
         try:
             value = cell.cell_contents
-        except ValueError:       # an empty cell
+        except ValueError:            # an empty cell
             h.update(b"<empty>")
             continue
+        _value(h, value, seen)
+    h.update(b"defaults=")
+    _value(h, f.__defaults__, seen)
+
+
+def _value(h, v, seen):
+    if isinstance(v, types.ModuleType):
+        h.update(("module %s;" % v.__name__).encode())
+    elif isinstance(v, types.FunctionType):
+        h.update(b"function ")
+        _function(h, v, seen)
+    elif getattr(v, "__gpujit_device__", False) and isinstance(getattr(v, "py_func", None), types.FunctionType):
+        # a kernel or device function called from the kernel: compiled into it, with its options
+        h.update(("%s %r;" % (type(v).__name__, sorted(getattr(v, "_options", {}).items(), key=repr))).encode())
+        h.update(repr(getattr(v, "signatures", None) if type(v).__name__ == "DeviceFunction" else None).encode())
+        _function(h, v.py_func, seen)
+    elif isinstance(v, (bool, int, float, complex, str, bytes, type(None))):
+        h.update(("%s:%r;" % (type(v).__name__, v)).encode())
+    elif isinstance(v, (tuple, list)):
+        h.update(("%s(%d)" % (type(v).__name__, len(v))).encode())
+        for x in v:
+            _value(h, x, seen)
+    elif isinstance(v, np.ndarray) and v.dtype.kind not in "OV":
+        h.update(("ndarray %s %r;" % (v.dtype.str, v.shape)).encode())
+        h.update(np.ascontiguousarray(v).tobytes())
+    else:
         try:
-            h.update(pickle.dumps(value, protocol=4))
-        except Exception:        # not picklable: keyed by identity, so never found by another process
-            h.update(("%s@%x" % (type(value).__qualname__, id(value))).encode())
+            data = pickle.dumps(v, protocol=4)
+        except Exception:
+            raise _Unkeyable(type(v).__qualname__) from None
+        h.update(b"pickle ")
+        h.update(data)
+
+
+def fingerprint(py_func):
+    """The hash of what the kernel compiled from `py_func` depends on in Python (see above);
+    None where some value it reads cannot be fingerprinted."""
+    h = hashlib.sha256()
+    try:
+        _function(h, py_func, set())
+    except (_Unkeyable, RecursionError):
+        return None
     return h.hexdigest()
 
 
-def _code_hash(code):
-    h = hashlib.sha256(code.co_code)
-    h.update(repr(code.co_consts).encode())
-    h.update(repr(code.co_names).encode())
-    return h.hexdigest()
+# ---- locking ---------------------------------------------------------------------------------
 
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def _interprocess_lock(name):
+    """An exclusive lock shared by the processes of this machine, by name; where locks are not
+    available (or a holder takes too long), the block runs without one: the files stay intact
+    either way, a kernel may only be compiled twice."""
+    held = getattr(_held, "names", None)
+    if held is None:
+        held = _held.names = set()
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    fd = None
+    if fcntl is not None and name not in held:
+        lockdir = os.path.join(tempfile.gettempdir(), "gpujit-cache-locks-%s" % getattr(os, "getuid", lambda: 0)())
+        try:
+            os.makedirs(lockdir, exist_ok=True)
+            fd = os.open(os.path.join(lockdir, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            deadline = time.monotonic() + _LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        os.close(fd)
+                        fd = None
+                        break
+                    time.sleep(0.02)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    if fd is not None:
+        held.add(name)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            held.discard(name)
+            os.close(fd)      # releases the lock
+
+
+# ---- the files -------------------------------------------------------------------------------
 
 class FunctionCache:
     """The cache files of one Python function."""
@@ -149,23 +323,20 @@ class FunctionCache:
         return (st.st_mtime, st.st_size)
 
     def _read_index(self):
-        global _BUILD
-        if _BUILD is None:
-            _BUILD = _build_id()
         try:
             with open(self.index_path, "rb") as f:
                 stamp, build, entries = pickle.load(f)
-        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError, AttributeError, ImportError):
+        except Exception:         # missing, truncated, corrupt or foreign: start again
             return {}
-        if stamp != self._stamp() or build != _BUILD:
+        if stamp != self._stamp() or build != _build() or not isinstance(entries, dict):
             return {}            # the source changed, or another build wrote it: start again
         return entries
 
-    def _write(self, path, obj):
+    def _write(self, path, data):
         fd, tmp = tempfile.mkstemp(dir=self._dir, prefix=".gpujit-tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(obj, f, protocol=4)
+                f.write(data)
             os.replace(tmp, path)    # atomic: another process never reads half a file
         except BaseException:
             try:
@@ -175,41 +346,99 @@ class FunctionCache:
             raise
 
     def key(self, sig, target, cc, options):
-        return (sig, target, tuple(cc), tuple(sorted(options.items())), _code_hash(self._py_func.__code__),
-                _closure_hash(self._py_func))
+        """The entry's key, or None where the kernel cannot be cached (see fingerprint())."""
+        fp = fingerprint(self._py_func)
+        if fp is None:
+            return None
+        return (sig, target, tuple(cc), _host() if target == "cpu" else None,
+                tuple(sorted(options.items(), key=repr)), fp)
+
+    @staticmethod
+    def _key_hash(key):
+        return hashlib.sha256(repr(key).encode()).hexdigest()
+
+    def _data_name(self, key):
+        return "%s.%s.nbc" % (self._name, self._key_hash(key)[:20])
+
+    def _load(self, key, name, sig):
+        entry = self._read_index().get(key)
+        if entry is None:
+            return None
+        try:
+            with open(os.path.join(self._dir, entry), "rb") as f:
+                blob = f.read()
+            buf = io.BytesIO(blob)
+            magic, key_hash, digest, payload = pickle.load(buf)
+            if (magic != _MAGIC or key_hash != self._key_hash(key)
+                    or hashlib.sha256(payload).hexdigest() != digest):
+                return None      # damaged, or another key's: compile again (and overwrite it)
+            return _core.kernel_from_state(pickle.loads(payload), name, sig)
+        except Exception:
+            return None
 
     def load(self, key, name, sig):
         """The cached kernel of `key`, loaded, or None."""
+        if key is None:
+            return None
         with self._lock:
-            entry = self._read_index().get(key)
-            if entry is None:
-                return None
-            try:
-                with open(os.path.join(self._dir, entry), "rb") as f:
-                    state = pickle.load(f)
-                return _core.kernel_from_state(state, name, sig)
-            except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError, AttributeError,
-                    ImportError):
-                return None      # a damaged or foreign entry: compile again (and overwrite it)
+            return self._load(key, name, sig)
+
+    def load_or_compile(self, key, name, sig, compile_fn, use_cache=True):
+        """The kernel of `key`: loaded, else compiled by compile_fn() and written. While one
+        process compiles, the others wait for it and then load its kernel."""
+        if key is None:
+            self.stats.cache_misses[sig] += 1
+            _PROCESS.cache_misses[sig] += 1
+            return compile_fn()
+        k = self.load(key, name, sig) if use_cache else None
+        if k is None:
+            with _interprocess_lock(hashlib.sha256(self.index_path.encode()).hexdigest()[:32]):
+                k = self.load(key, name, sig) if use_cache else None
+                if k is None:
+                    k = compile_fn()
+                    self.stats.cache_misses[sig] += 1
+                    _PROCESS.cache_misses[sig] += 1
+                    self.save(key, k)
+                    return k
+        self.stats.cache_hits[sig] += 1
+        _PROCESS.cache_hits[sig] += 1
+        return k
 
     def save(self, key, kernel):
+        if key is None:
+            return
         try:
             state = _core.kernel_state(kernel)
         except ValueError as e:
             raise pickle.PicklingError("cannot cache %s: %s; global device arrays cannot be cached"
                                        % (self._py_func.__qualname__, e)) from None
+        payload = pickle.dumps(state, protocol=4)
+        blob = pickle.dumps((_MAGIC, self._key_hash(key), hashlib.sha256(payload).hexdigest(), payload),
+                            protocol=4)
         with self._lock:
             entries = self._read_index()
-            entry = entries.get(key)
-            if entry is None:
-                used = set(entries.values())
-                n = 1
-                while "%s.%d.nbc" % (self._name, n) in used:
-                    n += 1
-                entry = "%s.%d.nbc" % (self._name, n)
+            entry = self._data_name(key)
             try:
-                self._write(os.path.join(self._dir, entry), state)
+                self._write(os.path.join(self._dir, entry), blob)
                 entries[key] = entry
-                self._write(self.index_path, (self._stamp(), _BUILD, entries))
+                self._write(self.index_path, pickle.dumps((self._stamp(), _build(), entries), protocol=4))
+                self.stats.cache_writes[key[0]] += 1
+                _PROCESS.cache_writes[key[0]] += 1
+                self._drop_stale(set(entries.values()))
             except OSError:
                 pass             # a cache that cannot be written is only slower
+
+    def _drop_stale(self, keep):
+        """Data files of this function that its index no longer lists (written for an older
+        source or build) are removed, so the directory does not grow with each edit."""
+        prefix = self._name + "."
+        try:
+            names = os.listdir(self._dir)
+        except OSError:
+            return
+        for f in names:
+            if f.startswith(prefix) and f.endswith(".nbc") and f not in keep:
+                try:
+                    os.unlink(os.path.join(self._dir, f))
+                except OSError:
+                    pass

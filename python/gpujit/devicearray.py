@@ -154,6 +154,11 @@ class DeviceArray(_core.DeviceArrayBase):
 
     __cuda_ndarray__ = True  # numba's marker of its device arrays (is_cuda_ndarray)
 
+    def __reduce__(self):
+        """Pickled as its contents, copied to the host (as numba's): it comes back as a
+        device array on the receiving side's current device."""
+        return (_rebuild_device_array, (self.copy_to_host(),))
+
     @property
     def alloc_size(self):
         """Bytes the elements span (the extent of the view)."""
@@ -614,6 +619,10 @@ def _order_for_consumer(ours, theirs):
     ev = _core.Event(timing=False)
     ev.record(ours_h)
     ev.wait(theirs_h)
+
+
+def _rebuild_device_array(host):
+    return to_device(host)
 
 
 def to_device(obj, stream=0, copy=True, to=None):

@@ -181,31 +181,31 @@ class Dispatcher(_core.DispatcherBase):
 
     def _build(self, key, use_cache=True):
         f = self.py_func
-        ckey = None
-        if self._cache is not None:
-            ckey = self._cache.key(key[0], key[1], key[2], dict(
-                boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                launch_bounds=self.launch_bounds, **self._opt))
-            k = self._cache.load(ckey, self.__name__, key[0]) if use_cache else None
-            if k is not None:
-                self.stats.cache_hits[key[0]] += 1
-                return k
-        k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                          fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-                          boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
-                                                       keep_bitcode=ckey is not None), **self._opt)
-        if key[1] == "cuda" and (self.link or k.externs):
-            from .linking import link_items
-            # the kernel's own files, then each called declaration's
-            k.link = link_items(list(self.link) + [x for e in k.externs for x in e.link], key[2])
-        if ckey is not None and k.externs:
-            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: %s calls external functions "
-                               "(declare_device), whose code is linked when it loads, so it cannot be cached "
-                               "(cache=True)" % self.__name__)
-        if ckey is not None:
-            self.stats.cache_misses[key[0]] += 1
-            self._cache.save(ckey, k)
-        return k
+
+        def build(keep_bitcode=False):
+            k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
+                              fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+                              boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
+                                                           keep_bitcode=keep_bitcode), **self._opt)
+            if key[1] == "cuda" and (self.link or k.externs):
+                from .linking import link_items
+                # the kernel's own files, then each called declaration's
+                k.link = link_items(list(self.link) + [x for e in k.externs for x in e.link], key[2])
+            return k
+        if self._cache is None:
+            return build()
+        ckey = self._cache.key(key[0], key[1], key[2], dict(
+            boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
+            launch_bounds=self.launch_bounds, **self._opt))
+
+        def build_cached():
+            k = build(True)
+            if k.externs:
+                raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files: %s calls external functions "
+                                   "(declare_device), whose code is linked when it loads, so it cannot be cached "
+                                   "(cache=True)" % self.__name__)
+            return k
+        return self._cache.load_or_compile(ckey, self.__name__, key[0], build_cached, use_cache=use_cache)
 
     def recompile(self):
         """Compile every specialisation again (reading the globals anew), replacing the
@@ -290,13 +290,20 @@ class Dispatcher(_core.DispatcherBase):
         return disp
 
     def __reduce__(self):
-        """Pickled by reference (module and qualified name), as functions are: another process
-        (a multiprocessing worker) imports the module and finds the same kernel there."""
-        mod, qual = self.py_func.__module__, self.__qualname__
-        if _lookup(mod, qual) is not self:
-            raise TypeError("cannot pickle kernel %s: it is not reachable as %s.%s (only kernels defined "
-                            "at a module's top level are)" % (qual, mod, qual))
-        return (_lookup, (mod, qual))
+        """Pickled by reference (module and qualified name) where another process can
+        import the kernel (a multiprocessing or Dask worker finds the same one there);
+        else (a kernel of __main__, of a notebook, or defined in a function) by value:
+        its code, the globals and closure variables it reads, its eager signatures and
+        options (gpujit.serialize)."""
+        from .serialize import dumps, importable
+        if importable(self, self.py_func.__module__, self.__qualname__):
+            return (_lookup, (self.py_func.__module__, self.__qualname__))
+        return (_loads, (dumps(self),))
+
+    def _reduce_by_value(self):
+        opts = dict(self._options, shared_memory_carveout=self.shared_memory_carveout,
+                    extensions=getattr(self, "extensions", None) or None)
+        return (_rebuild_kernel, (self.py_func, self._eager, opts))
 
     @property
     def overloads(self):
@@ -490,6 +497,16 @@ class DeviceFunction:
     def __repr__(self):
         return "<gpujit device function %s>" % self.__qualname__
 
+    def __reduce__(self):
+        """As a kernel's (Dispatcher.__reduce__): by reference where importable, else by value."""
+        from .serialize import dumps, importable
+        if importable(self, self.py_func.__module__, self.__qualname__):
+            return (_lookup, (self.py_func.__module__, self.__qualname__))
+        return (_loads, (dumps(self),))
+
+    def _reduce_by_value(self):
+        return (_rebuild_device_function, (self.py_func, self.signatures, self._options))
+
     def __call__(self, *args, **kwargs):
         return self.py_func(*args, **kwargs)
 
@@ -625,6 +642,40 @@ def _lookup(module, qualname):
     except (ImportError, AttributeError):
         return None
     return obj
+
+
+_UNPICKLED = None
+
+
+def _loads(data):
+    """A kernel or device function pickled by value: one object per process for one pickle, so
+    that a worker that receives it with each task (Dask) compiles and loads it once."""
+    global _UNPICKLED
+    import hashlib
+    import pickle
+    import weakref
+    if _UNPICKLED is None:
+        _UNPICKLED = weakref.WeakValueDictionary()
+    key = hashlib.sha256(data).digest()
+    obj = _UNPICKLED.get(key)
+    if obj is None:
+        obj = pickle.loads(data)
+        _UNPICKLED[key] = obj
+    return obj
+
+
+def _rebuild_kernel(py_func, sigs, options):
+    if options.get("cache"):
+        try:
+            from .caching import FunctionCache
+            FunctionCache(py_func)
+        except RuntimeError:         # no source file here: the kernel works, uncached
+            options = dict(options, cache=False)
+    return Dispatcher(py_func, sigs, **options)
+
+
+def _rebuild_device_function(py_func, sigs, options):
+    return DeviceFunction(py_func, sigs or None, **options)
 
 
 class NotLaunchableError(TypeError, RuntimeError):

@@ -1,9 +1,15 @@
-"""Pickling Python functions by value, for objects that hold one (ufuncs made by
-gpujit.vectorize): a function defined in a test or inside another function
-cannot be pickled by reference, as pickle does, so its code object is
-marshalled with the globals it names, its defaults and its closure's values.
-Modules are pickled by name; other functions it refers to, by reference
-where they can be imported, else by value too.
+"""Pickling Python functions by value, for the objects that hold one (kernels, device
+functions, ufuncs): a function defined in __main__, in a notebook, in a test or inside
+another function cannot be pickled by reference, as pickle does, so its code object is
+marshalled with the globals it names, its defaults and its closure's values, as
+cloudpickle does. Modules are pickled by name; other functions it refers to, by
+reference where another process can import them, else by value too.
+
+A function is rebuilt in two steps (an empty function, then its globals, closure and
+defaults), so one that refers to itself, directly or through a kernel or a device
+function, pickles once and comes back as one object. Kernels and device functions met
+inside one pickle are pickled by value too (Dispatcher.__reduce__ and
+DeviceFunction.__reduce__ use this module for what cannot go by reference).
 """
 import builtins
 import importlib
@@ -13,7 +19,7 @@ import pickle
 import sys
 import types
 
-__all__ = ["dumps_function", "loads_function"]
+__all__ = ["dumps_function", "loads_function", "dumps", "importable"]
 
 
 def _names(code):
@@ -25,51 +31,103 @@ def _names(code):
     return names
 
 
-def _importable(func):
-    mod = sys.modules.get(getattr(func, "__module__", None) or "")
-    obj = mod
-    for part in getattr(func, "__qualname__", "").split("."):
+def _lookup(module, qualname):
+    obj = sys.modules.get(module or "")
+    for part in qualname.split("."):
         obj = getattr(obj, part, None)
-    return obj is func
+    return obj
+
+
+def importable(obj, module, qualname):
+    """Whether another process finds `obj` by importing `module` and reading `qualname`:
+    __main__ (a script, a notebook) is another module there, and a function defined inside
+    another one (<locals>) has no name to read."""
+    if not module or module in ("__main__", "__mp_main__") or "<locals>" in qualname:
+        return False
+    return _lookup(module, qualname) is obj
 
 
 def _module(name):
     return importlib.import_module(name)
 
 
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj):
-        if isinstance(obj, types.ModuleType):
-            return _module, (obj.__name__,)
-        if isinstance(obj, types.FunctionType) and not _importable(obj):
-            return _rebuild_function, _function_state(obj)
-        return NotImplemented
-
-
-def _function_state(func):
-    glbls = func.__globals__
-    captured = {n: glbls[n] for n in _names(func.__code__) if n in glbls}
-    closure = tuple(c.cell_contents for c in func.__closure__) if func.__closure__ else None
-    return (marshal.dumps(func.__code__), func.__module__, func.__name__, func.__qualname__, captured,
-            func.__defaults__, func.__kwdefaults__, closure)
-
-
-def _rebuild_function(code, module, name, qualname, captured, defaults, kwdefaults, closure):
+def _make_function(code, module, name, qualname, ncells):
+    """An empty function of `code`: its globals, closure and defaults come after it
+    (_fill_function), so that they may refer to it."""
     glbls = {"__builtins__": builtins, "__name__": module}
-    glbls.update(captured)
-    cells = tuple(types.CellType(v) for v in closure) if closure is not None else None
-    f = types.FunctionType(marshal.loads(code), glbls, name, defaults, cells)
+    cells = tuple(types.CellType() for _ in range(ncells)) if ncells else None
+    f = types.FunctionType(marshal.loads(code), glbls, name, None, cells)
     f.__qualname__ = qualname
-    f.__kwdefaults__ = kwdefaults
     f.__module__ = module
     return f
 
 
+def _fill_function(f, state):
+    captured, defaults, kwdefaults, closure, fdict = state
+    f.__globals__.update(captured)
+    f.__defaults__ = defaults
+    f.__kwdefaults__ = kwdefaults
+    for cell, value in zip(f.__closure__ or (), closure or ()):
+        if value is not _EMPTY:
+            cell.cell_contents = value
+    f.__dict__.update(fdict)
+    return f
+
+
+class _Empty:
+    """An empty closure cell (a variable the outer function had not assigned yet)."""
+
+    def __reduce__(self):
+        return "_EMPTY"
+
+
+_EMPTY = _Empty()
+
+
+def _function_reduce(func):
+    glbls = func.__globals__
+    captured = {n: glbls[n] for n in _names(func.__code__) if n in glbls}
+    closure = None
+    if func.__closure__:
+        closure = []
+        for c in func.__closure__:
+            try:
+                closure.append(c.cell_contents)
+            except ValueError:
+                closure.append(_EMPTY)
+        closure = tuple(closure)
+    ncells = len(func.__closure__) if func.__closure__ else 0
+    args = (marshal.dumps(func.__code__), func.__module__, func.__name__, func.__qualname__, ncells)
+    state = (captured, func.__defaults__, func.__kwdefaults__, closure, dict(func.__dict__))
+    return (_make_function, args, state, None, None, _fill_function)
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj):
+        if isinstance(obj, types.ModuleType):
+            return _module, (obj.__name__,)
+        if isinstance(obj, types.FunctionType):
+            if importable(obj, obj.__module__, obj.__qualname__):
+                return NotImplemented
+            return _function_reduce(obj)
+        by_value = getattr(type(obj), "_reduce_by_value", None)
+        if by_value is not None and not importable(obj, getattr(obj, "__module__", None),
+                                                   getattr(obj, "__qualname__", "")):
+            return by_value(obj)
+        return NotImplemented
+
+
+def dumps(obj):
+    """obj pickled with every function it holds that another process cannot import
+    pickled by value (bytes; pickle.loads reads them)."""
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
 def dumps_function(func):
     """func pickled by value (bytes)."""
-    buf = io.BytesIO()
-    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(func)
-    return buf.getvalue()
+    return dumps(func)
 
 
 def loads_function(data):

@@ -436,6 +436,8 @@ class _GpuList:
 
     def __getitem__(self, i):
         n = self._count()
+        if isinstance(i, slice):
+            return [_Gpu(j) for j in range(n)[i]]
         i = int(i)
         if not -n <= i < n:
             raise IndexError(f"device {i} out of range: there {'is' if n == 1 else 'are'} {n}")

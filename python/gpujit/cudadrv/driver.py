@@ -46,8 +46,7 @@ class CudaSupportError(ImportError):
     """No usable CUDA driver."""
 
 
-class CudaDriverError(CudaError):
-    pass
+CudaDriverError = _core.CudaDriverError  # the driver is unusable here (forked after CUDA was initialised)
 
 
 class LinkerError(RuntimeError):

@@ -1,0 +1,31 @@
+"""gpujit inside Dask (examples/dask_saxpy.py): a dask array computed chunk by chunk with a
+gpujit kernel on a dask.distributed cluster of worker processes, checked against NumPy; the
+workers share one on-disk cache directory and the kernel is compiled once in all. Skipped
+where dask or distributed is not installed."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import gpujit as gpu
+
+pytest.importorskip("dask.array")
+pytest.importorskip("distributed")
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "dask_saxpy.py")
+
+
+def test_dask_saxpy_compiles_once(tmp_path):
+    env = dict(os.environ, GPUJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(gpu.__file__)),
+                                           os.environ.get("PYTHONPATH", "")]))
+    # run as a script: the kernel is in __main__, so it reaches the workers by value
+    p = subprocess.run([sys.executable, EXAMPLE, "200003", "25000"], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert re.search(r"dask saxpy: 200003 elements in 9 chunks on \d+ \S+ worker\(s\): OK", p.stdout), p.stdout
+    assert "compiled 1 time(s) in all" in p.stdout, p.stdout
+    nbc = [f for _, _, fs in os.walk(tmp_path / "cache") for f in fs if f.endswith(".nbc")]
+    assert len(nbc) == 1
