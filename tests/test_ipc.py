@@ -12,7 +12,7 @@ import pytest
 
 import gpujit
 from gpujit import _core, ipc
-from gpujit.devicearray import MemoryPointer
+from gpujit.cudadrv.emm import MemoryPointer
 
 on_gpu = gpujit.current_target() == "cuda"
 cuda_only = pytest.mark.skipif(not on_gpu, reason="shares GPU memory between processes")

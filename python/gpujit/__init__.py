@@ -74,7 +74,7 @@ _LAZY = {
     "literal_unroll": ("misc.special", "literal_unroll"), "CudaSupportError": ("cudadrv.driver", "CudaSupportError"),
     "args": ("args", None), "In": ("args", "In"), "Out": ("args", "Out"), "InOut": ("args", "InOut"),
     "libdevice": ("libdevice", None), "libdevicefuncs": ("libdevicefuncs", None),
-    "open_ipc_array": ("ipc", "open_ipc_array"),
+    "open_ipc_array": ("ipc", "open_ipc_array"), "IpcHandle": ("ipc", "IpcHandle"),
     # numba.cuda's host API around the driver (cudadrv/): memory manager plugins, mapped memory,
     # the profiler, and numba's modules and objects of those names
     "BaseCUDAMemoryManager": ("cudadrv.emm", "BaseCUDAMemoryManager"),

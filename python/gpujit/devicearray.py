@@ -136,7 +136,8 @@ class DeviceArray(_core.DeviceArrayBase):
         lo, hi = self._extent()
         if isinstance(owner, _core.Allocation) and self._ptr + lo == owner.ptr and hi - lo == owner.size:
             return owner
-        return MemoryPointer(owner, self._ptr + lo, hi - lo)
+        from .cudadrv.emm import MemoryPointer
+        return MemoryPointer(None, self._ptr + lo, hi - lo, owner=owner)
 
     def get_ipc_handle(self):
         """A picklable handle another process opens to use this array's memory (CUDA IPC;
@@ -541,33 +542,6 @@ class DeviceArray(_core.DeviceArrayBase):
             raise BufferError("stream must be None for a cpu-target array")
         versioned = max_version is not None and tuple(max_version) >= (1, 0)
         return self._dlpack_capsule(versioned)
-
-
-class MemoryPointer:
-    """`size` bytes of device memory at `ptr`, kept alive by `owner` (numba's MemoryPointer):
-    a device array's gpu_data where it spans part of an allocation or another library's
-    memory. DeviceArray(gpu_data=...) and the driver's copy functions take it."""
-    __slots__ = ("owner", "ptr", "size")
-
-    def __init__(self, owner, ptr, size):
-        self.owner, self.ptr, self.size = owner, int(ptr), int(size)
-
-    @property
-    def device_pointer(self):
-        return self.ptr
-
-    @property
-    def device_ctypes_pointer(self):
-        return ctypes.c_void_p(self.ptr)
-
-    def __eq__(self, other):
-        return isinstance(other, MemoryPointer) and (other.ptr, other.size) == (self.ptr, self.size)
-
-    def __hash__(self):
-        return hash((self.ptr, self.size))
-
-    def __repr__(self):
-        return "<MemoryPointer 0x%x, %d bytes>" % (self.ptr, self.size)
 
 
 def _kept_stream(stream):

@@ -48,7 +48,8 @@ class IpcMemHandle:
 
 def _span(memory):
     """(device address, bytes) of the memory a handle is asked for."""
-    from .devicearray import MemoryPointer, _extent
+    from .cudadrv.emm import MemoryPointer
+    from .devicearray import _extent
     if isinstance(memory, _core.DeviceArrayBase):
         if memory._target != "cuda":
             raise NotImplementedError("CUDA IPC shares GPU memory; this array is on the cpu target (host memory)")

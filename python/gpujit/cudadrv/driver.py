@@ -87,8 +87,7 @@ def _is_memory_pointer(obj):
 def is_device_memory(obj):
     """True for device arrays, gpujit Allocations and MemoryPointers (a view's gpu_data, a
     memory manager's memory)."""
-    from ..devicearray import MemoryPointer
-    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation, MemoryPointer)) or _is_memory_pointer(obj)
+    return isinstance(obj, (_core.DeviceArrayBase, _core.Allocation)) or _is_memory_pointer(obj)
 
 
 def _memory(obj):
@@ -100,12 +99,10 @@ def _memory(obj):
         return obj._ptr + lo, hi - lo, host, obj._target
     if isinstance(obj, _core.Allocation):
         return obj.ptr, obj.size, obj.kind != "device", "cpu" if obj.kind == "host" else "cuda"
-    from ..devicearray import MemoryPointer
-    if isinstance(obj, MemoryPointer):
-        alloc = obj.owner if isinstance(obj.owner, _core.Allocation) else None
-        kind = alloc.kind if alloc is not None else "device"
-        return obj.ptr, obj.size, kind != "device", "cpu" if kind == "host" else "cuda"
     if _is_memory_pointer(obj):
+        alloc = getattr(obj, "owner", None)
+        if isinstance(alloc, _core.Allocation):   # a device array's gpu_data
+            return int(obj.device_pointer), obj.size, alloc.kind != "device", "cpu" if alloc.kind == "host" else "cuda"
         target = _core.get_target()
         return int(obj.device_pointer), obj.size, target == "cpu" or hasattr(obj, "host_pointer"), target
     a = np.asarray(obj)

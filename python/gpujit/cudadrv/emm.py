@@ -64,6 +64,14 @@ class MemoryPointer:
         """The address device arrays use (gpujit's Allocation spells it so)."""
         return self.device_pointer
 
+    def __eq__(self, other):
+        """The same bytes (a device array's gpu_data is made anew at each access)."""
+        return isinstance(other, MemoryPointer) and (other.device_pointer, other.size) == (self.device_pointer,
+                                                                                          self.size)
+
+    def __hash__(self):
+        return hash((self.device_pointer, self.size))
+
     @property
     def owner(self):
         return self if self._owner is None else self._owner
