@@ -5,14 +5,15 @@ current device being per thread), against the same step on one GPU.
     PYTHONPATH=python python3 benchmarks/multigpu_bench.py [--n BODIES] [--json OUT.json]
 
 Method: every device holds all positions; device d computes the accelerations of its
-contiguous share of the bodies. A step is timed from the start of the launches to the end
-of every device's synchronise (threads start together at a barrier); median of repeats after
+contiguous share of the bodies, with lang_bench's N-body kernel. A step is timed from the
+start of the launches to the end of every device's synchronise (threads start together at a barrier); median of repeats after
 a warm-up. The result is checked against a float64 NumPy reference on a sample of bodies.
 """
 import argparse
 import json
-import math
+import os
 import statistics
+import sys
 import threading
 import time
 
@@ -20,46 +21,14 @@ import numpy as np
 
 import gpujit as gpu
 
-TILE = 256
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lang_bench  # noqa: E402
+
+TILE = 128          # lang_bench's tile (its N-body kernel's block size)
 EPS2 = 0.01
-
-
-@gpu.jit("void(float32[:, ::1], float32[:, ::1], int64)")
-def nbody_part(pos, acc, first):
-    # accelerations of bodies first .. first + acc.shape[0] - 1, from all bodies (tiled
-    # through shared memory); n is a multiple of TILE
-    sx = gpu.shared.array(TILE, gpu.float32)
-    sy = gpu.shared.array(TILE, gpu.float32)
-    sz = gpu.shared.array(TILE, gpu.float32)
-    j = gpu.grid(1)
-    i = first + j
-    n = pos.shape[0]
-    xi = pos[i, 0]
-    yi = pos[i, 1]
-    zi = pos[i, 2]
-    ax = gpu.float32(0.0)
-    ay = gpu.float32(0.0)
-    az = gpu.float32(0.0)
-    t = gpu.threadIdx.x
-    for start in range(0, n, TILE):
-        sx[t] = pos[start + t, 0]
-        sy[t] = pos[start + t, 1]
-        sz[t] = pos[start + t, 2]
-        gpu.syncthreads()
-        for k in range(TILE):
-            dx = sx[k] - xi
-            dy = sy[k] - yi
-            dz = sz[k] - zi
-            r2 = dx * dx + dy * dy + dz * dz + gpu.float32(EPS2)
-            inv = gpu.float32(1.0) / math.sqrt(r2)
-            inv3 = inv * inv * inv
-            ax += dx * inv3
-            ay += dy * inv3
-            az += dz * inv3
-        gpu.syncthreads()
-    acc[j, 0] = ax
-    acc[j, 1] = ay
-    acc[j, 2] = az
+# lang_bench's N-body step: body i (i < the grid's size) against all bodies of pos. Device d
+# is given the positions rotated so that its share of bodies comes first.
+nbody = gpu.jit(lang_bench.SIGS["nbody"])(lang_bench.load(gpu, np.float32)["nbody"])
 
 
 def reference(pos, rows):
@@ -75,16 +44,16 @@ def step_time(devices, pos, reps):
     state = {}
     for k, d in enumerate(devices):
         with gpu.gpus[d]:
-            state[d] = (gpu.to_device(pos), gpu.device_array((share, 3), np.float32), k * share)
+            state[d] = (gpu.to_device(np.roll(pos, -k * share, axis=0)), gpu.device_array((share, 3), np.float32))
     barrier = threading.Barrier(len(devices) + 1)
     times = {d: [] for d in devices}
 
     def work(d):
         gpu.select_device(d)
-        dpos, dacc, first = state[d]
+        dpos, dacc = state[d]
         for _ in range(reps + 1):
             barrier.wait()
-            nbody_part[share // TILE, TILE](dpos, dacc, first)
+            nbody[share // TILE, TILE](dpos, dacc)
             gpu.synchronize()
             times[d].append(time.perf_counter())
             barrier.wait()
