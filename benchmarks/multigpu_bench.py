@@ -6,8 +6,8 @@ current device being per thread), against the same step on one GPU.
 
 Method: every device holds all positions; device d computes the accelerations of its
 contiguous share of the bodies, with lang_bench's N-body kernel. A step is timed from the
-start of the launches to the end of every device's synchronise (threads start together at a barrier); median of repeats after
-a warm-up. The result is checked against a float64 NumPy reference on a sample of bodies.
+start of the launches to the end of every device's synchronise (threads start together at
+a barrier); median of repeats after a warm-up. The result is checked against a float64 NumPy reference on a sample of bodies.
 """
 import argparse
 import json
