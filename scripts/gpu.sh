@@ -4,10 +4,13 @@
 # development machine, then the example, the whole test suite on the cuda
 # target, and the benchmarks.
 #
-# On the development machine, first:   scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
-#                (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4)
-#                (pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --no-deps cffi pycparser -d .deps/wheels)
-# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]   carrying .deps and build/py312
+# On the development machine, first either
+#   (a) the wheel, as users get it: scripts/wheel.sh ~/.pyenv/versions/3.12.1/bin/python3, and into .whl/
+#       its cp312 wheel, NVIDIA's libdevice wheel (nvidia-cuda-nvcc-cu12) and any other wheel the GPU
+#       machine lacks (dask, distributed and what they need); carry .whl; or
+#   (b) the development build: scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
+#       (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4); carry .deps and build/py312.
+# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
 # compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
@@ -16,15 +19,38 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 OUT=${OUT:-/tmp/gpujit-out}
 mkdir -p "$OUT"
-prefix=/tmp/gpujit-llvm
-if [ ! -d "$prefix" ]; then
-    mkdir -p "$prefix"
-    for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+if ls .whl/gpujit-*.whl > /dev/null 2>&1; then
+    # As a user installs it: the cp312 wheel built on the development machine (with
+    # whatever else .whl holds: NVIDIA's libdevice wheel, Dask's) into a fresh venv that
+    # also sees this machine's packages (NumPy, CuPy, PyTorch, numba-cuda) through a .pth
+    # file; everything below then runs from a copy of the checkout without python/, so the
+    # installed gpujit is the one imported, with no carried LLVM and no LD_LIBRARY_PATH.
+    here=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+    python3 -m venv /tmp/gj-venv || exit 1
+    there=$(/tmp/gj-venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
+    echo "$here" > "$there/machine-packages.pth"
+    /tmp/gj-venv/bin/python -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check \
+        .whl/*.whl || exit 1
+    export GPUJIT_SOURCE_TREE=$PWD PATH=/tmp/gj-venv/bin:$PATH
+    rm -rf /tmp/gj-src && mkdir -p /tmp/gj-src
+    tar --exclude=./python --exclude=./.whl --exclude=./.deps --exclude=./build -cf - . | tar -C /tmp/gj-src -xf -
+    cd /tmp/gj-src
+    unset PYTHONPATH LD_LIBRARY_PATH
+    export PYTHONUNBUFFERED=1
+    python3 -c "import gpujit, os; print('gpujit', gpujit.__version__, 'installed at', os.path.dirname(gpujit.__file__))"
+    core=$(python3 -c 'import gpujit._core as c; print(c.__file__)')
+    ldd "$core" | grep -e LLVM -e "not found" && { echo "the installed extension needs a library from outside the wheel"; exit 1; }
+else
+    prefix=/tmp/gpujit-llvm
+    if [ ! -d "$prefix" ]; then
+        mkdir -p "$prefix"
+        for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+    fi
+    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/llvm-19/lib:${LD_LIBRARY_PATH:-}"
+    so=$(ls build/py312/_core*.so)
+    ln -sf "../../$so" python/gpujit/
+    export PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1
 fi
-export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/llvm-19/lib:${LD_LIBRARY_PATH:-}"
-so=$(ls build/py312/_core*.so)
-ln -sf "../../$so" python/gpujit/
-export PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
 python3 -c "import gpujit; gpujit.detect(); print('target:', gpujit.current_target())" || exit 1
 python3 examples/saxpy.py || exit 1
