@@ -5,6 +5,7 @@
  * of the memory it describes. Opening maps that allocation into this process
  * (cuIpcOpenMemHandle), closing unmaps it. The cpu target's memory is the
  * host's, which IPC does not share: these refuse it. */
+#define PY_SSIZE_T_CLEAN /* '#' formats take Py_ssize_t lengths */
 #include <string.h>
 
 #include "runtime.h"

@@ -149,11 +149,12 @@ def test_rounding_modes(op, fn):
 
 
 def test_conversions():
+    # (NaN has no int result CUDA documents: the H200's is INT_MIN, so it is not compared)
     x = rng.uniform(-1e3, 1e3, N)
-    x[:4] = [2.5, -2.5, 1e20, np.nan]
+    x[:3] = [2.5, -2.5, 1e20]
     for m, ref in (("rd", np.floor), ("ru", np.ceil), ("rz", np.trunc), ("rn", np.rint)):
         got = run("double2int_" + m, x)
-        want = np.clip(np.nan_to_num(ref(x), nan=0), -2**31, 2**31 - 1).astype(np.int32)
+        want = np.clip(ref(x), -2**31, 2**31 - 1).astype(np.int32)
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(run("double2ll_" + m, x[4:]), ref(x[4:]).astype(np.int64))
     i = rng.integers(-2**31, 2**31, N).astype(np.int32)
@@ -234,8 +235,9 @@ def test_errors():
     def gpu_only(out, x):
         out[0] = libdevice.rcp64h(x)
 
-    with pytest.raises(gpu.UnsupportedError, match="rcp64h.*cpu target"):
-        gpu_only[1, 1](np.zeros(1), 2.0)
+    if gpu.current_target() == "cpu":
+        with pytest.raises(gpu.UnsupportedError, match="rcp64h.*cpu target"):
+            gpu_only[1, 1](np.zeros(1), 2.0)
     assert "rcp.approx.ftz.f64" in gpu.compile_ptx(gpu_only.py_func, "void(float64[::1], float64)")[0]
     with pytest.raises(RuntimeError, match="inside a @gpujit.jit kernel"):
         libdevice.sinf(1.0)

@@ -1,6 +1,7 @@
 """Signatures in every spelling numba accepts (strings, type objects, tuples of
 argument types), read by the compiler's one parser both when compiling and when
 matching a launch's arguments to the eager signatures."""
+import contextlib
 import numpy as np
 import pytest
 
@@ -406,6 +407,20 @@ def test_f_order_signature(sig, rng):
 
 
 # -- numba's CPointer: a raw address, indexed unchecked -------------------------------------------
+@contextlib.contextmanager
+def addresses(*arrays):
+    """Addresses a kernel can dereference for NumPy arrays: the arrays' own on the CPU target;
+    on a GPU, those of device copies, copied back into the arrays afterwards."""
+    if gpu.current_target() != "cuda":
+        yield [a.ctypes.data for a in arrays]
+        return
+    devs = [gpu.to_device(a) for a in arrays]
+    yield [d.__cuda_array_interface__["data"][0] for d in devs]
+    gpu.synchronize()
+    for a, d in zip(arrays, devs):
+        a[...] = d.copy_to_host()
+
+
 def test_pointer_spellings():
     assert str(CPointer(uint8)) == "uint8*" and str(types.voidptr) == "void*"
     assert str(void(CPointer(int32), uint32)) == "void(int32*, uint32)"
@@ -429,7 +444,8 @@ def test_pointer_argument_loads_and_stores(rng, dt):
     x = random_array(rng, n, dt)
     out = poisoned(n + 3, dt)               # the tail must stay poisoned: nothing past n is written
     want = (x + x[::-1]).astype(dt)
-    axpy[2, 32](out.ctypes.data, x.ctypes.data, n)
+    with addresses(out, x) as (po, px):
+        axpy[2, 32](po, px, n)
     np.testing.assert_array_equal(out[:n], want)
     np.testing.assert_array_equal(out[n:], poisoned(3, dt))
 
@@ -451,7 +467,8 @@ def test_pointer_offsets_negative_index_and_device_function(rng):
     p = rng.integers(-1000, 1000, 19).astype(np.int64)
     want = p + base[:-1]
     q = poisoned(20, np.int64)
-    k[1, 32](p.ctypes.data, base[1:].ctypes.data, q.ctypes.data, 19)
+    with addresses(p, base, q) as (pp, pb, pq):
+        k[1, 32](pp, pb + base.itemsize, pq, 19)     # base[1:]
     np.testing.assert_array_equal(p, want)
     np.testing.assert_array_equal(q[:19], base[:-1] * 2)
     assert q[19] == poisoned(1, np.int64)[0]
@@ -465,7 +482,8 @@ def test_pointer_wrong_arguments():
         if n > 0:
             p[0] = n
     x = np.zeros(1, np.int32)
-    k[1, 1](x.ctypes.data, 5)
+    with addresses(x) as (px,):
+        k[1, 1](px, 5)
     assert x[0] == 5
     for bad in (1.5, True, x, None, "x", (1, 2)):
         with pytest.raises(TypeError):
@@ -510,5 +528,6 @@ def test_pointer_in_an_overload(rng):
         put(p, v)
     x = poisoned(1, np.float64)
     v = rng.uniform(-5, 5)
-    k[1, 1](x.ctypes.data, v)
+    with addresses(x) as (px,):
+        k[1, 1](px, v)
     assert x[0] == v and seen == [(CPointer(float64), float64)]

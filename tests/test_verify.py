@@ -30,14 +30,15 @@ def test_the_examples_pass_the_verifier():
     prog = """if 1:
         import importlib.util, os
         for f in sorted(os.listdir("examples")):
-            if f.endswith(".py"):
+            if f.endswith(".py") and f != "dask_saxpy.py":    # a cluster: tests/test_dask.py runs it
                 spec = importlib.util.spec_from_file_location("ex_" + f[:-3], os.path.join("examples", f))
                 m = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(m)
                 m.main()
     """
     r = run_python(prog, "verify,time")
-    assert r.stdout.count(": OK") == len([f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py")])
+    assert r.stdout.count(": OK") == len([f for f in os.listdir(os.path.join(ROOT, "examples"))
+                                          if f.endswith(".py") and f != "dask_saxpy.py"])
     compiles = len(re.findall(r"^== compile ", r.stderr, re.M))
     assert compiles >= 8
     # its stage is in the column after both passes of every compilation

@@ -15,6 +15,8 @@ RequireLiteralValue = _core.RequireLiteralValue
 TypingValueError = _core.TypingValueError  # a TypingError that is also a ValueError (alignment=3)
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
+# the driver cannot be used in this process (it was forked after CUDA was initialised)
+CudaDriverError = _core.CudaDriverError
 
 NumbaError = CompileError
 LoweringError = CompileError
@@ -58,7 +60,7 @@ class NumbaSystemWarning(NumbaWarning):
 
 
 __all__ = ["CompileError", "TypingError", "TypingValueError", "UnsupportedError", "InternalCompilerError", "RequireLiteralValue",
-           "CudaError", "LaunchError",
+           "CudaError", "LaunchError", "CudaDriverError",
            "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]

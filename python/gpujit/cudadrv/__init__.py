@@ -268,11 +268,6 @@ class _Deallocations:
         yield
 
 
-class _MemoryManager:
-    def __init__(self, deallocations):
-        self.deallocations = deallocations
-
-
 class Context:
     """The context launches and allocations of the current device use: the
     device's primary context on the cuda target, the host on the cpu target."""
@@ -284,12 +279,6 @@ class Context:
     def __repr__(self):
         return f"<gpujit context of {self.device!r}>"
 
-    @property
-    def memory_manager(self):
-        """numba's memory manager of the context; here what it exposes of gpujit's
-        allocation: the deallocations queue."""
-        return _MemoryManager(self.deallocations)
-
     def __eq__(self, other):
         return isinstance(other, Context) and (self.device.id, self.device.target) == (
             other.device.id, other.device.target)
@@ -299,7 +288,18 @@ class Context:
 
     @property
     def memory_manager(self):
-        """The memory manager plugin this device allocates through (None: gpujit's own)."""
+        """The memory manager this device allocates through: the plugin set with
+        set_memory_manager, else gpujit's own, which has numba's deallocations queue."""
+        from . import emm
+        mm = emm.manager()
+        if mm is None:
+            mm = emm._OwnManager(context=self)
+            mm.deallocations = self.deallocations
+        return mm
+
+    @staticmethod
+    def _plugin():
+        """The memory manager plugin in use, or None (gpujit allocates itself)."""
         from . import emm
         return emm.manager()
 
@@ -310,7 +310,7 @@ class Context:
 
     def get_memory_info(self):
         """MemoryInfo(free, total) in bytes (the host's on the cpu target)."""
-        mm = self.memory_manager
+        mm = self._plugin()
         if mm is not None:
             return mm.get_memory_info()
         if _core.get_target() == "cpu":
@@ -324,7 +324,7 @@ class Context:
 
     def memalloc(self, bytesize):
         """`bytesize` bytes of device memory (an Allocation; freed with its last reference)."""
-        mm = self.memory_manager
+        mm = self._plugin()
         if mm is not None:
             return mm.memalloc(int(bytesize))
         return _core.alloc(int(bytesize))
@@ -332,7 +332,7 @@ class Context:
     def memhostalloc(self, bytesize, mapped=False, portable=False, wc=False):
         """`bytesize` bytes of page-locked host memory (a buffer: np.ndarray(buffer=...)).
         Under unified addressing it is mapped, at the same address, for every device."""
-        mm = self.memory_manager
+        mm = self._plugin()
         if mm is not None:
             return mm.memhostalloc(int(bytesize), mapped, portable, wc)
         if _core.get_target() == "cpu":
@@ -343,7 +343,7 @@ class Context:
         """Page-lock `size` bytes of host memory at `pointer` that `owner` holds (mapped:
         also reachable from kernels): a MappedMemory or PinnedMemory, unpinned when collected."""
         from . import emm
-        mm = self.memory_manager or emm._OwnManager(context=self)
+        mm = self._plugin() or emm._OwnManager(context=self)
         return mm.mempin(owner, pointer, size, mapped)
 
     def synchronize(self):
@@ -353,7 +353,7 @@ class Context:
         """Free everything in the context: gpujit.reset() on the cuda target
         (arrays made before become unusable); nothing to do on the cpu target,
         whose memory belongs to its Python objects."""
-        mm = self.memory_manager
+        mm = self._plugin()
         if mm is not None:
             mm.reset()
         if _core.get_target() != "cpu":
