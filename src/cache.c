@@ -192,8 +192,8 @@ PyObject *gj_cache_environment(void) {
     LLVMGetVersion(&major, &minor, &patch);
     char *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
     const char *libdevice = gj_find_libdevice();
-    PyObject *r = Py_BuildValue("{s:(III),s:s,s:s,s:s}", "llvm", major, minor, patch, "host_cpu", cpu,
-                                "host_features", feat, "libdevice", libdevice);
+    PyObject *r = Py_BuildValue("{s:(III),s:s,s:s,s:s}", "llvm", major, minor, patch, "host_cpu", cpu, "host_features",
+                                feat, "libdevice", libdevice);
     LLVMDisposeMessage(cpu);
     LLVMDisposeMessage(feat);
     return r;
