@@ -505,7 +505,8 @@ int gj_driver_add(PyObject *m) {
                                       PyExc_RuntimeError, d);
     Py_DECREF(d);
     if (!GjExc_CudaError) return -1;
-    GjExc_CudaDriverError = PyErr_NewExceptionWithDoc("gpujit.CudaDriverError",
+    /* named where pickle finds it: a worker's exception crosses back to its parent */
+    GjExc_CudaDriverError = PyErr_NewExceptionWithDoc("gpujit.cudadrv.error.CudaDriverError",
                                                       "The driver cannot be used: in a process forked after "
                                                       "CUDA was initialised.",
                                                       GjExc_CudaError, NULL);

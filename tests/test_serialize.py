@@ -222,6 +222,8 @@ def test_cpu_target_survives_fork():
 def test_cudadrv_error_module():
     from gpujit.cudadrv.error import CudaDriverError, CudaSupportError
     assert issubclass(CudaDriverError, gpu.CudaError) and issubclass(CudaSupportError, ImportError)
+    e = roundtrip(CudaDriverError("CUDA initialized before forking"))    # as from a worker process
+    assert type(e) is CudaDriverError and "before forking" in str(e)
 
 
 def test_cloudpickle_ships_tasks_that_launch_local_kernels():
