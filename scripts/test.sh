@@ -6,8 +6,11 @@
 # bytecode), and runs the whole suite with each on the CPU backend (and on
 # the GPU where one exists), plus the CPU executor's C tests, then the
 # numba.cuda compatibility yardstick once on the CPU target (scripts/compat.sh:
-# fails below its floor; downloads numba-cuda's wheel from PyPI), and finally
-# the suite once more under ASan+UBSan (scripts/sanitize.sh).
+# fails below its floor; downloads numba-cuda's wheel from PyPI), the suite once
+# more under ASan+UBSan (scripts/sanitize.sh), and finally as a user installs it:
+# the manylinux wheel for CPython 3.12 built, installed into a fresh venv with no
+# build tools, and the suite run against the installed package with no libLLVM
+# (scripts/test_wheel.sh).
 #   GPUJIT_PYTHONS="python3.12 ..."   overrides the interpreters
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +56,10 @@ PYTHON="${pythons[0]}" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && t
 
 echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
 bash scripts/sanitize.sh "${pythons[0]}" || status=1
+
+wpy=${pythons[1]:-${pythons[0]}}
+echo "== the wheel, installed into a fresh venv (CPython $("$wpy" -c 'import sys; print("%d.%d" % sys.version_info[:2])'))"
+bash scripts/test_wheel.sh "$wpy" > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
+    { tail -60 /tmp/gpujit-wheel.log; status=1; }
 
 exit $status
