@@ -28,3 +28,9 @@ uint32_t arc4random(void) {
     x ^= x >> 33;
     return (uint32_t)x;
 }
+
+/* glibc 2.35 gave hypot a new symbol version (a faster implementation): the CPU
+ * target's libdevice functions (runtime/cpu_libdevice.c) call the original one. */
+double gj_hypot_glibc_2_2_5(double x, double y);
+__asm__(".symver gj_hypot_glibc_2_2_5, hypot@GLIBC_2.2.5");
+double hypot(double x, double y) { return gj_hypot_glibc_2_2_5(x, y); }
