@@ -29,8 +29,11 @@ uint32_t arc4random(void) {
     return (uint32_t)x;
 }
 
-/* glibc 2.35 gave hypot a new symbol version (a faster implementation): the CPU
+/* glibc 2.35 gave hypot and hypotf a new symbol version (a faster implementation): the CPU
  * target's libdevice functions (runtime/cpu_libdevice.c) call the original one. */
 double gj_hypot_glibc_2_2_5(double x, double y);
 __asm__(".symver gj_hypot_glibc_2_2_5, hypot@GLIBC_2.2.5");
 double hypot(double x, double y) { return gj_hypot_glibc_2_2_5(x, y); }
+float gj_hypotf_glibc_2_2_5(float x, float y);
+__asm__(".symver gj_hypotf_glibc_2_2_5, hypotf@GLIBC_2.2.5");
+float hypotf(float x, float y) { return gj_hypotf_glibc_2_2_5(x, y); }
