@@ -40,6 +40,9 @@ if ls .whl/gpujit-*.whl > /dev/null 2>&1; then
     python3 -c "import gpujit, os; print('gpujit', gpujit.__version__, 'installed at', os.path.dirname(gpujit.__file__))"
     core=$(python3 -c 'import gpujit._core as c; print(c.__file__)')
     ldd "$core" | grep -e LLVM -e "not found" && { echo "the installed extension needs a library from outside the wheel"; exit 1; }
+    # libdevice from NVIDIA's pip wheel (nvidia-cuda-nvcc-cu12 in .whl), not the machine's toolkit
+    unset CUDA_HOME CUDA_PATH
+    python3 -m gpujit info | grep -i -e libdevice -e "^gpujit" -e llvm
 else
     prefix=/tmp/gpujit-llvm
     if [ ! -d "$prefix" ]; then
@@ -117,8 +120,10 @@ if want multi; then
     # several GPUs of one host (one is enough to run it): the multi-device tests and the
     # N-body step's scaling over the devices, one thread per GPU
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_multigpu.py > "$OUT/multigpu.log" 2>&1 || rc=1
-    timeout 120 python3 benchmarks/multigpu_bench.py --json "$OUT/multigpu.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
-    tail -8 "$OUT/multigpu.log"
+    timeout 120 python3 benchmarks/multigpu_bench.py --n 262144 --json "$OUT/multigpu.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
+    # Dask: one worker process per GPU, sharing one cache directory (the kernel compiled once)
+    timeout 180 python3 examples/dask_saxpy.py 20000003 1000000 >> "$OUT/multigpu.log" 2>&1 || rc=1
+    tail -12 "$OUT/multigpu.log"
 fi
 # at most 8 result files are fetched back: pack them when there are more
 if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
