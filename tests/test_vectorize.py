@@ -36,6 +36,20 @@ def test_1d_host(dtype, n):
     np.testing.assert_array_equal(got, a + b)
 
 
+def test_unit_stride_and_strided_views_of_the_same_data():
+    # contiguous arguments take a kernel indexing at unit stride, strided views the general
+    # one: both give NumPy's answer, into a strided out= as well
+    a = rng.random(4000)
+    b = rng.random(4000)
+    da, db = gpu.to_device(a), gpu.to_device(b)
+    out = gpu.to_device(np.full(8000, np.nan))
+    np.testing.assert_array_equal(vadd(da, db).copy_to_host(), a + b)
+    vadd(da[::2], db[1::2], out=out[::4])
+    got = out.copy_to_host()
+    np.testing.assert_array_equal(got[::4], a[::2] + b[1::2])
+    assert np.isnan(got[1::4]).all()
+
+
 @pytest.mark.parametrize("nd", [2, 3, 5])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_nd_mixed_orders(nd, order):

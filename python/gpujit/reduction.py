@@ -27,8 +27,8 @@ def _max_blocks():
     results are then combined by one block."""
     if _core.get_target() != "cuda":
         return _CPU_BLOCKS
-    from .cudadrv import get_current_device
-    return get_current_device().multiprocessor_count * (2048 // _TPB)
+    from .vectorizers import sm_count
+    return sm_count() * (2048 // _TPB)
 
 _SOURCE = """\
 def __reduce_{name}(a, partials, init, use_init):

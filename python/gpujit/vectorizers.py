@@ -180,15 +180,28 @@ def _launch(kernel, n, stream, args):
         kernel[blocks, tpb, stream](*args)
 
 
+_SM_COUNTS = {}     # CUDA device -> multiprocessors (asked of the driver once)
+
+
+def sm_count():
+    """The current device's multiprocessor count, without building a Device per call."""
+    if _core.get_target() != "cuda":
+        from .cudadrv import get_current_device
+        return get_current_device().multiprocessor_count
+    dev = _core.current_device()
+    n = _SM_COUNTS.get(dev)
+    if n is None:
+        n = _SM_COUNTS[dev] = _core.device_info(dev)["multiprocessor_count"]
+    return n
+
+
 def warn_occupancy(nblocks):
     """config.CUDA_LOW_OCCUPANCY_WARNINGS: a grid under two blocks per multiprocessor leaves
     the device mostly idle (numba's warning)."""
     from . import config
     if not config.CUDA_LOW_OCCUPANCY_WARNINGS or config.DISABLE_PERFORMANCE_WARNINGS:
         return
-    from .cudadrv import get_current_device
-    sms = get_current_device().multiprocessor_count
-    if nblocks < 2 * sms:
+    if nblocks < 2 * sm_count():
         from .errors import NumbaPerformanceWarning
         warnings.warn(NumbaPerformanceWarning("Grid size %d will likely result in GPU under-utilization due to low "
                                               "occupancy." % nblocks), stacklevel=3)
@@ -288,14 +301,14 @@ class DeviceUFunc:
         except TypeError as e:
             raise TypeError("%s: %s" % (self.__name__, e)) from None
 
-    def _kernel(self, argdtypes, scalars, ndim):
-        key = (argdtypes, scalars, ndim)
+    def _kernel(self, argdtypes, scalars, ndim, unit=False):
+        key = (argdtypes, scalars, ndim, unit)
         k = self._kernels.get(key)
         if k is None:
-            k = self._kernels[key] = self._make_kernel(argdtypes, self._types[argdtypes], scalars, ndim)
+            k = self._kernels[key] = self._make_kernel(argdtypes, self._types[argdtypes], scalars, ndim, unit)
         return k
 
-    def _make_kernel(self, argdtypes, resdtype, scalars, ndim):
+    def _make_kernel(self, argdtypes, resdtype, scalars, ndim, unit=False):
         import gpujit
         name = _symbol(self.py_func)
         params = ["a%d" % i for i in range(len(argdtypes))]
@@ -315,7 +328,7 @@ class DeviceUFunc:
         src = "\n".join(lines) + "\n"
         fn = _exec_source(src, "<gpujit vectorize %s>" % name, {"__gj__": gpujit, "__core__": self._core},
                           "__vectorized_%s" % name)
-        arr = "[%s]" % ", ".join([":"] * ndim)
+        arr = "[::1]" if unit else "[%s]" % ", ".join([":"] * ndim)
         sig = "void(%s)" % ", ".join([_type_name(d) + ("" if s else arr) for d, s in zip(argdtypes, scalars)] +
                                      [_type_name(resdtype) + arr])
         return _jit(fn, sig)
@@ -417,7 +430,9 @@ class DeviceUFunc:
                 kargs = [a if isinstance(a, np.generic) else _view(a, (size,), (a.itemsize,)) for a in kargs]
                 ndim = 1
                 break
-        kernel = self._kernel(key, tuple(i in scalars for i in range(len(values))), ndim)
+        # all of them one unit-stride run: the kernel indexes without a stride multiply
+        unit = ndim == 1 and all(a.strides[0] == a.itemsize for a in kargs if not isinstance(a, np.generic))
+        kernel = self._kernel(key, tuple(i in scalars for i in range(len(values))), ndim, unit)
         _launch(kernel, size, stream, kargs)
 
         if out is not None:
