@@ -149,6 +149,14 @@ void release_target_machine(LLVMTargetMachineRef tm, const char *key) {
     LLVMDisposeTargetMachine(tm); /* pool full */
 }
 
+/* LLVM's optimisation and code generation run without the GIL, so that compiles in
+ * several threads use several cores; callers without the GIL (the C tests) keep none. */
+static PyThreadState *gil_release(void) { return PyGILState_Check() ? PyEval_SaveThread() : NULL; }
+
+static void gil_restore(PyThreadState *ts) {
+    if (ts) PyEval_RestoreThread(ts);
+}
+
 int make_target_machine(Ctx *c) {
     char *err = NULL;
     LLVMTargetRef t;
@@ -175,8 +183,11 @@ int optimise(Ctx *c) {
     if (c->target->link) STAGE(c->target->link(c));
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     /* opt=False: only what O0 does (always-inline), and dropping the library functions
-     * nothing calls (libdevice's) */
+     * nothing calls (libdevice's). The module, its context and the target machine are this
+     * compile's alone: other threads compile meanwhile. */
+    PyThreadState *ts = gil_release();
     LLVMErrorRef e = LLVMRunPasses(c->mod, c->opt.noopt ? "default<O0>,globaldce" : "default<O3>", c->tm, po);
+    gil_restore(ts);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
@@ -199,7 +210,10 @@ int optimise(Ctx *c) {
 int emit_ptx(Ctx *c) {
     char *err = NULL;
     LLVMMemoryBufferRef buf;
-    if (LLVMTargetMachineEmitToMemoryBuffer(c->tm, c->mod, LLVMAssemblyFile, &err, &buf)) {
+    PyThreadState *ts = gil_release(); /* as in optimise() */
+    LLVMBool failed = LLVMTargetMachineEmitToMemoryBuffer(c->tm, c->mod, LLVMAssemblyFile, &err, &buf);
+    gil_restore(ts);
+    if (failed) {
         internal_error(c, NO_LOCATION, "emit: PTX generation failed: %s", err ? err : "");
         LLVMDisposeMessage(err);
         return -1;
