@@ -77,7 +77,9 @@ if want bench; then
         > "$OUT/lang_bench.log" 2>&1
     timeout 90 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/ufunc_bench.py --json "$OUT/ufunc_bench.json" > "$OUT/ufunc_bench.log" 2>&1
-    cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" "$OUT/ufunc_bench.log" | grep -v Warning
+    timeout 120 python3 benchmarks/cache_startup.py 5 > "$OUT/cache_startup.log" 2>&1
+    cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" "$OUT/ufunc_bench.log" \
+        "$OUT/cache_startup.log" | grep -v Warning
 fi
 if want stress; then
     # 10^6 launches: process and device memory sampled, no growth allowed
@@ -121,6 +123,7 @@ if want multi; then
     # N-body step's scaling over the devices, one thread per GPU
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_multigpu.py > "$OUT/multigpu.log" 2>&1 || rc=1
     timeout 120 python3 benchmarks/multigpu_bench.py --n 262144 --json "$OUT/multigpu.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
+    timeout 120 python3 benchmarks/multigpu_bench.py --n 524288 --reps 5 >> "$OUT/multigpu.log" 2>&1 || rc=1
     # Dask: one worker process per GPU, sharing one cache directory (the kernel compiled once)
     timeout 180 python3 examples/dask_saxpy.py 20000003 1000000 >> "$OUT/multigpu.log" 2>&1 || rc=1
     tail -12 "$OUT/multigpu.log"
