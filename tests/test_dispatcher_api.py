@@ -146,7 +146,9 @@ def test_kernel_static_memory_attributes(rng):
         lm = gpu.local.array(m, dtype=out.dtype)
         c = gpu.const.array_like(table)
         for j in range(n):
-            sm[j] = x + j
+            i = (j + int(x)) % n        # an index known only at run time, and a barrier: else the
+            sm[i] = x + i               # GPU's optimiser splits the array or forwards the stores
+        gpu.syncthreads()
         for j in range(m):
             lm[j] = x * j
         for j in range(n):
