@@ -5,7 +5,7 @@
 # builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
 # bytecode), and runs the whole suite with each on the CPU backend (and on
 # the GPU where one exists), plus the CPU executor's C tests, then the
-# numba.cuda compatibility yardstick once on the CPU target (scripts/compat.sh:
+# numba.cuda compatibility yardstick on the CPU target with each interpreter (scripts/compat.sh:
 # fails below its floor; downloads numba-cuda's wheel from PyPI), the suite once
 # more under ASan+UBSan (scripts/sanitize.sh), and finally as a user installs it:
 # the manylinux wheel for CPython 3.12 built, installed into a fresh venv with no
@@ -50,9 +50,11 @@ for py in "${pythons[@]}"; do
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done
 
-echo "== numba.cuda compatibility yardstick, CPU target (CPython ${pythons[0]})"
-PYTHON="${pythons[0]}" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
-    { tail -40 /tmp/gpujit-compat.log; status=1; }
+for py in "${pythons[@]}"; do
+    echo "== numba.cuda compatibility yardstick, CPU target (CPython $py)"
+    PYTHON="$py" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
+        { tail -40 /tmp/gpujit-compat.log; status=1; }
+done
 
 echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
 bash scripts/sanitize.sh "${pythons[0]}" || status=1
