@@ -41,7 +41,7 @@ def test_meson_install_rule_finds_every_module():
     out = subprocess.run([sys.executable, "-c", program.group(1), os.path.join(SOURCE, "python")],
                          capture_output=True, text=True, check=True).stdout.split()
     listed = {os.path.relpath(f, "gpujit") for f in out}
-    assert listed == modules(PKG) | {"VERSION"}
+    assert listed == modules(PKG) | {"VERSION", "THIRD_PARTY_NOTICES.txt"}
 
 
 @pytest.mark.skipif(INSTALLED == os.path.realpath(PKG) or INSTALLED == PKG,
@@ -49,6 +49,7 @@ def test_meson_install_rule_finds_every_module():
 def test_installed_package_holds_every_module():
     assert modules(PKG) - modules(INSTALLED) == set(), "modules missing from the installed package"
     assert os.path.isfile(os.path.join(INSTALLED, "VERSION"))
+    assert os.path.isfile(os.path.join(INSTALLED, "THIRD_PARTY_NOTICES.txt"))
     cores = [n for n in os.listdir(INSTALLED) if n.startswith("_core") and n.endswith(".so")]
     assert len(cores) == 1, cores
     ldd = subprocess.run(["ldd", os.path.join(INSTALLED, cores[0])], capture_output=True, text=True).stdout
