@@ -1,5 +1,5 @@
 """A fresh process's first launch of saxpy with @jit(cache=True): the time from just after
-`import gpujit` to the kernel's result, with a cold cache (compiled) and a warm one (loaded from
+`import gpujit` and the CUDA context's creation (on a GPU) to the kernel's result, with a cold cache (compiled) and a warm one (loaded from
 the cache directory another process wrote). Median of N fresh processes each.
 
     PYTHONPATH=python python3 benchmarks/cache_startup.py [N]
@@ -27,6 +27,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import gpujit
+gpujit.synchronize()    # the CUDA context exists before the clock starts (its creation is not the cache's)
 t0 = time.perf_counter()
 import saxmod
 x = np.arange(1000, dtype=np.float32)

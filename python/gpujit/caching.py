@@ -30,7 +30,6 @@ A kernel that compiles in a captured device array's address cannot be cached
 """
 import collections
 import contextlib
-import hashlib
 import inspect
 import io
 import os
@@ -45,6 +44,17 @@ import numpy as np
 
 from . import _core
 
+try:    # BLAKE2 from CPython's own module: hashlib would first load OpenSSL (milliseconds a process)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b as _blake2b
+
+
+def _digest(data=b""):
+    """The cache's hash (files' checksums, keys, names): BLAKE2b of 32 bytes."""
+    return _blake2b(data, digest_size=32)
+
+
 __all__ = ["FunctionCache", "CacheStats", "process_stats"]
 
 _MAGIC = b"gpujit-cache-1"
@@ -54,7 +64,7 @@ _LOCK_WAIT_S = 300.0        # a lock holder that takes longer (a hung compile) i
 def _file_hash(path):
     try:
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            return _digest(f.read()).hexdigest()
     except (OSError, TypeError):
         return None
 
@@ -89,7 +99,7 @@ def _host():
     global _HOST
     if _HOST is None:
         env = _core.cache_environment()
-        _HOST = hashlib.sha256(("%s %s" % (env["host_cpu"], env["host_features"])).encode()).hexdigest()[:16]
+        _HOST = _digest(("%s %s" % (env["host_cpu"], env["host_features"])).encode()).hexdigest()[:16]
     return _HOST
 
 
@@ -234,7 +244,7 @@ def _value(h, v, seen):
 def fingerprint(py_func):
     """The hash of what the kernel compiled from `py_func` depends on in Python (see above);
     None where some value it reads cannot be fingerprinted."""
-    h = hashlib.sha256()
+    h = _digest()
     try:
         _function(h, py_func, set())
     except (_Unkeyable, RecursionError):
@@ -355,7 +365,7 @@ class FunctionCache:
 
     @staticmethod
     def _key_hash(key):
-        return hashlib.sha256(repr(key).encode()).hexdigest()
+        return _digest(repr(key).encode()).hexdigest()
 
     def _data_name(self, key):
         return "%s.%s.nbc" % (self._name, self._key_hash(key)[:20])
@@ -370,7 +380,7 @@ class FunctionCache:
             buf = io.BytesIO(blob)
             magic, key_hash, digest, payload = pickle.load(buf)
             if (magic != _MAGIC or key_hash != self._key_hash(key)
-                    or hashlib.sha256(payload).hexdigest() != digest):
+                    or _digest(payload).hexdigest() != digest):
                 return None      # damaged, or another key's: compile again (and overwrite it)
             return _core.kernel_from_state(pickle.loads(payload), name, sig)
         except Exception:
@@ -392,7 +402,7 @@ class FunctionCache:
             return compile_fn()
         k = self.load(key, name, sig) if use_cache else None
         if k is None:
-            with _interprocess_lock(hashlib.sha256(self.index_path.encode()).hexdigest()[:32]):
+            with _interprocess_lock(_digest(self.index_path.encode()).hexdigest()[:32]):
                 k = self.load(key, name, sig) if use_cache else None
                 if k is None:
                     k = compile_fn()
@@ -413,7 +423,7 @@ class FunctionCache:
             raise pickle.PicklingError("cannot cache %s: %s; global device arrays cannot be cached"
                                        % (self._py_func.__qualname__, e)) from None
         payload = pickle.dumps(state, protocol=4)
-        blob = pickle.dumps((_MAGIC, self._key_hash(key), hashlib.sha256(payload).hexdigest(), payload),
+        blob = pickle.dumps((_MAGIC, self._key_hash(key), _digest(payload).hexdigest(), payload),
                             protocol=4)
         with self._lock:
             entries = self._read_index()

@@ -651,12 +651,12 @@ def _loads(data):
     """A kernel or device function pickled by value: one object per process for one pickle, so
     that a worker that receives it with each task (Dask) compiles and loads it once."""
     global _UNPICKLED
-    import hashlib
     import pickle
     import weakref
+    from .caching import _digest
     if _UNPICKLED is None:
         _UNPICKLED = weakref.WeakValueDictionary()
-    key = hashlib.sha256(data).digest()
+    key = _digest(data).digest()
     obj = _UNPICKLED.get(key)
     if obj is None:
         obj = pickle.loads(data)
