@@ -592,6 +592,14 @@ static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, i
                      pos);
         return -1;
     }
+    if (PyList_Check(o)) {
+        /* a list has no fixed element type or layout a kernel could index */
+        PyErr_Format(PyExc_TypeError,
+                     "argument %d: unsupported type list (pass a NumPy array instead: "
+                     "numpy.asarray(the_list), or a tuple for a few scalars)",
+                     pos);
+        return -1;
+    }
     PyErr_Format(PyExc_TypeError,
                  "argument %d: unsupported type %.100s (expected a device array, a NumPy "
                  "array, a CUDA or DLPack array, an int/float/complex/bool/NumPy scalar, a record "

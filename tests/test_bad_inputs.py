@@ -1100,6 +1100,18 @@ def test_supported_python_versions_pass_the_check():
         _pyversion.check((3, 14, 0))
 
 
+def test_list_argument_says_to_use_a_numpy_array():
+    @gpu.jit
+    def k(a, n):
+        a[0] = n
+
+    with pytest.raises(TypeError, match=r"argument 1: unsupported type list \(pass a NumPy array instead"):
+        k[1, 1]([1.0, 2.0], 3)
+    out = np.full(2, np.nan)
+    k[1, 1](out, 3)  # the kernel itself is fine
+    assert out[0] == 3
+
+
 # == the whole file in a child interpreter ============================================================
 @pytest.mark.skipif(os.environ.get("GJ_BAD_INPUTS_CHILD") == "1", reason="already the child")
 def test_whole_file_in_subprocess():

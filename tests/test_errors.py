@@ -560,3 +560,13 @@ def k_type_conflict_free(out, n):
     for i in range(n):
         c += out[i]
     out[0] = c
+
+
+def test_performance_warning_is_numbas_class():
+    from gpujit import errors
+    assert gpu.PerformanceWarning is errors.NumbaPerformanceWarning
+    assert "PerformanceWarning" in errors.__all__
+    assert issubclass(gpu.PerformanceWarning, errors.NumbaWarning)
+    with pytest.warns(gpu.PerformanceWarning, match="slow"):
+        import warnings
+        warnings.warn(errors.NumbaPerformanceWarning("slow"))

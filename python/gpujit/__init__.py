@@ -14,7 +14,7 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
 from . import _pyversion  # first: raises ImportError on a Python whose bytecode gpujit cannot read
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
-                     LaunchError, CudaDriverError)
+                     LaunchError, CudaDriverError, PerformanceWarning)
 from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize,
                          syncthreads, shared, local, atomic, const, syncthreads_count, syncthreads_and,
                          syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,

@@ -35,6 +35,9 @@ class NumbaPerformanceWarning(NumbaWarning):
     """Code that works but runs slowly (a launch with few threads, an implicit copy)."""
 
 
+PerformanceWarning = NumbaPerformanceWarning  # gpujit's name for it: the same class
+
+
 class NumbaDeprecationWarning(NumbaWarning, DeprecationWarning):
     """A feature that will go away."""
 
@@ -61,7 +64,7 @@ class NumbaSystemWarning(NumbaWarning):
 
 __all__ = ["CompileError", "TypingError", "TypingValueError", "UnsupportedError", "InternalCompilerError", "RequireLiteralValue",
            "CudaError", "LaunchError", "CudaDriverError",
-           "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "NumbaDeprecationWarning",
+           "NumbaError", "LoweringError", "NumbaWarning", "NumbaPerformanceWarning", "PerformanceWarning", "NumbaDeprecationWarning",
            "NumbaPendingDeprecationWarning", "NumbaInvalidConfigWarning", "NumbaExperimentalFeatureWarning",
            "NumbaDebugInfoWarning", "NumbaSystemWarning"]
 
