@@ -152,7 +152,7 @@ def test_kernel_static_memory_attributes(rng):
         for j in range(m):
             lm[j] = x * j
         for j in range(n):
-            out[j] = sm[j] + lm[(j * 7 + int(x)) % m] + c[j % c.size]
+            out[j] = sm[j] + lm[(j * 7 + int(x)) % m] + c[(j + int(x)) % c.size]   # run-time index: not folded
 
     k = gpu.jit(body)
     for dtype in (np.float32, np.float64):
@@ -160,7 +160,7 @@ def test_kernel_static_memory_attributes(rng):
         x = float(rng.integers(1, 5))
         k[1, 1](out, x)
         j = np.arange(n)
-        np.testing.assert_array_equal(out, (x + j) + x * ((j * 7 + int(x)) % m) + table[j % table.size])
+        np.testing.assert_array_equal(out, (x + j) + x * ((j * 7 + int(x)) % m) + table[(j + int(x)) % table.size])
     for dtype, item in ((float32, 4), (float64, 8)):
         sig = void(dtype[::1], float64)
         assert k.get_shared_mem_per_block(sig) == n * item
