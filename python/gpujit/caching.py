@@ -43,6 +43,7 @@ import types
 import numpy as np
 
 from . import _core
+from .serialize import _names   # every global name a code object may read
 
 try:    # BLAKE2 from CPython's own module: hashlib would first load OpenSSL (milliseconds a process)
     from _blake2 import blake2b as _blake2b
@@ -167,14 +168,6 @@ def _cache_dir(source):
 
 class _Unkeyable(Exception):
     """A value the kernel reads has no fingerprint that another process would compute too."""
-
-
-def _names(code):
-    names = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names |= _names(c)
-    return names
 
 
 def _code(h, code):
