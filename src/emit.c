@@ -239,25 +239,53 @@ static int jit_error(Ctx *c, LLVMErrorRef e, const char *what) {
     return -1;
 }
 
-/* The CPU's libdevice functions under libdevice's names (__nv_sinf ...), so a kernel calls
- * them as on the GPU, and its cached code finds them again in another process. */
-static void define_cpu_libdevice(void) {
-    size_t n = cpu_libdevice_count();
-    LLVMOrcCSymbolMapPairs pairs = malloc(n * sizeof *pairs);
+/* Symbols the JIT's code may call that the process does not show it: gpujit's own extension
+ * is loaded privately (RTLD_LOCAL), so what it carries is defined here by address. */
+static void define_absolute(const char *const *names, void *const *addrs, size_t n) {
+    LLVMOrcCSymbolMapPairs pairs = malloc((n ? n : 1) * sizeof *pairs);
     if (!pairs) return;
     for (size_t i = 0; i < n; i++) {
-        void *fn;
-        const char *name = cpu_libdevice_name(i, &fn);
-        char sym[96];
-        snprintf(sym, sizeof sym, "__nv_%s", name);
-        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, sym);
-        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, names[i]);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)addrs[i];
         pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
         pairs[i].Sym.Flags.TargetFlags = 0;
     }
     LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcAbsoluteSymbols(pairs, n));
     if (e) LLVMConsumeError(e);
     free(pairs);
+}
+
+/* The CPU's libdevice functions under libdevice's names (__nv_sinf ...), so a kernel calls
+ * them as on the GPU, and its cached code finds them again in another process. */
+static void define_cpu_libdevice(void) {
+    size_t n = cpu_libdevice_count();
+    char (*sym)[96] = malloc((n ? n : 1) * sizeof *sym);
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    void **addrs = malloc((n ? n : 1) * sizeof *addrs);
+    if (sym && names && addrs) {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(sym[i], sizeof sym[i], "__nv_%s", cpu_libdevice_name(i, &addrs[i]));
+            names[i] = sym[i];
+        }
+        define_absolute(names, addrs, n);
+    }
+    free(sym);
+    free(names);
+    free(addrs);
+}
+
+/* The compiler runtime's 128-bit division, which x86-64 code generation calls for i128
+ * division (LLVM's passes may widen a 64-bit one: seen with CPython 3.12's bytecode of a
+ * fuzzer program); from libgcc, linked into the extension. */
+extern __int128 __divti3(__int128, __int128);
+extern __int128 __modti3(__int128, __int128);
+extern unsigned __int128 __udivti3(unsigned __int128, unsigned __int128);
+extern unsigned __int128 __umodti3(unsigned __int128, unsigned __int128);
+
+static void define_compiler_runtime(void) {
+    static const char *const names[] = {"__divti3", "__modti3", "__udivti3", "__umodti3"};
+    void *const addrs[] = {(void *)__divti3, (void *)__modti3, (void *)__udivti3, (void *)__umodti3};
+    define_absolute(names, addrs, sizeof names / sizeof names[0]);
 }
 
 int emit_host(Ctx *c) {
@@ -276,6 +304,7 @@ int emit_host(Ctx *c) {
         else
             LLVMConsumeError(e);
         define_cpu_libdevice();
+        define_compiler_runtime();
     }
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(jit);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
