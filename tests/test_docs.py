@@ -18,6 +18,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")
+# the sources, also when the tests run from a copy of the checkout without python/ against an
+# installed gpujit (scripts/test_wheel.sh names the checkout in GPUJIT_SOURCE_TREE)
+SOURCE = os.environ.get("GPUJIT_SOURCE_TREE", ROOT)
 SKIP_MARK = "# not run"
 
 
@@ -77,7 +80,7 @@ def env_vars_read():
     settings of gpujit.config, read as GPUJIT_<NAME> through its _env()."""
     names = set()
     for sub in ("python", "src", "runtime"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, sub)):
+        for dirpath, _, files in os.walk(os.path.join(SOURCE, sub)):
             for f in files:
                 if not f.endswith((".py", ".c", ".h")):
                     continue
