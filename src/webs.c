@@ -108,6 +108,23 @@ static void assigned_in(Ctx *c, const Block *b, int words, const uint64_t *out, 
     }
 }
 
+/* cur, from the variables assigned on entry to block b, to those assigned on its exit. With
+ * `warned` (the last pass, after the fixpoint), a read of a variable not assigned yet warns,
+ * once per variable. */
+static int assigned_out(Ctx *c, const Block *b, uint64_t *cur, bool *warned) {
+    for (int k = 0; k < b->instrs.n; k++) {
+        Instr *in = b->instrs.v[k];
+        if (in->op == IR_STORE_VAR) {
+            cur[in->var >> 6] |= 1ULL << (in->var & 63);
+        } else if (warned && in->op == IR_LOAD_VAR && !(cur[in->var >> 6] >> (in->var & 63) & 1) &&
+                   !warned[in->var]) {
+            warned[in->var] = true;
+            RETURN_IF_ERROR(warn_uninit_at(c, ctx_var(c, in->var), in->loc));
+        }
+    }
+    return 0;
+}
+
 /* Definite assignment, a must-analysis over variables. A read of a variable
  * some path has not assigned warns, once per variable (numba's SSA pass warns
  * the same way). */
@@ -125,10 +142,7 @@ static int warn_uninit(Ctx *c) {
             Block *b = c->blocks[i];
             if (!b->built) continue;
             assigned_in(c, b, words, out, cur);
-            for (int k = 0; k < b->instrs.n; k++) {
-                Instr *in = b->instrs.v[k];
-                if (in->op == IR_STORE_VAR) cur[in->var >> 6] |= 1ULL << (in->var & 63);
-            }
+            RETURN_IF_ERROR(assigned_out(c, b, cur, NULL));
             uint64_t *o = out + (size_t)i * (size_t)words;
             if (memcmp(o, cur, sizeof(uint64_t) * (size_t)words)) {
                 memcpy(o, cur, sizeof(uint64_t) * (size_t)words);
@@ -140,15 +154,7 @@ static int warn_uninit(Ctx *c) {
         Block *b = c->blocks[i];
         if (!b->built) continue;
         assigned_in(c, b, words, out, cur);
-        for (int k = 0; k < b->instrs.n; k++) {
-            Instr *in = b->instrs.v[k];
-            if (in->op == IR_STORE_VAR) {
-                cur[in->var >> 6] |= 1ULL << (in->var & 63);
-            } else if (in->op == IR_LOAD_VAR && !(cur[in->var >> 6] >> (in->var & 63) & 1) && !warned[in->var]) {
-                warned[in->var] = true;
-                RETURN_IF_ERROR(warn_uninit_at(c, ctx_var(c, in->var), in->loc));
-            }
-        }
+        RETURN_IF_ERROR(assigned_out(c, b, cur, warned));
     }
     return 0;
 }
