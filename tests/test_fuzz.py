@@ -58,3 +58,12 @@ def test_irhost_tells_a_right_ir_from_a_wrong_one(tmp_path):
     bad = tmp_path / "bad.ll"
     bad.write_text(ir.replace("@llvm.smin.i64(", "@llvm.smax.i64("))
     assert irhost.run(path, str(bad)) is not None
+
+
+@pytest.mark.skipif(gpu.is_available(), reason="with a GPU the cuda target runs the programs (the fixed-seed batch)")
+def test_cuda_target_without_a_driver_compiles_to_ptx():
+    # without a driver `--target cuda` compiles each program to PTX: every valid program
+    # must compile (a rejected one is a finding), and nothing is launched
+    log = io.StringIO()
+    tally = fuzz.run(SEED + 1, 0, 40, target="cuda", jobs=1, out=log)
+    assert tally["ok"] == 40 and tally["run"] == 40, log.getvalue()[-5000:]
