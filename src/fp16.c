@@ -25,6 +25,8 @@ static const Fp16Fn fns[FP16_NOPS] = {
     [FP16_EXP] = {1, NULL, "exp"}, [FP16_EXP2] = {1, NULL, "exp2"}, [FP16_EXP10] = {1, NULL, "exp10"},
     [FP16_LOG] = {1, NULL, "log"}, [FP16_LOG2] = {1, NULL, "log2"}, [FP16_LOG10] = {1, NULL, "log10"},
     [FP16_SIN] = {1, NULL, "sin"}, [FP16_COS] = {1, NULL, "cos"},
+    /* the approximate tanh may be more exact than CUDA's tanh.approx.f16: this is the correctly rounded one */
+    [FP16_TANH] = {1, NULL, "tanh"}, [FP16_TANH_APPROX] = {1, NULL, "tanh"},
     [FP16_EQ] = {2}, [FP16_NE] = {2}, [FP16_GT] = {2}, [FP16_GE] = {2}, [FP16_LT] = {2}, [FP16_LE] = {2},
 };
 /* clang-format on */

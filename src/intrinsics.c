@@ -80,6 +80,7 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fp16.hexp10", IK_FP16, FP16_EXP10}, {"gpujit.fp16.hlog", IK_FP16, FP16_LOG},
     {"gpujit.fp16.hlog2", IK_FP16, FP16_LOG2}, {"gpujit.fp16.hlog10", IK_FP16, FP16_LOG10},
     {"gpujit.fp16.hsin", IK_FP16, FP16_SIN}, {"gpujit.fp16.hcos", IK_FP16, FP16_COS},
+    {"gpujit.fp16.htanh", IK_FP16, FP16_TANH}, {"gpujit.fp16.htanh_approx", IK_FP16, FP16_TANH_APPROX},
     {"gpujit.fp16.heq", IK_FP16, FP16_EQ}, {"gpujit.fp16.hne", IK_FP16, FP16_NE},
     {"gpujit.fp16.hgt", IK_FP16, FP16_GT}, {"gpujit.fp16.hge", IK_FP16, FP16_GE},
     {"gpujit.fp16.hlt", IK_FP16, FP16_LT}, {"gpujit.fp16.hle", IK_FP16, FP16_LE},

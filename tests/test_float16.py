@@ -190,6 +190,7 @@ FP16_UNARY = {"hneg": np.negative, "habs": np.abs, "hceil": np.ceil, "hfloor": n
               "hrint": np.rint, "hsqrt": np.sqrt, "hrcp": np.reciprocal, "hexp": np.exp, "hexp2": np.exp2,
               "hexp10": lambda x: np.power(np.float32(10), x.astype(np.float32)).astype(np.float16),
               "hlog": np.log, "hlog2": np.log2, "hlog10": np.log10, "hsin": np.sin, "hcos": np.cos,
+              "htanh": np.tanh, "htanh_approx": np.tanh,
               "hrsqrt": lambda x: (np.float32(1) / np.sqrt(x.astype(np.float32))).astype(np.float16)}
 FP16_EXACT = {"hneg", "habs", "hceil", "hfloor", "htrunc", "hrint", "hsqrt", "hrcp"}
 FP16_CMP = {"heq": np.equal, "hgt": np.greater, "hge": np.greater_equal, "hlt": np.less, "hle": np.less_equal,

@@ -112,7 +112,8 @@ fp16 = _Namespace(
     hceil="hceil(a)", hfloor="hfloor(a)", htrunc="htrunc(a)", hrint="hrint(a): to the nearest, ties to even.",
     hsqrt="hsqrt(a)", hrsqrt="hrsqrt(a): 1 / sqrt(a).", hrcp="hrcp(a): 1 / a.", hexp="hexp(a)",
     hexp2="hexp2(a)", hexp10="hexp10(a)", hlog="hlog(a)", hlog2="hlog2(a)", hlog10="hlog10(a)", hsin="hsin(a)",
-    hcos="hcos(a)", heq="heq(a, b): a == b.", hne="hne(a, b): a != b, False if either is NaN.",
+    hcos="hcos(a)", htanh="htanh(a)", htanh_approx="htanh_approx(a): tanh; gpujit computes it as htanh, at least as "
+    "exact as the hardware approximation.", heq="heq(a, b): a == b.", hne="hne(a, b): a != b, False if either is NaN.",
     hgt="hgt(a, b): a > b.", hge="hge(a, b): a >= b.", hlt="hlt(a, b): a < b.", hle="hle(a, b): a <= b.")
 
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
