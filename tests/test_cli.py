@@ -1,6 +1,7 @@
 """python3 -m gpujit: --help, --version, info and ptx, run as a user runs them (a subprocess)."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -172,3 +173,56 @@ def test_ptx_compile_error_names_the_line(tmp_path):
     r = cli("ptx", str(p))
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "unsupported.py:5:" in r.stderr and "dicts are not supported" in r.stderr
+
+
+RUN_SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import gpujit as gpu
+
+    @gpu.jit
+    def lazy(a, b):
+        a[0] = b
+
+    @gpu.jit
+    def never(a):
+        a[0] = 1
+
+    if __name__ == "__main__":
+        a = np.zeros(3, np.int16)
+        lazy[1, 1](a, 7)
+        assert a[0] == 7
+        print("ran on", gpu.current_target())   # standard output: must not mix with the PTX
+        sys.exit(0)
+''')
+
+
+def test_ptx_run_takes_the_launched_types(tmp_path):
+    p = tmp_path / "run.py"
+    p.write_text(RUN_SCRIPT)
+    r = cli("ptx", str(p), "--run")
+    assert r.returncode == 0, r.stderr
+    assert "ran on cpu" in r.stderr and "ran on" not in r.stdout
+    assert "// kernel lazy, signature void(int16[::1], int64), sm_90" in r.stdout
+    assert r.stdout.count(".entry") == 1 and "never" not in r.stdout
+    assert r.stderr.strip().splitlines()[-1].endswith("never launched by the script's main block, not compiled "
+                                                      "(pass --sig 'void(...)'): never")
+
+
+@pytest.mark.parametrize("example", sorted(f for f in os.listdir(EXAMPLES)
+                                            if f.endswith(".py") and not f.startswith("dask")))
+def test_ptx_run_compiles_every_example(example, tmp_path):
+    # the examples give no eager signatures: --run finds each kernel's types, and the
+    # PTX assembles (the Dask example launches its kernel in worker processes only)
+    out = tmp_path / "k.ptx"
+    r = cli("ptx", os.path.join(EXAMPLES, example), "--run", "-o", str(out))
+    assert r.returncode == 0 and "not compiled" not in r.stderr, r.stderr
+    text = out.read_text()
+    assert text.count("// kernel ") == text.count(".entry ") >= 1
+    ptxas = shutil.which("ptxas")
+    for i, module in enumerate(text.split("// kernel ")[1:] if ptxas else []):  # one PTX module per kernel
+        src = tmp_path / ("k%d.ptx" % i)
+        src.write_text(module.split("\n", 1)[1])
+        a = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+                           text=True)
+        assert a.returncode == 0, a.stderr

@@ -1,16 +1,18 @@
 """gpujit's command line: python3 -m gpujit [--version] {info,ptx} ...
 
     python3 -m gpujit info                  what gpujit finds on this machine (as `numba -s`)
-    python3 -m gpujit ptx FILE.py [--kernel NAME] [--sig SIG] [--cc 9.0] [-o OUT]
+    python3 -m gpujit ptx FILE.py [--kernel NAME] [--sig SIG | --run] [--cc 9.0] [-o OUT]
 
 `ptx` prints the PTX of the @gpujit.jit kernels in a script without running its
 main block (the script is run under another __name__). Kernels with eager
-signatures use them; the others need --sig, and are listed by name when it is
-missing. A bad file, compute capability or signature is one line on stderr and
-exit status 2; a kernel that does not compile prints gpujit's error (with its
-file:line) and exits 1.
+signatures use them. For the others, --run runs the script's main block on the
+CPU target and compiles each kernel for the argument types it was launched with;
+without it they need --sig, and are listed by name. A bad file, compute
+capability or signature is one line on stderr and exit status 2; a kernel that
+does not compile prints gpujit's error (with its file:line) and exits 1.
 """
 import argparse
+import contextlib
 import os
 import platform
 import re
@@ -41,14 +43,23 @@ def _parse_cc(text):
     return cc
 
 
-def _load_kernels(path):
+def _load_kernels(path, run=False):
+    """The script's module-level kernels, by name. With run, the script runs as __main__
+    on the CPU target, so that its kernels are specialised for the arguments it launches
+    them with."""
     from . import CompileError, Dispatcher
     if not os.path.isfile(path):
         raise _Fail("%s: no such file" % path)
+    ns = None
     try:
-        ns = runpy.run_path(path, run_name="__gpujit_ptx__")
+        if run:
+            ns = _run_on_cpu(path)
+        else:
+            ns = runpy.run_path(path, run_name="__gpujit_ptx__")
     except SystemExit as e:
-        raise _Fail("%s: the script exited (status %s) while being loaded" % (path, e.code))
+        if not (run and e.code in (0, None)):
+            raise _Fail("%s: the script exited (status %s) while being %s" % (path, e.code, "run" if run else "loaded"))
+        ns = getattr(e, "namespace", None)
     except CompileError as e:  # an eager signature's kernel: gpujit's message names its file:line
         raise _Fail("%s" % e, EXIT_COMPILE)
     except BaseException as e:  # the user's script: any error it raises is a bad input
@@ -62,13 +73,40 @@ def _load_kernels(path):
             where = ":%d" % e.lineno
         raise _Fail("%s%s: cannot load the script: %s: %s" % (path, where, type(e).__name__,
                                                              str(e).splitlines()[0] if str(e) else ""))
-    return {name: obj for name, obj in ns.items() if isinstance(obj, Dispatcher)}
+    return {name: obj for name, obj in (ns or {}).items() if isinstance(obj, Dispatcher)}
+
+
+def _run_on_cpu(path):
+    """Runs the script as __main__ with launches on the CPU target; its globals (also
+    when it ends with sys.exit(0): on SystemExit.namespace)."""
+    import types
+    from . import _core
+    before = _core.get_target()
+    mod = types.ModuleType("__main__")
+    mod.__file__ = os.path.abspath(path)
+    saved_main, saved_argv, saved_path = sys.modules.get("__main__"), sys.argv, list(sys.path)
+    sys.modules["__main__"], sys.argv = mod, [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    _core.set_target("cpu")
+    try:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec")
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # standard output is for the PTX
+                exec(code, mod.__dict__)
+        except SystemExit as e:
+            e.namespace = mod.__dict__
+            raise
+        return mod.__dict__
+    finally:
+        _core.set_target(before)
+        sys.modules["__main__"], sys.argv, sys.path[:] = saved_main, saved_argv, saved_path
 
 
 def _ptx(args):
     from . import CompileError
     cc = _parse_cc(args.cc)
-    kernels = _load_kernels(args.file)
+    kernels = _load_kernels(args.file, run=args.run and not args.sig)
     if args.kernel:
         if args.kernel not in kernels:
             raise _Fail("no kernel named %r in %s (found: %s)" % (args.kernel, args.file,
@@ -79,6 +117,8 @@ def _ptx(args):
     out, unsigned = [], []
     for name, k in sorted(kernels.items()):
         sigs = [args.sig] if args.sig else list(k._eager or [])
+        if not sigs and args.run:
+            sigs = k.signatures  # what the run launched it with
         if not sigs:
             unsigned.append(name)
             continue
@@ -104,7 +144,9 @@ def _ptx(args):
         else:
             sys.stdout.write(text)
     if unsigned:
-        msg = "kernels with no eager signature, not compiled (pass --sig 'void(...)'): %s" % ", ".join(unsigned)
+        msg = ("kernels never launched by the script's main block, not compiled (pass --sig 'void(...)'): %s"
+               if args.run else "kernels with no eager signature, not compiled (pass --sig 'void(...)', or --run "
+               "to take the argument types from a run of the script on the CPU target): %s") % ", ".join(unsigned)
         if not out:
             raise _Fail(msg)
         print("gpujit: " + msg, file=sys.stderr)
@@ -203,11 +245,14 @@ def _parser():
     q = sub.add_parser("ptx", help="print the PTX of a script's kernels",
                        description="Print the PTX of the @gpujit.jit kernels in a script, without running "
                                    "its main block. Kernels with eager signatures use them; the others "
-                                   "need --sig.")
+                                   "need --sig, or --run.")
     q.add_argument("file", help="the Python script that defines the kernels")
     q.add_argument("--kernel", metavar="NAME", help="only this kernel (default: all of them)")
     q.add_argument("--sig", metavar="SIG", help="compile with this signature, e.g. 'void(float32[::1], int32)' "
                                                 "(default: each kernel's eager signatures)")
+    q.add_argument("--run", action="store_true",
+                   help="run the script's main block on the CPU target and compile each kernel without an eager "
+                        "signature for the argument types it was launched with")
     q.add_argument("--cc", default="9.0", metavar="MAJOR.MINOR",
                    help="the compute capability to compile for (default: 9.0)")
     q.add_argument("-o", "--output", metavar="OUT", help="write the PTX to OUT (default: standard output)")
