@@ -363,6 +363,37 @@ class Dispatcher(_core.DispatcherBase):
         this is its PTX, and jit(lto=True) changes nothing."""
         return self.inspect_ptx(signature)
 
+    def inspect_sass(self, signature=None):
+        """The SASS (the GPU's machine code) of a signature, or {signature: sass} of every
+        signature compiled so far: the PTX (as inspect_ptx) assembled by CUDA's ptxas and
+        listed by nvdisasm, which must be installed (a toolkit, or NVIDIA's pip wheels);
+        no GPU is needed."""
+        return self._sass(signature, False)
+
+    def inspect_sass_cfg(self, signature=None):
+        """The control-flow graph of inspect_sass's code, in DOT (nvdisasm -cfg)."""
+        return self._sass(signature, True)
+
+    def _sass(self, signature, cfg):
+        from .sass import disassemble
+        if signature is None and not self._compiled:
+            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
+        cc = _target_cc("cuda") if _current_target() == "cuda" else (9, 0)
+        sigs = [_normalise_sig(signature)] if signature is not None else sorted({k[0] for k in self._compiled})
+        out = SignatureDict()
+        for sig in sigs:
+            # compiled again with line information, so that the listing names the Python lines
+            f = self.py_func
+            k = _core.compile(f.__code__, f.__globals__, f.__closure__, sig, target="cuda", cc=cc,
+                              fastmath=self.fastmath, lineinfo=True, debug=self.debug,
+                              boundscheck=self._boundscheck("cuda"), **_given(launch_bounds=self.launch_bounds),
+                              **self._opt)
+            if self.link or k.externs:
+                raise NotImplementedError("inspect_sass of %s: it links external code (link= or declare_device), "
+                                          "which ptxas alone cannot assemble" % self.__name__)
+            out[sig] = disassemble(k.ptx, cfg)
+        return out[sigs[0]] if signature is not None else out
+
     def inspect_llvm(self, signature=None):
         """Optimised LLVM IR of a signature (or {signature: ir} of all compiled).
         The IR text is not kept by ordinary compiles (printing it costs time), so

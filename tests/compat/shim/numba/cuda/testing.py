@@ -74,13 +74,21 @@ def _no_skip(reason):
 
 skip_if_external_memmgr = _no_skip
 skip_under_cuda_memcheck = _no_skip
-skip_with_nvdisasm = _no_skip
 skip_if_nvjitlink_missing = _no_skip
 skip_on_nvjitlink_13_1_sm_120 = _no_skip
 
 
+def _have_nvdisasm():
+    from gpujit.sass import find_tool
+    return find_tool("nvdisasm") is not None
+
+
 def skip_without_nvdisasm(reason):
-    return unittest.skip("needs nvdisasm: " + reason)
+    return unittest.skipIf(not _have_nvdisasm(), "needs nvdisasm: " + reason)
+
+
+def skip_with_nvdisasm(reason):
+    return unittest.skipIf(_have_nvdisasm(), "nvdisasm is installed: " + reason)
 
 
 def skip_on_arm(reason):

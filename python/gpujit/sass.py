@@ -1,0 +1,60 @@
+"""SASS, the GPU's machine code, of a kernel's PTX: ptxas assembles it for the PTX's
+target and nvdisasm prints it (kernel.inspect_sass()). Both are CUDA programs: they
+are looked for in $CUDA_HOME and $CUDA_PATH, in NVIDIA's pip wheels
+(nvidia-cuda-nvcc-cu12 has ptxas, nvidia-cuda-nvdisasm has nvdisasm), on PATH, then
+in the toolkit's usual place. No GPU is needed."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# where each tool lies inside NVIDIA's wheels, under a sys.path entry
+_WHEEL_BINS = ("nvidia/cu13/bin", "nvidia/cuda_nvcc/bin", "nvidia/cuda_nvdisasm/bin")
+_INSTALL = {"nvdisasm": "pip install nvidia-cuda-nvdisasm",
+            "ptxas": "pip install 'gpujit[cuda12]' (NVIDIA's nvidia-cuda-nvcc-cu12 has ptxas)"}
+
+
+def find_tool(name):
+    """The path of CUDA's program `name`, or None."""
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if home and os.access(os.path.join(home, "bin", name), os.X_OK):
+            return os.path.join(home, "bin", name)
+    for entry in sys.path:
+        for sub in _WHEEL_BINS:
+            p = os.path.join(entry or ".", sub, name)
+            if entry and os.access(p, os.X_OK):
+                return p
+    return shutil.which(name) or next((p for p in ("/usr/local/cuda/bin/" + name,) if os.access(p, os.X_OK)), None)
+
+
+def _need(name):
+    path = find_tool(name)
+    if path is None:
+        raise RuntimeError("%s was not found (inspect_sass needs CUDA's %s): %s, or set CUDA_HOME to a CUDA "
+                           "toolkit" % (name, name, _INSTALL[name]))
+    return path
+
+
+def _run(argv):
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed (exit status %d): %s" % (os.path.basename(argv[0]), r.returncode,
+                                                                (r.stderr or r.stdout).strip()[:2000]))
+    return r.stdout
+
+
+def disassemble(ptx, cfg=False):
+    """The SASS of a PTX module (nvdisasm's listing), or with cfg its control-flow graph
+    in DOT, as numba's inspect_sass / inspect_sass_cfg give."""
+    nvdisasm, ptxas = _need("nvdisasm"), _need("ptxas")
+    m = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
+    if not m:
+        raise ValueError("not a PTX module: no .target directive")
+    with tempfile.TemporaryDirectory(prefix="gpujit-sass-") as d:
+        src, cubin = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
+        with open(src, "w") as f:
+            f.write(ptx)
+        _run([ptxas, "-lineinfo", "-arch=" + m.group(1), src, "-o", cubin])
+        return _run([nvdisasm, "-cfg" if cfg else "-c", "-gi", cubin])
