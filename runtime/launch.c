@@ -10,7 +10,10 @@
  * arrays makes no Python call and no attribute lookup.
  *
  * NumPy arguments on the cuda target are copied to the device before the launch
- * and back after it (synchronising the stream), as numba does. */
+ * and back after it (synchronising the stream), as numba does.
+ *
+ * numba's performance warnings are given here too: a grid of few blocks when it
+ * is subscripted, a host array copied when it is launched. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,9 +125,125 @@ typedef struct GjLaunchConfig {
     PyObject *stream_obj;  /* what was given, for .stream; NULL for the default */
     size_t dyn_smem;
     PyObject *callbacks;   /* pre_launch_callbacks: a list made on first access, or NULL */
+    int quiet;             /* made by _quiet_config: gives no performance warning */
 } GjLaunchConfig;
 
 static PyTypeObject GjLaunchConfig_Type;
+
+/* ---- performance warnings (numba's NumbaPerformanceWarning) ---- */
+
+/* gpujit.config's CUDA_LOW_OCCUPANCY_WARNINGS and CUDA_WARN_ON_IMPLICIT_COPY, each
+ * already off under DISABLE_PERFORMANCE_WARNINGS. The config module pushes them
+ * (_set_performance_warnings) when it is imported and whenever one of its settings
+ * is assigned, so that a launch reads a static instead of calling into Python.
+ * -1: not known yet; the first launch configuration imports the config module. */
+enum { WARN_OCCUPANCY = 1, WARN_IMPLICIT_COPY = 2 };
+static int perf_warnings = -1;
+
+/* The fewest blocks a grid may have without the low-occupancy warning, by target:
+ * numba's fixed 128 on a GPU (it aims at two blocks per multiprocessor without
+ * asking the device); none on the CPU target, which like numba's simulator gives
+ * no such warning. _min_grid_blocks changes it, so that tests can check the
+ * warning without a GPU. */
+static uint64_t min_grid_blocks[2] = {[GJ_TARGET_NVPTX] = 128, [GJ_TARGET_HOST] = 0};
+
+static PyObject *perf_warning_class; /* gpujit.errors.NumbaPerformanceWarning, once warned */
+static PyObject *package_prefix;     /* gpujit's package folder and a separator, once warned */
+
+static int load_perf_warnings(void) {
+    PyObject *m = PyImport_ImportModule("gpujit.config");
+    if (!m) return -1;
+    if (perf_warnings < 0) { /* imported before this extension was: ask it again */
+        PyObject *r = PyObject_CallMethod(m, "_publish", NULL);
+        Py_XDECREF(r);
+        if (!r) {
+            Py_DECREF(m);
+            return -1;
+        }
+    }
+    Py_DECREF(m);
+    if (perf_warnings < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "gpujit.config did not set the performance warnings");
+        return -1;
+    }
+    return 0;
+}
+
+/* How far up the stack the user's line is: the innermost frame whose code is
+ * not gpujit's own, so that a ufunc, forall or Reduce launched from inside the
+ * package warns at the line that called it. */
+static int user_stack_level(void) {
+    if (!package_prefix) {
+        PyObject *m = PyImport_ImportModule("gpujit");
+        PyObject *file = m ? PyObject_GetAttrString(m, "__file__") : NULL;
+        PyObject *os = file ? PyImport_ImportModule("os.path") : NULL;
+        PyObject *dir = os ? PyObject_CallMethod(os, "dirname", "O", file) : NULL;
+        PyObject *sep = os ? PyObject_GetAttrString(os, "sep") : NULL;
+        if (dir && sep) package_prefix = PyUnicode_Concat(dir, sep);
+        Py_XDECREF(sep);
+        Py_XDECREF(dir);
+        Py_XDECREF(os);
+        Py_XDECREF(file);
+        Py_XDECREF(m);
+        if (!package_prefix) return -1;
+    }
+    int level = 1;
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        PyObject *name = PyObject_GetAttrString((PyObject *)code, "co_filename");
+        Py_DECREF(code);
+        int inside = 0;
+        if (name && PyUnicode_Check(name))
+            inside = (int)PyUnicode_Tailmatch(name, package_prefix, 0, PY_SSIZE_T_MAX, -1);
+        Py_XDECREF(name);
+        if (inside < 0) {
+            Py_DECREF(f);
+            return -1;
+        }
+        if (!inside) break;
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+        level++;
+    }
+    Py_XDECREF(f);
+    PyErr_Clear(); /* a code object without a file name is the user's */
+    return level;
+}
+
+/* Warns NumbaPerformanceWarning at the user's line; -1 where the warning is
+ * an error (a warnings filter) or could not be given. */
+static int perf_warn(const char *msg) {
+    if (!perf_warning_class) {
+        PyObject *m = PyImport_ImportModule("gpujit.errors");
+        perf_warning_class = m ? PyObject_GetAttrString(m, "NumbaPerformanceWarning") : NULL;
+        Py_XDECREF(m);
+        if (!perf_warning_class) return -1;
+    }
+    int level = user_stack_level();
+    return level < 0 ? -1 : PyErr_WarnEx(perf_warning_class, msg, level);
+}
+
+/* numba's low-occupancy warning, when the configuration is made. */
+static int warn_occupancy(const GjLaunchConfig *c) {
+    if (!(perf_warnings & WARN_OCCUPANCY) || c->quiet) return 0;
+    int t = gj_target();
+    if (t < 0) return -1;
+    uint64_t blocks;
+    if (__builtin_mul_overflow((uint64_t)c->grid.x * c->grid.y, (uint64_t)c->grid.z, &blocks) ||
+        blocks >= min_grid_blocks[t])
+        return 0;
+    char msg[128];
+    snprintf(msg, sizeof msg, "Grid size %llu will likely result in GPU under-utilization due to low occupancy.",
+             (unsigned long long)blocks);
+    return perf_warn(msg);
+}
+
+static int warn_implicit_copy(void) {
+    return perf_warn("Host array used in CUDA kernel will incur copy overhead to/from device.");
+}
 
 /* numba's wording: the dimensions are shown as the list they were read as */
 static void dim_error(PyObject *exc, const char *what, const char *need, PyObject *o) {
@@ -182,7 +301,8 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out) {
 }
 
 /* dispatcher[griddim, blockdim(, stream(, dynamic_shared_bytes))] */
-static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
+static PyObject *make_config(GjDispatcher *d, PyObject *key, int quiet) {
+    if (perf_warnings < 0 && load_perf_warnings() < 0) return NULL;
     Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 0;
     if (n < 2 || n > 4) {
         PyErr_SetString(PyExc_ValueError,
@@ -198,6 +318,7 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
     c->stream_obj = NULL;
     c->dyn_smem = 0;
     c->callbacks = NULL;
+    c->quiet = quiet;
     if (parse_dim(PyTuple_GET_ITEM(key, 0), "griddim", &c->grid) < 0 ||
         parse_dim(PyTuple_GET_ITEM(key, 1), "blockdim", &c->block) < 0)
         goto fail;
@@ -215,11 +336,14 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
         }
         c->dyn_smem = (size_t)sm;
     }
+    if (warn_occupancy(c) < 0) goto fail;
     return (PyObject *)c;
 fail:
     Py_DECREF(c);
     return NULL;
 }
+
+static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) { return make_config(d, key, 0); }
 
 static void config_dealloc(GjLaunchConfig *c) {
     Py_XDECREF(c->disp);
@@ -432,6 +556,12 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
             e->fn_dyn_smem = (int)c->dyn_smem;
         }
     }
+    if ((perf_warnings & WARN_IMPLICIT_COPY) && !c->quiet)
+        for (int i = 0; i < ndesc; i++)
+            if (d[i].kind == A_HOST) {
+                if (warn_implicit_copy() < 0) return -1;
+                break;
+            }
     int staged;
     if (gj_args_stage_in(d, ndesc, dev, &staged) < 0) return -1;
     int debug = gj_output_debug(e->out);
@@ -800,6 +930,50 @@ static PyObject *disp_set_arg_hint_type(PyObject *unused, PyObject *cls) {
     Py_RETURN_NONE;
 }
 
+/* kernel._quiet_config(griddim, blockdim[, stream[, sharedmem]]): kernel[...]
+ * without performance warnings, for gpujit's own launches whose grid or
+ * copies the user did not ask for. */
+static PyObject *disp_quiet_config(GjDispatcher *d, PyObject *args) { return make_config(d, args, 1); }
+
+/* gpujit.config pushes its settings here (see perf_warnings). */
+static PyObject *disp_set_perf_warnings(PyObject *unused, PyObject *args) {
+    int occupancy, copy;
+    if (!PyArg_ParseTuple(args, "pp", &occupancy, &copy)) return NULL;
+    perf_warnings = (occupancy ? WARN_OCCUPANCY : 0) | (copy ? WARN_IMPLICIT_COPY : 0);
+    Py_RETURN_NONE;
+}
+
+/* _min_grid_blocks(target[, n]): the grid size under which `target` ('cuda' or
+ * 'cpu') warns of low occupancy; with n, sets it. Returns the value before. */
+static PyObject *disp_min_grid_blocks(PyObject *unused, PyObject *args) {
+    const char *name;
+    long long n = -1;
+    if (!PyArg_ParseTuple(args, "s|L", &name, &n)) return NULL;
+    int t = !strcmp(name, "cuda") ? GJ_TARGET_NVPTX : !strcmp(name, "cpu") ? GJ_TARGET_HOST : -1;
+    if (t < 0) {
+        PyErr_Format(PyExc_ValueError, "target must be 'cuda' or 'cpu', not '%s'", name);
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(args) > 1 && (n < 0 || n > 0xffffffffLL)) {
+        PyErr_Format(PyExc_ValueError, "a grid size must be between 0 and 2**32 - 1, got %lld", n);
+        return NULL;
+    }
+    uint64_t before = min_grid_blocks[t];
+    if (PyTuple_GET_SIZE(args) > 1) min_grid_blocks[t] = (uint64_t)n;
+    return PyLong_FromUnsignedLongLong(before);
+}
+
+/* numba's implicit-copy warning for gpujit's own copies of host arrays (ufuncs):
+ * given on the cuda target while config.CUDA_WARN_ON_IMPLICIT_COPY is on. */
+static PyObject *disp_warn_implicit_copy(PyObject *unused, PyObject *unused2) {
+    if (perf_warnings < 0 && load_perf_warnings() < 0) return NULL;
+    if (perf_warnings & WARN_IMPLICIT_COPY) {
+        int t = gj_target();
+        if (t < 0 || (t == GJ_TARGET_NVPTX && warn_implicit_copy() < 0)) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *disp_get_extensions(GjDispatcher *d, void *x) {
     if (!d->extensions && !(d->extensions = PyList_New(0))) return NULL;
     return Py_NewRef(d->extensions);
@@ -824,6 +998,14 @@ static PyMethodDef disp_methods[] = {
      "drop every cached specialisation"},
     {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,
      "the CompiledKernels in the launch cache"},
+    {"_quiet_config", (PyCFunction)disp_quiet_config, METH_VARARGS,
+     "kernel[griddim, blockdim, stream, sharedmem] that gives no performance warning"},
+    {"_set_performance_warnings", (PyCFunction)disp_set_perf_warnings, METH_VARARGS | METH_STATIC,
+     "(low_occupancy, implicit_copy): which performance warnings launches give (gpujit.config sets them)"},
+    {"_min_grid_blocks", (PyCFunction)disp_min_grid_blocks, METH_VARARGS | METH_STATIC,
+     "(target[, n]): the grid size under which target warns of low occupancy, before setting it to n"},
+    {"_warn_implicit_copy", (PyCFunction)disp_warn_implicit_copy, METH_NOARGS | METH_STATIC,
+     "numba's implicit-copy warning, where config and target call for it"},
     {NULL},
 };
 /* clang-format on */
