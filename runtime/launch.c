@@ -245,6 +245,20 @@ static int warn_implicit_copy(void) {
     return perf_warn("Host array used in CUDA kernel will incur copy overhead to/from device.");
 }
 
+/* numba's implicit-copy warning, before a cuda launch stages host arrays. Mapped
+ * and managed arrays (host memory that also exports __cuda_array_interface__)
+ * do not warn: numba passes them without a copy, and the user chose memory the
+ * device reaches (gpujit copies them, from pinned memory). */
+static int warn_host_arguments(PyObject *args, const ArgDesc *d, int ndesc) {
+    for (int i = 0; i < ndesc; i++) {
+        if (d[i].kind != A_HOST) continue;
+        PyObject *o = PyTuple_GET_ITEM(args, d[i].pos - 1);
+        if (!PyTuple_Check(o) && PyObject_HasAttrString(o, "__cuda_array_interface__")) continue;
+        return warn_implicit_copy();
+    }
+    return 0;
+}
+
 /* numba's wording: the dimensions are shown as the list they were read as */
 static void dim_error(PyObject *exc, const char *what, const char *need, PyObject *o) {
     PyObject *l = PyTuple_Check(o) || PyList_Check(o) ? PySequence_List(o) : Py_BuildValue("[O]", o);
@@ -556,12 +570,6 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
             e->fn_dyn_smem = (int)c->dyn_smem;
         }
     }
-    if ((perf_warnings & WARN_IMPLICIT_COPY) && !c->quiet)
-        for (int i = 0; i < ndesc; i++)
-            if (d[i].kind == A_HOST) {
-                if (warn_implicit_copy() < 0) return -1;
-                break;
-            }
     int staged;
     if (gj_args_stage_in(d, ndesc, dev, &staged) < 0) return -1;
     int debug = gj_output_debug(e->out);
@@ -726,6 +734,9 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
             Py_XDECREF(name);
             goto done;
         }
+    if (target == GJ_TARGET_NVPTX && (perf_warnings & WARN_IMPLICIT_COPY) && !c->quiet &&
+        warn_host_arguments(args, d, ndesc) < 0)
+        goto done;
     int np = gj_output_nparams(e->out);
     if (np > MAX_STACK_PARAMS) {
         slots = malloc(np * sizeof *slots);

@@ -107,6 +107,13 @@ def assemble_ptx(named_ptx):
             raise AssertionError("ptxas rejected the PTX of " + "\n".join(errors))
 
 
+def pytest_configure(config):
+    # numba's performance warnings are on by default; on a GPU every small launch of the suite
+    # would give one. Tests of them record them under their own filters (pytest.warns, "always").
+    for message in ("Grid size", "Host array used in CUDA kernel"):
+        config.addinivalue_line("filterwarnings", "ignore:%s:gpujit.errors.NumbaPerformanceWarning" % message)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     del _pending[:]
