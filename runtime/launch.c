@@ -136,16 +136,17 @@ static PyTypeObject GjLaunchConfig_Type;
  * already off under DISABLE_PERFORMANCE_WARNINGS. The config module pushes them
  * (_set_performance_warnings) when it is imported and whenever one of its settings
  * is assigned, so that a launch reads a static instead of calling into Python.
+ * The CPU target warns of low occupancy only where the setting was given (in the
+ * environment or assigned), not by default: like numba's simulator it is quiet,
+ * and its many small test launches would each pay for a warning.
  * -1: not known yet; the first launch configuration imports the config module. */
-enum { WARN_OCCUPANCY = 1, WARN_IMPLICIT_COPY = 2 };
+enum { WARN_OCCUPANCY = 1, WARN_OCCUPANCY_CPU = 2, WARN_IMPLICIT_COPY = 4 };
 static int perf_warnings = -1;
 
-/* The fewest blocks a grid may have without the low-occupancy warning, by target:
- * numba's fixed 128 on a GPU (it aims at two blocks per multiprocessor without
- * asking the device); none on the CPU target, which like numba's simulator gives
- * no such warning. _min_grid_blocks changes it, so that tests can check the
- * warning without a GPU. */
-static uint64_t min_grid_blocks[2] = {[GJ_TARGET_NVPTX] = 128, [GJ_TARGET_HOST] = 0};
+/* The fewest blocks a grid may have without the low-occupancy warning: numba's
+ * fixed 128 (it aims at about two blocks per multiprocessor without asking the
+ * device, whose count varies from a few to 132). */
+#define MIN_GRID_BLOCKS 128
 
 static PyObject *perf_warning_class; /* gpujit.errors.NumbaPerformanceWarning, once warned */
 static PyObject *package_prefix;     /* gpujit's package folder and a separator, once warned */
@@ -228,13 +229,14 @@ static int perf_warn(const char *msg) {
 
 /* numba's low-occupancy warning, when the configuration is made. */
 static int warn_occupancy(const GjLaunchConfig *c) {
-    if (!(perf_warnings & WARN_OCCUPANCY) || c->quiet) return 0;
-    int t = gj_target();
-    if (t < 0) return -1;
+    if (!(perf_warnings & (WARN_OCCUPANCY | WARN_OCCUPANCY_CPU)) || c->quiet) return 0;
     uint64_t blocks;
     if (__builtin_mul_overflow((uint64_t)c->grid.x * c->grid.y, (uint64_t)c->grid.z, &blocks) ||
-        blocks >= min_grid_blocks[t])
+        blocks >= MIN_GRID_BLOCKS)
         return 0;
+    int t = gj_target();
+    if (t < 0) return -1;
+    if (!(perf_warnings & (t == GJ_TARGET_NVPTX ? WARN_OCCUPANCY : WARN_OCCUPANCY_CPU))) return 0;
     char msg[128];
     snprintf(msg, sizeof msg, "Grid size %llu will likely result in GPU under-utilization due to low occupancy.",
              (unsigned long long)blocks);
@@ -948,30 +950,11 @@ static PyObject *disp_quiet_config(GjDispatcher *d, PyObject *args) { return mak
 
 /* gpujit.config pushes its settings here (see perf_warnings). */
 static PyObject *disp_set_perf_warnings(PyObject *unused, PyObject *args) {
-    int occupancy, copy;
-    if (!PyArg_ParseTuple(args, "pp", &occupancy, &copy)) return NULL;
-    perf_warnings = (occupancy ? WARN_OCCUPANCY : 0) | (copy ? WARN_IMPLICIT_COPY : 0);
+    int occupancy, occupancy_cpu, copy;
+    if (!PyArg_ParseTuple(args, "ppp", &occupancy, &occupancy_cpu, &copy)) return NULL;
+    perf_warnings = (occupancy ? WARN_OCCUPANCY : 0) | (occupancy_cpu ? WARN_OCCUPANCY_CPU : 0) |
+                    (copy ? WARN_IMPLICIT_COPY : 0);
     Py_RETURN_NONE;
-}
-
-/* _min_grid_blocks(target[, n]): the grid size under which `target` ('cuda' or
- * 'cpu') warns of low occupancy; with n, sets it. Returns the value before. */
-static PyObject *disp_min_grid_blocks(PyObject *unused, PyObject *args) {
-    const char *name;
-    long long n = -1;
-    if (!PyArg_ParseTuple(args, "s|L", &name, &n)) return NULL;
-    int t = !strcmp(name, "cuda") ? GJ_TARGET_NVPTX : !strcmp(name, "cpu") ? GJ_TARGET_HOST : -1;
-    if (t < 0) {
-        PyErr_Format(PyExc_ValueError, "target must be 'cuda' or 'cpu', not '%s'", name);
-        return NULL;
-    }
-    if (PyTuple_GET_SIZE(args) > 1 && (n < 0 || n > 0xffffffffLL)) {
-        PyErr_Format(PyExc_ValueError, "a grid size must be between 0 and 2**32 - 1, got %lld", n);
-        return NULL;
-    }
-    uint64_t before = min_grid_blocks[t];
-    if (PyTuple_GET_SIZE(args) > 1) min_grid_blocks[t] = (uint64_t)n;
-    return PyLong_FromUnsignedLongLong(before);
 }
 
 /* numba's implicit-copy warning for gpujit's own copies of host arrays (ufuncs):
@@ -1012,9 +995,8 @@ static PyMethodDef disp_methods[] = {
     {"_quiet_config", (PyCFunction)disp_quiet_config, METH_VARARGS,
      "kernel[griddim, blockdim, stream, sharedmem] that gives no performance warning"},
     {"_set_performance_warnings", (PyCFunction)disp_set_perf_warnings, METH_VARARGS | METH_STATIC,
-     "(low_occupancy, implicit_copy): which performance warnings launches give (gpujit.config sets them)"},
-    {"_min_grid_blocks", (PyCFunction)disp_min_grid_blocks, METH_VARARGS | METH_STATIC,
-     "(target[, n]): the grid size under which target warns of low occupancy, before setting it to n"},
+     "(low_occupancy, low_occupancy_on_cpu, implicit_copy): which performance warnings launches give "
+     "(gpujit.config sets them)"},
     {"_warn_implicit_copy", (PyCFunction)disp_warn_implicit_copy, METH_NOARGS | METH_STATIC,
      "numba's implicit-copy warning, where config and target call for it"},
     {NULL},

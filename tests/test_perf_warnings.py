@@ -3,10 +3,10 @@ than 128 blocks when kernel[griddim, blockdim] is made (config.CUDA_LOW_OCCUPANC
 a host array copied to the GPU and back (config.CUDA_WARN_ON_IMPLICIT_COPY), each at the
 line of the user's code that launched.
 
-The CPU target gives no occupancy warning (numba's simulator gives none); the tests here set
-the grid size under which it warns through the launcher's hook (_min_grid_blocks) to check
-the rule, the message, the line and the settings without a GPU. The implicit copy only
-happens on a GPU: tests/gpu/test_perf_warnings_gpu.py checks it there."""
+By default the CPU target gives no occupancy warning (numba's simulator gives none); where the
+setting is given (assigned, or in the environment) it warns as a GPU does, which the tests
+here use to check the rule, the message, the line and the settings without a GPU. The
+implicit copy only happens on a GPU: tests/gpu/test_perf_warnings_gpu.py checks it there."""
 import inspect
 import os
 import subprocess
@@ -22,6 +22,7 @@ from gpujit import _core, config
 
 rng = np.random.default_rng()
 Base = _core.DispatcherBase
+SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "DISABLE_PERFORMANCE_WARNINGS")
 MSG = "Grid size %d will likely result in GPU under-utilization due to low occupancy."
 
 
@@ -33,19 +34,12 @@ def fill(out, v):
 
 
 @pytest.fixture
-def floor():
-    """The CPU target warns under 128 blocks, the GPU's rule, for the test's duration; the
-    settings are numba's defaults (on)."""
-    before = Base._min_grid_blocks("cpu", 128)
-    saved = {n: getattr(config, n) for n in ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                                             "DISABLE_PERFORMANCE_WARNINGS")}
+def asked():
+    """Both warnings asked for (so the CPU target warns of low occupancy too), as a user or
+    numba's override_config does; tests/conftest.py puts the settings back afterwards."""
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 1
     config.CUDA_WARN_ON_IMPLICIT_COPY = 1
     config.DISABLE_PERFORMANCE_WARNINGS = 0
-    yield
-    for n, v in saved.items():
-        setattr(config, n, v)
-    Base._min_grid_blocks("cpu", before)
 
 
 def perf(record):
@@ -61,19 +55,23 @@ def poisoned(n):
     return np.full(n, np.nan, np.float32)
 
 
-def test_numbas_rule_and_the_cpu_targets():
-    assert Base._min_grid_blocks("cuda") == 128      # numba-cuda 0.30.4's fixed threshold
-    # like numba's simulator, the CPU target gives no occupancy warning
-    assert Base._min_grid_blocks("cpu") == 0
+def test_cpu_target_is_quiet_unless_asked():
+    # numba's default (on) without the setting given: the CPU target, like numba's simulator,
+    # does not warn of low occupancy
+    config.CUDA_LOW_OCCUPANCY_WARNINGS = 1
+    config._occupancy_given = False
     out = poisoned(8)
     v = np.float32(rng.random())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fill[1, 8](out, v)
     assert (out == v).all()
+    config.CUDA_LOW_OCCUPANCY_WARNINGS = 1       # asked for: it does
+    with pytest.warns(gpu.PerformanceWarning, match="Grid size 1 "):
+        fill[1, 8](out, v)
 
 
-def test_low_occupancy_warns_at_the_launch_line(floor):
+def test_low_occupancy_warns_at_the_launch_line(asked):
     out = poisoned(1)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -86,7 +84,7 @@ def test_low_occupancy_warns_at_the_launch_line(floor):
     assert out[0] == 1.0    # the launch still runs
 
 
-def test_rule_is_the_grids_block_count(floor):
+def test_rule_is_the_grids_block_count(asked):
     grids = [(1,), (127,), (128,), (8, 4, 4), (8, 4, 3), (1, 65535), (200, 1, 1)]
     grids += [tuple(int(x) for x in rng.integers(1, 9, size=int(rng.integers(1, 4)))) for _ in range(12)]
     for g in grids:
@@ -100,7 +98,7 @@ def test_rule_is_the_grids_block_count(floor):
         assert (out == 3.0).all()
 
 
-def test_warned_when_the_configuration_is_made(floor):
+def test_warned_when_the_configuration_is_made(asked):
     # numba warns in kernel[griddim, blockdim]; calling it later does not warn again
     out = poisoned(4)
     with warnings.catch_warnings(record=True) as rec:
@@ -114,7 +112,7 @@ def test_warned_when_the_configuration_is_made(floor):
     assert (out == 2.0).all()
 
 
-def test_settings_turn_it_off_and_on(floor):
+def test_settings_turn_it_off_and_on(asked):
     def warned():
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
@@ -134,7 +132,7 @@ def test_settings_turn_it_off_and_on(floor):
     assert warned() == 0
 
 
-def test_as_an_error_it_stops_the_launch(floor):
+def test_as_an_error_it_stops_the_launch(asked):
     out = poisoned(2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", gpu.PerformanceWarning)
@@ -148,7 +146,7 @@ def user_helper(out):
     return inspect.currentframe().f_lineno - 1
 
 
-def test_warning_names_the_innermost_user_line(floor):
+def test_warning_names_the_innermost_user_line(asked):
     out = poisoned(2)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -157,7 +155,7 @@ def test_warning_names_the_innermost_user_line(floor):
     assert len(w) == 1 and (w[0].filename, w[0].lineno) == (__file__, line)
 
 
-def test_launches_made_inside_gpujit_warn_at_the_callers_line(floor):
+def test_launches_made_inside_gpujit_warn_at_the_callers_line(asked):
     out = poisoned(5)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -192,7 +190,7 @@ def test_launches_made_inside_gpujit_warn_at_the_callers_line(floor):
     assert len(w) == 1 and (w[0].filename, w[0].lineno) == (__file__, line)
 
 
-def test_gpujits_own_fixed_launches_do_not_warn(floor):
+def test_gpujits_own_fixed_launches_do_not_warn(asked):
     from gpujit.random import create_xoroshiro128p_states
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -202,7 +200,7 @@ def test_gpujits_own_fixed_launches_do_not_warn(floor):
     assert states.shape[0] == 3 and (out == 6.0).all()
 
 
-def test_no_implicit_copy_warning_where_nothing_is_copied(floor):
+def test_no_implicit_copy_warning_where_nothing_is_copied(asked):
     # the CPU target's kernels use host memory in place: no copy, no warning
     out = poisoned(200)
     with warnings.catch_warnings():
@@ -212,54 +210,57 @@ def test_no_implicit_copy_warning_where_nothing_is_copied(floor):
     assert (out == 8.0).all()
 
 
-def test_hook_checks_its_arguments():
-    with pytest.raises(ValueError, match="'cuda' or 'cpu'"):
-        Base._min_grid_blocks("gpu")
-    with pytest.raises(ValueError, match="between 0 and"):
-        Base._min_grid_blocks("cpu", -1)
+def test_settings_hook_checks_its_arguments():
     with pytest.raises(TypeError):
         Base._set_performance_warnings(1)
 
 
-def run(code, **env):
+def run(code, *args, **env):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("GPUJIT_CUDA_", "NUMBA_CUDA_", "GPUJIT_DISABLE",
                                                                       "NUMBA_DISABLE"))}
     e.update(env)
     e["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=e, capture_output=True,
+                       text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return r.stdout.split()
 
 
-SETTINGS = """
+SHOW = """
     from gpujit import config
     print(config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY,
           config.DISABLE_PERFORMANCE_WARNINGS)
 """
 # the launcher reads the settings without the program importing gpujit.config
 LAUNCH = """
+    import sys
     import warnings
     import numpy as np
     import gpujit as gpu
-    gpu._core.DispatcherBase._min_grid_blocks("cpu", 128)
     @gpu.jit
     def k(a):
         a[0] = 1
+    if sys.argv[1:] == ["assign"]:
+        gpu.config.CUDA_LOW_OCCUPANCY_WARNINGS = 1      # the default value, but given
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        k[1, 1](np.zeros(1))
+        for g in (1, 127, 128):
+            k[g, 1](np.zeros(1))
     print(len(rec))
 """
 
 
 def test_defaults_and_environment():
-    assert run(SETTINGS) == ["1", "1", "0"]          # numba-cuda 0.30.4's defaults
-    assert run(SETTINGS, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0", NUMBA_CUDA_WARN_ON_IMPLICIT_COPY="0",
+    assert run(SHOW) == ["1", "1", "0"]          # numba-cuda 0.30.4's defaults
+    assert run(SHOW, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0", NUMBA_CUDA_WARN_ON_IMPLICIT_COPY="0",
                NUMBA_DISABLE_PERFORMANCE_WARNINGS="1") == ["0", "0", "1"]
-    assert run(SETTINGS, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="1", NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
+    assert run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="1", NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
                GPUJIT_CUDA_WARN_ON_IMPLICIT_COPY="0") == ["1", "0", "0"]
-    assert run(SETTINGS, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x") == ["1", "1", "0"]
-    assert run(LAUNCH) == ["1"]
+    assert run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x") == ["1", "1", "0"]
+    # the CPU target: quiet by default, like numba's simulator; warns where the setting is given
+    assert run(LAUNCH) == ["0"]
+    assert run(LAUNCH, "assign") == ["2"]
+    assert run(LAUNCH, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="1") == ["2"]
+    assert run(LAUNCH, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="1") == ["2"]
     assert run(LAUNCH, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="0") == ["0"]
-    assert run(LAUNCH, NUMBA_DISABLE_PERFORMANCE_WARNINGS="1") == ["0"]
+    assert run(LAUNCH, "assign", NUMBA_DISABLE_PERFORMANCE_WARNINGS="1") == ["0"]

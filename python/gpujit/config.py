@@ -4,8 +4,10 @@ from the environment variables named GPUJIT_<NAME>.
 
 CUDA_LOW_OCCUPANCY_WARNINGS   warn (NumbaPerformanceWarning) when a launch configuration
                               (kernel[griddim, blockdim], a ufunc's, forall's or Reduce's)
-                              has a grid of fewer than 128 blocks, numba's rule (cuda
-                              target only, as numba's simulator does not warn); default 1
+                              has a grid of fewer than 128 blocks, numba's rule; default 1.
+                              The cpu target warns only where the setting is given (in the
+                              environment or assigned): by default it is quiet, as numba's
+                              simulator is
 CUDA_WARN_ON_IMPLICIT_COPY    warn when a launch or a ufunc copies a host array to a GPU
                               and back (cuda target only); default 1
 ENABLE_CUDASIM                numba's simulator switch: always 0 (gpujit compiles)
@@ -51,14 +53,20 @@ CUDA_ARRAY_INTERFACE_SYNC = _env("CUDA_ARRAY_INTERFACE_SYNC",
                                  os.environ.get("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1))
 
 
-# The settings the C launcher reads on every launch: it keeps them as two bits.
-_LAUNCHER_SETTINGS = frozenset(("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY",
-                                "DISABLE_PERFORMANCE_WARNINGS"))
+# Whether CUDA_LOW_OCCUPANCY_WARNINGS was given rather than left at its default: only then
+# does the cpu target warn too. Assigning the setting gives it (numba's override_config too).
+_occupancy_given = any(p + "CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ for p in ("GPUJIT_", "NUMBA_"))
+
+# The settings the C launcher reads on every launch: it keeps them as bits. (In the order
+# a test restores them: assigning the occupancy setting gives it.)
+_LAUNCHER_SETTINGS = ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY", "DISABLE_PERFORMANCE_WARNINGS",
+                      "_occupancy_given")
 
 
 def _publish():
     on = not DISABLE_PERFORMANCE_WARNINGS
-    _core.DispatcherBase._set_performance_warnings(bool(on and CUDA_LOW_OCCUPANCY_WARNINGS),
+    occupancy = bool(on and CUDA_LOW_OCCUPANCY_WARNINGS)
+    _core.DispatcherBase._set_performance_warnings(occupancy, occupancy and bool(_occupancy_given),
                                                    bool(on and CUDA_WARN_ON_IMPLICIT_COPY))
 
 
@@ -66,7 +74,10 @@ class _Config(types.ModuleType):
     """This module's class: assigning a launcher setting updates the launcher's copy."""
 
     def __setattr__(self, name, value):
+        global _occupancy_given
         super().__setattr__(name, value)
+        if name == "CUDA_LOW_OCCUPANCY_WARNINGS":
+            _occupancy_given = True
         if name in _LAUNCHER_SETTINGS:
             _publish()
 
