@@ -15,8 +15,9 @@ CUDA_ENABLE_NRT               numba's device-side allocator (NRT) switch: accept
                               changes nothing, as gpujit kernels never allocate on the
                               device (gpujit.memory_management.nrt.rtsys counts zero)
 DISABLE_PERFORMANCE_WARNINGS  1: no NumbaPerformanceWarning at all; default 0
-(these three also read numba's NUMBA_<NAME> where GPUJIT_<NAME> is not set; the launcher
-keeps its own copy of the first two, which assigning any of them here updates)
+(CUDA_LOW_OCCUPANCY_WARNINGS, CUDA_WARN_ON_IMPLICIT_COPY and DISABLE_PERFORMANCE_WARNINGS
+also read numba's NUMBA_<NAME> where GPUJIT_<NAME> is not set; the C launcher keeps its own
+copy of them, which assigning one of them here updates)
 ALWAYS_WARN_UNINIT_VAR        1: warn (NumbaWarning "Detected uninitialized variable x")
                               where a kernel reads a variable that some path reaching
                               the read has not assigned; default 0
