@@ -1,10 +1,18 @@
 """The benchmark kernels, written once against the numba.cuda API and bound to
 either gpujit or numba.cuda: load(module) execs this source with `gpu` = that
 module, so both compilers see the very same Python function."""
+import os
 import statistics
 import time
 
 import numpy as np
+
+# The timings are of launches, not of warnings: numba's performance warnings (on by default in
+# gpujit and numba-cuda) would be given by every launch of fewer than 128 blocks or of a host
+# array, for both compilers. Set before either reads its settings (gpujit on its first launch,
+# numba-cuda on import); gpujit also reads numba's names.
+for _name in ("CUDA_LOW_OCCUPANCY_WARNINGS", "CUDA_WARN_ON_IMPLICIT_COPY"):
+    os.environ.setdefault("NUMBA_" + _name, "0")
 
 SOURCE = '''
 TPB = 16

@@ -10,7 +10,10 @@
  * arrays makes no Python call and no attribute lookup.
  *
  * NumPy arguments on the cuda target are copied to the device before the launch
- * and back after it (synchronising the stream), as numba does. */
+ * and back after it (synchronising the stream), as numba does.
+ *
+ * numba's performance warnings are given here too: a grid of few blocks when it
+ * is subscripted, a host array copied when it is launched. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,9 +125,141 @@ typedef struct GjLaunchConfig {
     PyObject *stream_obj;  /* what was given, for .stream; NULL for the default */
     size_t dyn_smem;
     PyObject *callbacks;   /* pre_launch_callbacks: a list made on first access, or NULL */
+    int quiet;             /* made by _quiet_config: gives no performance warning */
 } GjLaunchConfig;
 
 static PyTypeObject GjLaunchConfig_Type;
+
+/* ---- performance warnings (numba's NumbaPerformanceWarning) ---- */
+
+/* gpujit.config's CUDA_LOW_OCCUPANCY_WARNINGS and CUDA_WARN_ON_IMPLICIT_COPY, each
+ * already off under DISABLE_PERFORMANCE_WARNINGS. The config module pushes them
+ * (_set_performance_warnings) when it is imported and whenever one of its settings
+ * is assigned, so that a launch reads a static instead of calling into Python.
+ * The CPU target warns of low occupancy only where the setting was given (in the
+ * environment or assigned), not by default: like numba's simulator it is quiet,
+ * and its many small test launches would each pay for a warning.
+ * -1: not known yet; the first launch configuration imports the config module. */
+enum { WARN_OCCUPANCY = 1, WARN_OCCUPANCY_CPU = 2, WARN_IMPLICIT_COPY = 4 };
+static int perf_warnings = -1;
+
+/* The fewest blocks a grid may have without the low-occupancy warning: numba's
+ * fixed 128 (it aims at about two blocks per multiprocessor without asking the
+ * device, whose count varies from a few to 132). */
+#define MIN_GRID_BLOCKS 128
+
+static PyObject *perf_warning_class; /* gpujit.errors.NumbaPerformanceWarning, once warned */
+static PyObject *package_prefix;     /* gpujit's package folder and a separator, once warned */
+
+static int load_perf_warnings(void) {
+    PyObject *m = PyImport_ImportModule("gpujit.config");
+    if (!m) return -1;
+    if (perf_warnings < 0) { /* imported before this extension was: ask it again */
+        PyObject *r = PyObject_CallMethod(m, "_publish", NULL);
+        Py_XDECREF(r);
+        if (!r) {
+            Py_DECREF(m);
+            return -1;
+        }
+    }
+    Py_DECREF(m);
+    if (perf_warnings < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "gpujit.config did not set the performance warnings");
+        return -1;
+    }
+    return 0;
+}
+
+/* How far up the stack the user's line is: the innermost frame whose code is
+ * not gpujit's own, so that a ufunc, forall or Reduce launched from inside the
+ * package warns at the line that called it. */
+static int user_stack_level(void) {
+    if (!package_prefix) {
+        PyObject *m = PyImport_ImportModule("gpujit");
+        PyObject *file = m ? PyObject_GetAttrString(m, "__file__") : NULL;
+        PyObject *os = file ? PyImport_ImportModule("os.path") : NULL;
+        PyObject *dir = os ? PyObject_CallMethod(os, "dirname", "O", file) : NULL;
+        PyObject *sep = os ? PyObject_GetAttrString(os, "sep") : NULL;
+        if (dir && sep) package_prefix = PyUnicode_Concat(dir, sep);
+        Py_XDECREF(sep);
+        Py_XDECREF(dir);
+        Py_XDECREF(os);
+        Py_XDECREF(file);
+        Py_XDECREF(m);
+        if (!package_prefix) return -1;
+    }
+    int level = 1;
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        PyObject *name = PyObject_GetAttrString((PyObject *)code, "co_filename");
+        Py_DECREF(code);
+        int inside = 0;
+        if (name && PyUnicode_Check(name))
+            inside = (int)PyUnicode_Tailmatch(name, package_prefix, 0, PY_SSIZE_T_MAX, -1);
+        Py_XDECREF(name);
+        if (inside < 0) {
+            Py_DECREF(f);
+            return -1;
+        }
+        if (!inside) break;
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+        level++;
+    }
+    Py_XDECREF(f);
+    PyErr_Clear(); /* a code object without a file name is the user's */
+    return level;
+}
+
+/* Warns NumbaPerformanceWarning at the user's line; -1 where the warning is
+ * an error (a warnings filter) or could not be given. */
+static int perf_warn(const char *msg) {
+    if (!perf_warning_class) {
+        PyObject *m = PyImport_ImportModule("gpujit.errors");
+        perf_warning_class = m ? PyObject_GetAttrString(m, "NumbaPerformanceWarning") : NULL;
+        Py_XDECREF(m);
+        if (!perf_warning_class) return -1;
+    }
+    int level = user_stack_level();
+    return level < 0 ? -1 : PyErr_WarnEx(perf_warning_class, msg, level);
+}
+
+/* numba's low-occupancy warning, when the configuration is made. */
+static int warn_occupancy(const GjLaunchConfig *c) {
+    if (!(perf_warnings & (WARN_OCCUPANCY | WARN_OCCUPANCY_CPU)) || c->quiet) return 0;
+    uint64_t blocks;
+    if (__builtin_mul_overflow((uint64_t)c->grid.x * c->grid.y, (uint64_t)c->grid.z, &blocks) ||
+        blocks >= MIN_GRID_BLOCKS)
+        return 0;
+    int t = gj_target();
+    if (t < 0) return -1;
+    if (!(perf_warnings & (t == GJ_TARGET_NVPTX ? WARN_OCCUPANCY : WARN_OCCUPANCY_CPU))) return 0;
+    char msg[128];
+    snprintf(msg, sizeof msg, "Grid size %llu will likely result in GPU under-utilization due to low occupancy.",
+             (unsigned long long)blocks);
+    return perf_warn(msg);
+}
+
+static int warn_implicit_copy(void) {
+    return perf_warn("Host array used in CUDA kernel will incur copy overhead to/from device.");
+}
+
+/* numba's implicit-copy warning, before a cuda launch stages host arrays. Mapped
+ * and managed arrays (host memory that also exports __cuda_array_interface__)
+ * do not warn: numba passes them without a copy, and the user chose memory the
+ * device reaches (gpujit copies them, from pinned memory). */
+static int warn_host_arguments(PyObject *args, const ArgDesc *d, int ndesc) {
+    for (int i = 0; i < ndesc; i++) {
+        if (d[i].kind != A_HOST) continue;
+        PyObject *o = PyTuple_GET_ITEM(args, d[i].pos - 1);
+        if (!PyTuple_Check(o) && PyObject_HasAttrString(o, "__cuda_array_interface__")) continue;
+        return warn_implicit_copy();
+    }
+    return 0;
+}
 
 /* numba's wording: the dimensions are shown as the list they were read as */
 static void dim_error(PyObject *exc, const char *what, const char *need, PyObject *o) {
@@ -182,7 +317,8 @@ static int parse_dim(PyObject *o, const char *what, GjDim3 *out) {
 }
 
 /* dispatcher[griddim, blockdim(, stream(, dynamic_shared_bytes))] */
-static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
+static PyObject *make_config(GjDispatcher *d, PyObject *key, int quiet) {
+    if (perf_warnings < 0 && load_perf_warnings() < 0) return NULL;
     Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 0;
     if (n < 2 || n > 4) {
         PyErr_SetString(PyExc_ValueError,
@@ -198,6 +334,7 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
     c->stream_obj = NULL;
     c->dyn_smem = 0;
     c->callbacks = NULL;
+    c->quiet = quiet;
     if (parse_dim(PyTuple_GET_ITEM(key, 0), "griddim", &c->grid) < 0 ||
         parse_dim(PyTuple_GET_ITEM(key, 1), "blockdim", &c->block) < 0)
         goto fail;
@@ -215,11 +352,14 @@ static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) {
         }
         c->dyn_smem = (size_t)sm;
     }
+    if (warn_occupancy(c) < 0) goto fail;
     return (PyObject *)c;
 fail:
     Py_DECREF(c);
     return NULL;
 }
+
+static PyObject *disp_subscript(GjDispatcher *d, PyObject *key) { return make_config(d, key, 0); }
 
 static void config_dealloc(GjLaunchConfig *c) {
     Py_XDECREF(c->disp);
@@ -596,6 +736,9 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
             Py_XDECREF(name);
             goto done;
         }
+    if (target == GJ_TARGET_NVPTX && (perf_warnings & WARN_IMPLICIT_COPY) && !c->quiet &&
+        warn_host_arguments(args, d, ndesc) < 0)
+        goto done;
     int np = gj_output_nparams(e->out);
     if (np > MAX_STACK_PARAMS) {
         slots = malloc(np * sizeof *slots);
@@ -800,6 +943,31 @@ static PyObject *disp_set_arg_hint_type(PyObject *unused, PyObject *cls) {
     Py_RETURN_NONE;
 }
 
+/* kernel._quiet_config(griddim, blockdim[, stream[, sharedmem]]): kernel[...]
+ * without performance warnings, for gpujit's own launches whose grid or
+ * copies the user did not ask for. */
+static PyObject *disp_quiet_config(GjDispatcher *d, PyObject *args) { return make_config(d, args, 1); }
+
+/* gpujit.config pushes its settings here (see perf_warnings). */
+static PyObject *disp_set_perf_warnings(PyObject *unused, PyObject *args) {
+    int occupancy, occupancy_cpu, copy;
+    if (!PyArg_ParseTuple(args, "ppp", &occupancy, &occupancy_cpu, &copy)) return NULL;
+    perf_warnings = (occupancy ? WARN_OCCUPANCY : 0) | (occupancy_cpu ? WARN_OCCUPANCY_CPU : 0) |
+                    (copy ? WARN_IMPLICIT_COPY : 0);
+    Py_RETURN_NONE;
+}
+
+/* numba's implicit-copy warning for gpujit's own copies of host arrays (ufuncs):
+ * given on the cuda target while config.CUDA_WARN_ON_IMPLICIT_COPY is on. */
+static PyObject *disp_warn_implicit_copy(PyObject *unused, PyObject *unused2) {
+    if (perf_warnings < 0 && load_perf_warnings() < 0) return NULL;
+    if (perf_warnings & WARN_IMPLICIT_COPY) {
+        int t = gj_target();
+        if (t < 0 || (t == GJ_TARGET_NVPTX && warn_implicit_copy() < 0)) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *disp_get_extensions(GjDispatcher *d, void *x) {
     if (!d->extensions && !(d->extensions = PyList_New(0))) return NULL;
     return Py_NewRef(d->extensions);
@@ -824,6 +992,13 @@ static PyMethodDef disp_methods[] = {
      "drop every cached specialisation"},
     {"_cached_kernels", (PyCFunction)disp_cached_kernels, METH_NOARGS,
      "the CompiledKernels in the launch cache"},
+    {"_quiet_config", (PyCFunction)disp_quiet_config, METH_VARARGS,
+     "kernel[griddim, blockdim, stream, sharedmem] that gives no performance warning"},
+    {"_set_performance_warnings", (PyCFunction)disp_set_perf_warnings, METH_VARARGS | METH_STATIC,
+     "(low_occupancy, low_occupancy_on_cpu, implicit_copy): which performance warnings launches give "
+     "(gpujit.config sets them)"},
+    {"_warn_implicit_copy", (PyCFunction)disp_warn_implicit_copy, METH_NOARGS | METH_STATIC,
+     "numba's implicit-copy warning, where config and target call for it"},
     {NULL},
 };
 /* clang-format on */

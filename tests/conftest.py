@@ -107,6 +107,25 @@ def assemble_ptx(named_ptx):
             raise AssertionError("ptxas rejected the PTX of " + "\n".join(errors))
 
 
+def pytest_configure(config):
+    # numba's performance warnings are on by default; on a GPU every small launch of the suite
+    # would give one. Tests of them record them under their own filters (pytest.warns, "always").
+    for message in ("Grid size", "Host array used in CUDA kernel"):
+        config.addinivalue_line("filterwarnings", "ignore:%s:gpujit.errors.NumbaPerformanceWarning" % message)
+
+
+@pytest.fixture(autouse=True)
+def _performance_warning_settings():
+    """Puts back gpujit.config's launcher settings a test changed (assigning the occupancy
+    setting also makes the CPU target warn, for the rest of the process)."""
+    from gpujit import config
+    saved = [(n, getattr(config, n)) for n in config._LAUNCHER_SETTINGS]
+    yield
+    for n, v in saved:
+        if getattr(config, n) is not v:
+            setattr(config, n, v)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     del _pending[:]

@@ -233,8 +233,9 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     s0, s1 = _seed_state(int(seed) & _M64)
     powers = _jump_powers()
     tpb = 128
-    _init_states[(n + tpb - 1) // tpb, tpb, stream](states, powers, np.uint64(s0), np.uint64(s1),
-                                                    np.uint64(int(subsequence_start) & _M64))
+    # numba fills the states on the host: its users see no launch here, so no performance warning
+    _init_states._quiet_config((n + tpb - 1) // tpb, tpb, stream)(states, powers, np.uint64(s0), np.uint64(s1),
+                                                                 np.uint64(int(subsequence_start) & _M64))
 
 
 def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):

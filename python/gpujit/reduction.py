@@ -96,7 +96,7 @@ class Reduce:
         """Reduce arr (its first `size` elements if given) and `init`. Returns the result,
         or writes it to res[0] (a device array) and returns None."""
         from .devicearray import device_array, to_device
-        from .vectorizers import _as_device_array, _is_device_array, _stream_sync, warn_occupancy
+        from .vectorizers import _as_device_array, _is_device_array, _stream_sync
         dev = _is_device_array(arr)
         a = _as_device_array(arr) if dev else np.asarray(arr)
         if a.ndim != 1:
@@ -118,10 +118,9 @@ class Reduce:
         kernel = self._compile(dtype, a.strides[0] == dtype.itemsize)
         blocks = min((n + _TPB - 1) // _TPB, _max_blocks())
         partials = device_array(blocks, dtype=dtype, stream=stream)
-        warn_occupancy(blocks)
-        kernel[blocks, _TPB, stream](a, partials, init, blocks == 1)
-        if blocks > 1:
-            self._compile(dtype, True)[1, _TPB, stream](partials, partials, init, True)
+        kernel[blocks, _TPB, stream](a, partials, init, blocks == 1)   # may warn of low occupancy
+        if blocks > 1:   # one block by design: no warning
+            self._compile(dtype, True)._quiet_config(1, _TPB, stream)(partials, partials, init, True)
         if res is not None:
             _as_device_array(res)[:1].copy_to_device(partials[:1], stream=stream)
             return None

@@ -172,11 +172,11 @@ def _jit(fn, sig):
 
 
 def _launch(kernel, n, stream, args):
-    """n threads, one per element, in blocks sized for occupancy."""
+    """n threads, one per element, in blocks sized for occupancy (a grid of few blocks
+    warns, config.CUDA_LOW_OCCUPANCY_WARNINGS, at the caller's line, as any launch does)."""
     if n:
         _, tpb = _core.max_potential_block(kernel._specialize(args), 0)
         blocks = (n + tpb - 1) // tpb
-        warn_occupancy(blocks)
         kernel[blocks, tpb, stream](*args)
 
 
@@ -195,26 +195,11 @@ def sm_count():
     return n
 
 
-def warn_occupancy(nblocks):
-    """config.CUDA_LOW_OCCUPANCY_WARNINGS: a grid under two blocks per multiprocessor leaves
-    the device mostly idle (numba's warning)."""
-    from . import config
-    if not config.CUDA_LOW_OCCUPANCY_WARNINGS or config.DISABLE_PERFORMANCE_WARNINGS:
-        return
-    if nblocks < 2 * sm_count():
-        from .errors import NumbaPerformanceWarning
-        warnings.warn(NumbaPerformanceWarning("Grid size %d will likely result in GPU under-utilization due to low "
-                                              "occupancy." % nblocks), stacklevel=3)
-
-
 def _to_device(host, stream):
-    """A host argument copied to the device; config.CUDA_WARN_ON_IMPLICIT_COPY warns on a GPU."""
-    from . import config
+    """A host argument copied to the device; config.CUDA_WARN_ON_IMPLICIT_COPY warns on a GPU
+    (at the caller's line, as the launcher does for a kernel's host arguments)."""
     from .devicearray import to_device
-    if config.CUDA_WARN_ON_IMPLICIT_COPY and not config.DISABLE_PERFORMANCE_WARNINGS and _core.get_target() == "cuda":
-        from .errors import NumbaPerformanceWarning
-        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from "
-                                              "device."), stacklevel=3)
+    _core.DispatcherBase._warn_implicit_copy()
     return to_device(host, stream=stream)
 
 

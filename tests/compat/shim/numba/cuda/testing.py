@@ -36,8 +36,19 @@ CUDASIM_ATTR = "__gpujit_compat_cudasim__"
 
 class CUDATestCase(TestCase):
     """Base of the peer's GPU tests. The peer's FileCheck assertions read
-    numba's NVVM IR and SASS; they are absent here on purpose."""
+    numba's NVVM IR and SASS; they are absent here on purpose. As numba's, it
+    turns the performance warnings off for each test (which turns them back on
+    to test them) and puts the settings back after it."""
     FLOAT16_RTOL = float(__import__("numpy").finfo("float16").eps)
+
+    def setUp(self):
+        self._perf_settings = [(n, getattr(config, n)) for n in config._LAUNCHER_SETTINGS]
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+        config.CUDA_WARN_ON_IMPLICIT_COPY = 0
+
+    def tearDown(self):
+        for name, value in self._perf_settings:
+            setattr(config, name, value)
 
 
 def _mark(obj, reason):
