@@ -82,6 +82,16 @@ def overhead(cp, cuda):
         bufs = next(b for k, b in _buffers.items() if k[4] == np.float32)
         rows.append(("gpujit.reduce: its kernel alone",
                      lambda: kernel[1, tpb](dx, bufs.partials, bufs.count, dres, np.float32(0)), gsync))
+        # the Python path alone: the same call with the kernel swapped for an empty one
+        stub = gpujit.reduce(lambda a, b: a + b)
+        stub(dx)
+        (key, (_, tpb, blocks)), = stub._plans.items()
+
+        def empty(a, partials, count, out, init):
+            pass
+        stub._plans[key] = (gpujit.jit(kernel._eager[0])(empty), tpb, blocks)
+        rows += [("gpujit.reduce, empty kernel", lambda: stub(dx), gsync),
+                 ("gpujit.reduce res=, empty kernel", lambda: stub(dx, res=dres), gsync)]
     rows += [("gpujit.reduce res=", lambda: gsum(dx, res=dres), gsync),
              ("gpujit.reduce", lambda: gsum(dx), gsync)]
     if cuda is not None:

@@ -109,14 +109,16 @@ def _source(name, tpb):
 
 class _Buffers:
     """A launch's scratch on one device: the blocks' partial results, the ticket counter
-    (zero between launches: the last block's ticket wraps it) and the result slot."""
-    __slots__ = ("partials", "count", "result")
+    (zero between launches: the last block's ticket wraps it), the result slot and the
+    pinned host memory it is read back into (a faster copy than to pageable memory)."""
+    __slots__ = ("partials", "count", "result", "host")
 
     def __init__(self, dtype, nblocks, stream):
-        from .devicearray import device_array, to_device
+        from .devicearray import device_array, pinned_array, to_device
         self.partials = device_array(nblocks, dtype=dtype, stream=stream)
         self.count = to_device(np.zeros(1, np.uint32), stream=stream)
         self.result = device_array(1, dtype=dtype, stream=stream)
+        self.host = pinned_array(1, dtype=dtype)
 
 
 # (target, device, stream handle, thread, dtype, blocks) -> _Buffers
@@ -219,8 +221,8 @@ class Reduce:
             if len(_buffers) >= _BUFFERS_KEPT:
                 _buffers.clear()
             bufs = _buffers[bkey] = _Buffers(dtype, maxblocks, stream)
-        direct = res is not None and res.dtype == dtype
-        out = res[:1] if direct else bufs.result
+        direct = res is not None and res.ndim == 1 and res.dtype == dtype
+        out = res if direct else bufs.result        # the kernel writes out[0]
         warn_occupancy(blocks)
         try:
             kernel[blocks, tpb, stream](a, bufs.partials, bufs.count, out, init)
@@ -231,7 +233,6 @@ class Reduce:
             if not direct:
                 res[:1].copy_to_device(bufs.result, stream=stream)
             return None
-        host = np.empty(1, dtype)
-        bufs.result._dtoh(0, host, stream)
-        _stream_sync(stream)
-        return host[0]
+        bufs.result._dtoh(0, bufs.host, stream)
+        _stream_sync(stream)        # a copy on a stream into pinned memory is asynchronous
+        return bufs.host[0]
