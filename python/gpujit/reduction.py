@@ -221,7 +221,7 @@ class Reduce:
             if len(_buffers) >= _BUFFERS_KEPT:
                 _buffers.clear()
             bufs = _buffers[bkey] = _Buffers(dtype, maxblocks, stream)
-        direct = res is not None and res.ndim == 1 and res.dtype == dtype
+        direct = res is not None and res.ndim == 1 and res.shape[0] > 0 and res.dtype == dtype
         out = res if direct else bufs.result        # the kernel writes out[0]
         warn_occupancy(blocks)
         try:
