@@ -216,3 +216,16 @@ def test_reduce_device_function_and_errors():
         gpu.reduce(mul)(y, res=np.zeros(1))
     with pytest.raises(TypeError, match="1-D"):
         gpu.reduce(mul)(gpu.to_device(np.zeros((2, 2))))
+
+
+def test_ufunc_reduce_is_one_reduction_without_init():
+    @gpu.vectorize([float64(float64, float64), int32(int32, int32)])
+    def vmax(a, b):
+        return max(a, b)
+    for n in (1, 2, 65, 3000, 100001):
+        x = rng.random(2 * n) - 2.0        # all negative: an init of 0 would show
+        assert vmax.reduce(x[:n]) == x[:n].max()
+        d = gpu.to_device(x)
+        assert vmax.reduce(d[::2]) == x[::2].max()
+        assert vmax.reduce(x[:n].astype(np.int32) - 5) == (x[:n].astype(np.int32) - 5).max()
+    assert not vmax._plans      # the reduction does not go through calls of the ufunc

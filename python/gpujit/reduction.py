@@ -98,13 +98,14 @@ def __reduce_{name}(a, partials, count, out, init):
         valid = min(nb, {tpb})
 {combine2}\
         if tid == 0:
-            out[0] = __dt__(__core__(acc, init))
+            out[0] = {final}
 """
 
 
-def _source(name, tpb):
+def _source(name, tpb, with_init):
     combine = _COMBINE.format(half=tpb // 2)
-    return _SOURCE.format(name=name, tpb=tpb, combine1=combine, combine2=textwrap.indent(combine, "    "))
+    return _SOURCE.format(name=name, tpb=tpb, combine1=combine, combine2=textwrap.indent(combine, "    "),
+                          final="__dt__(__core__(acc, init))" if with_init else "acc")
 
 
 class _Buffers:
@@ -140,6 +141,7 @@ class Reduce:
         if not callable(functor):
             raise TypeError("Reduce takes a binary function, not %s" % type(functor).__name__)
         self._functor = functor
+        self._with_init = True      # a ufunc's .reduce combines the elements only
         self._kernels = {}
         self._plans = {}    # (dtype, unit stride, target, device) -> (kernel, tpb, max blocks)
 
@@ -157,7 +159,7 @@ class Reduce:
             from .vectorizers import _exec_source, _symbol
             nbtype = from_dtype(dtype)
             name = _symbol(self._functor)
-            fn = _exec_source(_source(name, tpb), "<gpujit Reduce %s>" % name,
+            fn = _exec_source(_source(name, tpb, self._with_init), "<gpujit Reduce %s>" % name,
                               {"__gj__": gpujit, "__core__": self._functor, "__dt__": nbtype,
                                "__u32__": gpujit.uint32}, "__reduce_" + name)
             t = dtype_name(dtype)

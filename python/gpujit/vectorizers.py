@@ -549,9 +549,9 @@ class DeviceUFunc:
         return host
 
     def reduce(self, arg, stream=0):
-        """Reduce a 1-D array along its axis with this binary ufunc (pairwise, on the
-        device): the function must be associative."""
-        from .devicearray import device_array, to_device
+        """Reduce a 1-D array along its axis with this binary ufunc (gpujit.Reduce's one
+        launch, without an initial value): the function must be associative and
+        commutative."""
         if self.nin not in (None, 2):
             raise TypeError("reduce needs a binary ufunc; %s takes %d arguments" % (self.__name__, self.nin))
         dev = _is_device_array(arg)
@@ -566,19 +566,12 @@ class DeviceUFunc:
         if self._types[key] != dt:
             raise TypeError("%s.reduce on %s: its loop for (%s, %s) returns %s, not %s"
                             % (self.__name__, dt, dt, dt, self._types[key], dt))
-        if dev:
-            work = device_array(n, dtype=dt, stream=stream)
-            work.copy_to_device(a, stream=stream)
-        else:
-            work = to_device(np.ascontiguousarray(a), stream=stream)
-        while n > 1:
-            half = n // 2
-            # pairs element i with element n - half + i; an odd middle element stays
-            self(work[:half], work[n - half:n], out=work[:half], stream=stream)
-            n -= half
-        res = work[:1].copy_to_host(stream=stream)
-        _stream_sync(stream)
-        return res[0]
+        reducer = self.__dict__.get("_reducer")
+        if reducer is None:
+            from .reduction import Reduce
+            reducer = self._reducer = Reduce(self._core)
+            reducer._with_init = False
+        return reducer(a, stream=stream)
 
 
 def _rebuild_ufunc(pyfunc, sigs, identity):
