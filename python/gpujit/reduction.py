@@ -5,59 +5,132 @@ binary function, on the device.
     total = sum_reduce(x)                  # x: a 1-D NumPy or device array
     sum_reduce(dx, res=dres, init=3)       # result left in dres[0]
 
-Each block folds a grid-strided share of the array per thread, then the
-block's threads combine theirs through shared memory; a second one-block
-launch combines the blocks' partial results and `init`. The function must be
-associative and commutative (the order of combination is unspecified). One
-kernel is compiled per dtype and cached on the Reduce object.
+One launch: each thread folds a grid-strided share of the array (four loads in
+flight per step), each block combines its threads' values in shared memory and
+stores the block's value in a partial-results buffer; the block that finishes
+last (a wrapping atomic ticket, after a fence) combines the partial results and
+`init` and writes the result. The grid fills the device (blocks per
+multiprocessor from the occupancy query, asked once per kernel and device). The
+function is applied to values only, never to a fill value, so any associative
+and commutative function works (the order of combination is unspecified).
+
+Per call the work is a few dictionary lookups and the launch: kernels are
+compiled once per dtype and layout, and the partial results, the ticket
+counter and the result slot are kept per device, stream and thread (a launch
+on one stream finishes before the next on it starts; the result slot is read
+back by the thread that launched).
 """
+import textwrap
+import threading
+
 import numpy as np
 
 from . import _core
+from .vectorizers import _as_device_array, _is_device_array, _stream_sync
 
 __all__ = ["Reduce"]
 
-_TPB = 256          # threads per block: a power of two (the tree halves it)
+_TPB = {"cuda": 256, "cpu": 64}   # threads per block: a power of two, at least 64
 _CPU_BLOCKS = 16    # the CPU target runs a block's threads as fibers: few blocks are fastest
 
-
-def _max_blocks():
-    """The first pass's grid: on a GPU, enough blocks of _TPB threads to fill every
-    multiprocessor (2048 threads each), so that it runs at memory bandwidth; the partial
-    results are then combined by one block."""
-    if _core.get_target() != "cuda":
-        return _CPU_BLOCKS
-    from .vectorizers import sm_count
-    return sm_count() * (2048 // _TPB)
-
-_SOURCE = """\
-def __reduce_{name}(a, partials, init, use_init):
-    sm = __gj__.shared.array({tpb}, __dt__)
-    tid = __gj__.threadIdx.x
-    first = __gj__.blockIdx.x * {tpb}
-    n = a.shape[0]
-    i = first + tid
-    if i < n:
-        acc = a[i]
-        i += __gj__.gridDim.x * {tpb}
-        while i < n:
-            acc = __dt__(__core__(acc, a[i]))
-            i += __gj__.gridDim.x * {tpb}
-        sm[tid] = acc
+# The block's combination, used twice (the threads' values, then the partial results): a
+# tree in shared memory over the block's first `valid` threads, barriers while it spans
+# warps, then within the first warp. The block's value ends in lane 0's `acc`.
+_COMBINE = """\
+    sm[tid] = acc
     __gj__.syncthreads()
-    valid = min(n - first, {tpb})
-    s = {tpb} // 2
-    while s > 0:
+    s = {half}
+    while s >= 32:
         if tid < s and tid + s < valid:
-            sm[tid] = __core__(sm[tid], sm[tid + s])
+            sm[tid] = __dt__(__core__(sm[tid], sm[tid + s]))
         __gj__.syncthreads()
         s //= 2
-    if tid == 0:
-        r = sm[0]
-        if use_init:
-            r = __dt__(__core__(r, init))
-        partials[__gj__.blockIdx.x] = r
+    if tid < 32:
+        while s > 0:
+            if tid < s and tid + s < valid:
+                sm[tid] = __dt__(__core__(sm[tid], sm[tid + s]))
+            __gj__.syncwarp()
+            s //= 2
+        acc = sm[0]
+    __gj__.syncthreads()
 """
+
+_SOURCE = """\
+def __reduce_{name}(a, partials, count, out, init):
+    sm = __gj__.shared.array({tpb}, __dt__)
+    last = __gj__.shared.array(1, __gj__.int32)
+    tid = __gj__.threadIdx.x
+    n = a.shape[0]
+    stride = __gj__.gridDim.x * {tpb}
+    first = __gj__.blockIdx.x * {tpb}
+    i = first + tid
+    acc = init
+    if i < n:
+        acc = a[i]
+        i += stride
+        while i + 3 * stride < n:
+            v0 = a[i]
+            v1 = a[i + stride]
+            v2 = a[i + 2 * stride]
+            v3 = a[i + 3 * stride]
+            acc = __dt__(__core__(acc, __dt__(__core__(__dt__(__core__(v0, v1)), __dt__(__core__(v2, v3))))))
+            i += 4 * stride
+        while i < n:
+            acc = __dt__(__core__(acc, a[i]))
+            i += stride
+    valid = min(n - first, {tpb})
+{combine1}\
+    nb = __gj__.gridDim.x
+    if tid == 0:
+        partials[__gj__.blockIdx.x] = acc
+        __gj__.threadfence()
+        ticket = __gj__.atomic.inc(count, 0, __u32__(nb - 1))
+        last[0] = 1 if ticket == nb - 1 else 0
+    __gj__.syncthreads()
+    if last[0] != 0:
+        j = tid
+        if j < nb:
+            acc = partials[j]
+            j += {tpb}
+            while j < nb:
+                acc = __dt__(__core__(acc, partials[j]))
+                j += {tpb}
+        valid = min(nb, {tpb})
+{combine2}\
+        if tid == 0:
+            out[0] = {final}
+"""
+
+
+def _source(name, tpb, with_init):
+    combine = _COMBINE.format(half=tpb // 2)
+    return _SOURCE.format(name=name, tpb=tpb, combine1=combine, combine2=textwrap.indent(combine, "    "),
+                          final="__dt__(__core__(acc, init))" if with_init else "acc")
+
+
+class _Buffers:
+    """A launch's scratch on one device: the blocks' partial results, the ticket counter
+    (zero between launches: the last block's ticket wraps it), the result slot and the
+    pinned host memory it is read back into (a faster copy than to pageable memory)."""
+    __slots__ = ("partials", "count", "result", "host")
+
+    def __init__(self, dtype, nblocks, stream):
+        from .devicearray import device_array, pinned_array, to_device
+        self.partials = device_array(nblocks, dtype=dtype, stream=stream)
+        self.count = to_device(np.zeros(1, np.uint32), stream=stream)
+        self.result = device_array(1, dtype=dtype, stream=stream)
+        self.host = pinned_array(1, dtype=dtype)
+
+
+# (target, device, stream handle, thread, dtype, blocks) -> _Buffers
+_buffers = {}
+_BUFFERS_KEPT = 64
+
+
+def _stream_handle(stream):
+    if not stream:
+        return 0
+    return stream.handle if isinstance(stream, _core.Stream) else int(stream)
 
 
 class Reduce:
@@ -68,13 +141,16 @@ class Reduce:
         if not callable(functor):
             raise TypeError("Reduce takes a binary function, not %s" % type(functor).__name__)
         self._functor = functor
+        self._with_init = True      # a ufunc's .reduce combines the elements only
         self._kernels = {}
+        self._plans = {}    # (dtype, unit stride, target, device) -> (kernel, tpb, max blocks)
 
     def __repr__(self):
         return "<gpujit Reduce %s>" % getattr(self._functor, "__name__", self._functor)
 
-    def _compile(self, dtype, contiguous):
-        k = self._kernels.get((dtype, contiguous))
+    def _compile(self, dtype, contiguous, tpb):
+        key = (dtype, contiguous, tpb)
+        k = self._kernels.get(key)
         if k is None:
             import gpujit
             from .dispatcher import Dispatcher
@@ -83,47 +159,81 @@ class Reduce:
             from .vectorizers import _exec_source, _symbol
             nbtype = from_dtype(dtype)
             name = _symbol(self._functor)
-            src = _SOURCE.format(name=name, tpb=_TPB)
-            fn = _exec_source(src, "<gpujit Reduce %s>" % name,
-                              {"__gj__": gpujit, "__core__": self._functor, "__dt__": nbtype}, "__reduce_" + name)
+            fn = _exec_source(_source(name, tpb, self._with_init), "<gpujit Reduce %s>" % name,
+                              {"__gj__": gpujit, "__core__": self._functor, "__dt__": nbtype,
+                               "__u32__": gpujit.uint32}, "__reduce_" + name)
             t = dtype_name(dtype)
             layout = "::1" if contiguous else ":"     # unit stride: no stride multiply per load
-            k = self._kernels[(dtype, contiguous)] = Dispatcher(
-                fn, ["void(%s[%s], %s[::1], %s, bool)" % (t, layout, t, t)])
+            k = self._kernels[key] = Dispatcher(
+                fn, ["void(%s[%s], %s[::1], uint32[::1], %s[:], %s)" % (t, layout, t, t, t)])
         return k
+
+    def _plan(self, dtype, contiguous):
+        """The kernel, its block size and the grid that fills the current device."""
+        target = _core.get_target()
+        key = (dtype, contiguous, target, _core.current_device())
+        plan = self._plans.get(key)
+        if plan is None:
+            tpb = _TPB.get(target, 256)
+            kernel = self._compile(dtype, contiguous, tpb)
+            if target == "cuda":
+                from .vectorizers import sm_count
+                compiled = kernel.compile(kernel._eager[0], target)
+                blocks = _core.max_cooperative_grid_blocks(compiled, tpb) or sm_count()
+            else:
+                blocks = _CPU_BLOCKS
+            plan = self._plans[key] = (kernel, tpb, blocks)
+        return plan
 
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
         """Reduce arr (its first `size` elements if given) and `init`. Returns the result,
         or writes it to res[0] (a device array) and returns None."""
-        from .devicearray import device_array, to_device
-        from .vectorizers import _as_device_array, _is_device_array, _stream_sync
-        dev = _is_device_array(arr)
-        a = _as_device_array(arr) if dev else np.asarray(arr)
+        dev = isinstance(arr, _core.DeviceArrayBase)
+        if not dev:
+            dev = _is_device_array(arr)
+            a = _as_device_array(arr) if dev else np.asarray(arr)
+        else:
+            a = arr
         if a.ndim != 1:
             raise TypeError("Reduce takes a 1-D array, not %d-D" % a.ndim)
         if size is not None:
             a = a[:size]
-        dtype = np.dtype(a.dtype)
+        dtype = a.dtype
         init = dtype.type(init)
-        if res is not None and not _is_device_array(res):
-            raise TypeError("res= must be a device array (the result is left on the device)")
+        if res is not None:
+            if not isinstance(res, _core.DeviceArrayBase):
+                if not _is_device_array(res):
+                    raise TypeError("res= must be a device array (the result is left on the device)")
+                res = _as_device_array(res)
         n = a.shape[0]
         if n == 0:
             if res is None:
                 return init
-            _as_device_array(res)[:1].copy_to_device(np.array([init], dtype=dtype), stream=stream)
+            res[:1].copy_to_device(np.array([init], dtype=dtype), stream=stream)
             return None
         if not dev:
+            from .devicearray import to_device
             a = to_device(np.ascontiguousarray(a), stream=stream)
-        kernel = self._compile(dtype, a.strides[0] == dtype.itemsize)
-        blocks = min((n + _TPB - 1) // _TPB, _max_blocks())
-        partials = device_array(blocks, dtype=dtype, stream=stream)
-        kernel[blocks, _TPB, stream](a, partials, init, blocks == 1)   # may warn of low occupancy
-        if blocks > 1:   # one block by design: no warning
-            self._compile(dtype, True)._quiet_config(1, _TPB, stream)(partials, partials, init, True)
+        kernel, tpb, maxblocks = self._plan(dtype, a.strides[0] == dtype.itemsize)
+        blocks = min((n + tpb - 1) // tpb, maxblocks)
+        bkey = (_core.get_target(), _core.current_device(), _stream_handle(stream), threading.get_ident(),
+                dtype, maxblocks)
+        bufs = _buffers.get(bkey)
+        if bufs is None:
+            if len(_buffers) >= _BUFFERS_KEPT:
+                _buffers.clear()
+            bufs = _buffers[bkey] = _Buffers(dtype, maxblocks, stream)
+        direct = res is not None and res.ndim == 1 and res.shape[0] > 0 and res.dtype == dtype
+        out = res if direct else bufs.result        # the kernel writes out[0]
+        try:
+            kernel[blocks, tpb, stream](a, bufs.partials, bufs.count, out, init)
+        except BaseException:
+            _buffers.pop(bkey, None)    # a launch that did not finish may leave the ticket counter set
+            raise
         if res is not None:
-            _as_device_array(res)[:1].copy_to_device(partials[:1], stream=stream)
+            if not direct:
+                res[:1].copy_to_device(bufs.result, stream=stream)
             return None
-        host = partials[:1].copy_to_host(stream=stream)
-        _stream_sync(stream)
-        return host[0]
+        bufs.result._dtoh(0, bufs.host, stream)
+        _stream_sync(stream)        # a copy on a stream into pinned memory is asynchronous
+        return bufs.host[0]

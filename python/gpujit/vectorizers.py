@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from .devicearray import DeviceArray, _alloc, _kept_stream
 from .deviceufunc import GUFuncEngine, broadcast_shapes
 from .types import Signature, Type
 from .typing import contiguous_as, dtype_name, parse_signature, signature_string
@@ -171,13 +172,29 @@ def _jit(fn, sig):
     return Dispatcher(fn, [sig])
 
 
+def _block_size(kernel, args):
+    """The block size for full occupancy of a generated kernel (one signature) on the
+    current device: asked of the driver once per kernel and device."""
+    sizes = getattr(kernel, "_block_sizes", None)
+    if sizes is None:
+        sizes = kernel._block_sizes = {}
+    key = (_core.get_target(), _core.current_device())
+    tpb = sizes.get(key)
+    if tpb is None:
+        tpb = sizes[key] = _core.max_potential_block(kernel._specialize(args), 0)[1]
+    return tpb
+
+
 def _launch(kernel, n, stream, args):
     """n threads, one per element, in blocks sized for occupancy (a grid of few blocks
-    warns, config.CUDA_LOW_OCCUPANCY_WARNINGS, at the caller's line, as any launch does)."""
+    warns, config.CUDA_LOW_OCCUPANCY_WARNINGS, at the caller's line, as any launch does).
+    Returns the grid (blocks, threads per block)."""
     if n:
-        _, tpb = _core.max_potential_block(kernel._specialize(args), 0)
+        tpb = _block_size(kernel, args)
         blocks = (n + tpb - 1) // tpb
         kernel[blocks, tpb, stream](*args)
+        return blocks, tpb
+    return 0, 0
 
 
 _SM_COUNTS = {}     # CUDA device -> multiprocessors (asked of the driver once)
@@ -203,6 +220,65 @@ def _to_device(host, stream):
     return to_device(host, stream=stream)
 
 
+# -- vectorize's fast path ---------------------------------------------------------------------
+# A call whose arrays are all gpujit device arrays of one shape (and whose other arguments
+# are scalars of a fixed dtype) repeats everything the previous such call decided: the loop,
+# the kernel, the grid, the scalars' casts. Its key holds what those decisions read: the
+# target and device, each array's dtype, shape and strides, each scalar's type.
+_PLANS_KEPT = 256
+_INT64 = (-(1 << 63), 1 << 63)
+_FAST_SCALARS = frozenset([bool, float, complex] + [np.dtype(name).type for name in _core.dtype_codes])
+
+
+def _fast_key(args, out):
+    """The fast path's key for a call, or None where the call must take the full path
+    (host arrays, other libraries' arrays, 0-d arrays, ints beyond int64)."""
+    key = [_core.get_target(), _core.current_device()]
+    for a in args:
+        if isinstance(a, _core.DeviceArrayBase):
+            key.append((a._dtype_code, a.shape, a.strides))
+        else:
+            t = type(a)
+            if t in _FAST_SCALARS or t is int and _INT64[0] <= a < _INT64[1]:
+                key.append(t)
+            else:
+                return None
+    if out is None:
+        key.append(None)
+    elif isinstance(out, _core.DeviceArrayBase):
+        key.append((out._dtype_code, out.shape, out.strides))
+    else:
+        return None
+    return tuple(key)
+
+
+class _Plan:
+    __slots__ = ("kernel", "blocks", "tpb", "casts", "flat", "size", "shape", "nbytes", "code")
+
+    def __init__(self, kernel, blocks, tpb, casts, flat, size, shape, dtype):
+        from .devicearray import _dtype_code
+        self.kernel, self.blocks, self.tpb, self.casts, self.flat = kernel, blocks, tpb, casts, flat
+        self.size, self.shape, self.nbytes, self.code = size, shape, size * dtype.itemsize, _dtype_code(dtype)
+
+
+def _run_plan(plan, args, out, stream):
+    kargs = list(args)
+    for i, cast in plan.casts:
+        kargs[i] = cast(kargs[i])
+    if out is None:
+        # a new C-contiguous array (DeviceArray's constructor, its checks done once)
+        out = DeviceArray.__new__(DeviceArray)
+        mem = _alloc(plan.nbytes)
+        _core.DeviceArrayBase.__init__(out, plan.shape, None, plan.code, mem, mem.ptr, stream=_kept_stream(stream))
+    kargs.append(out)
+    if plan.flat:
+        size = plan.size
+        kargs = [a._view((size,), (a.itemsize,), a._ptr) if isinstance(a, _core.DeviceArrayBase) else a
+                 for a in kargs]
+    plan.kernel[plan.blocks, plan.tpb, stream](*kargs)
+    return out
+
+
 # -- vectorize ------------------------------------------------------------------------------
 def _init_function(self, pyfunc, identity):
     """What a ufunc and a gufunc take from their scalar function, and the identity check."""
@@ -225,6 +301,7 @@ class DeviceUFunc:
         self._sigs = list(sigs)
         self._types = collections.OrderedDict()  # (arg dtypes) -> result dtype
         self._kernels = {}                       # (arg dtypes, scalar mask, ndim) -> Dispatcher
+        self._plans = {}                         # _fast_key(args, out) -> _Plan
         self.nin = None
         for s in self._sigs:
             self._add(s)
@@ -347,6 +424,15 @@ class DeviceUFunc:
         return matches[0]
 
     def __call__(self, *args, out=None, stream=0, **kws):
+        # the fast path: device arrays of the same shape (and scalars) as a call seen before
+        key = None if kws else _fast_key(args, out)
+        if key is not None:
+            plan = self._plans.get(key)
+            if plan is not None:
+                return _run_plan(plan, args, out, stream)
+        return self._call(args, out, stream, kws, key)
+
+    def _call(self, args, out, stream, kws, fast_key):
         from .devicearray import device_array
         if kws:
             raise TypeError("%s() got unexpected keyword arguments: %s" % (self.__name__, ", ".join(sorted(kws))))
@@ -418,7 +504,14 @@ class DeviceUFunc:
         # all of them one unit-stride run: the kernel indexes without a stride multiply
         unit = ndim == 1 and all(a.strides[0] == a.itemsize for a in kargs if not isinstance(a, np.generic))
         kernel = self._kernel(key, tuple(i in scalars for i in range(len(values))), ndim, unit)
-        _launch(kernel, size, stream, kargs)
+        blocks, tpb = _launch(kernel, size, stream, kargs)
+        if fast_key is not None and size and all(i in scalars or tuple(v.shape) == kshape
+                                                  for i, v in enumerate(values)):
+            # what this call decided, for the next call with the same key
+            if len(self._plans) >= _PLANS_KEPT:
+                self._plans.clear()
+            self._plans[fast_key] = _Plan(kernel, blocks, tpb, tuple((i, key[i].type) for i in sorted(scalars)),
+                                          len(kshape) > 1 and ndim == 1, size, kshape, resdtype)
 
         if out is not None:
             if isinstance(out, np.ndarray):
@@ -438,9 +531,9 @@ class DeviceUFunc:
         return host
 
     def reduce(self, arg, stream=0):
-        """Reduce a 1-D array along its axis with this binary ufunc (pairwise, on the
-        device): the function must be associative."""
-        from .devicearray import device_array, to_device
+        """Reduce a 1-D array along its axis with this binary ufunc (gpujit.Reduce's one
+        launch, without an initial value): the function must be associative and
+        commutative."""
         if self.nin not in (None, 2):
             raise TypeError("reduce needs a binary ufunc; %s takes %d arguments" % (self.__name__, self.nin))
         dev = _is_device_array(arg)
@@ -455,19 +548,12 @@ class DeviceUFunc:
         if self._types[key] != dt:
             raise TypeError("%s.reduce on %s: its loop for (%s, %s) returns %s, not %s"
                             % (self.__name__, dt, dt, dt, self._types[key], dt))
-        if dev:
-            work = device_array(n, dtype=dt, stream=stream)
-            work.copy_to_device(a, stream=stream)
-        else:
-            work = to_device(np.ascontiguousarray(a), stream=stream)
-        while n > 1:
-            half = n // 2
-            # pairs element i with element n - half + i; an odd middle element stays
-            self(work[:half], work[n - half:n], out=work[:half], stream=stream)
-            n -= half
-        res = work[:1].copy_to_host(stream=stream)
-        _stream_sync(stream)
-        return res[0]
+        reducer = self.__dict__.get("_reducer")
+        if reducer is None:
+            from .reduction import Reduce
+            reducer = self._reducer = Reduce(self._core)
+            reducer._with_init = False
+        return reducer(a, stream=stream)
 
 
 def _rebuild_ufunc(pyfunc, sigs, identity):
