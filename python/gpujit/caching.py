@@ -65,10 +65,12 @@ _MAGIC = b"gpujit-cache-1"
 _LOCK_WAIT_S = 300.0        # a lock holder that takes longer (a hung compile) is not waited for
 
 
-def _file_hash(path):
+def _file_stamp(path):
+    """A file by its path, size and modification time (as the source file is checked): reading
+    and hashing libdevice's 500 KB took most of a millisecond of every process's first load."""
     try:
-        with open(path, "rb") as f:
-            return _digest(f.read()).hexdigest()
+        st = os.stat(path)
+        return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
     except (OSError, TypeError):
         return None
 
@@ -76,7 +78,7 @@ def _file_hash(path):
 def _build_id():
     """What makes cached kernels of one build unusable by another: gpujit's version, the
     compiler's shared library (the ABI structs are stored as bytes), Python's and LLVM's
-    versions, and the libdevice file GPU kernels link."""
+    versions, and the libdevice file GPU kernels link (by its path, size and modification time)."""
     try:
         st = os.stat(_core.__file__)
         lib = (st.st_size, st.st_mtime_ns)
@@ -84,7 +86,7 @@ def _build_id():
         lib = None
     env = _core.cache_environment()
     from . import __version__
-    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_hash(env["libdevice"]))
+    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_stamp(env["libdevice"]))
 
 
 _BUILD = None
@@ -158,14 +160,14 @@ def cubin_tag(target, cc):
 
 
 def _writable(path):
+    """The directory exists (made if need be) and this process may create files in it
+    (access() also sees a read-only mount); asked, not tried: a probe file cost a file
+    creation and removal in every process's first load."""
     try:
         os.makedirs(path, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path, prefix=".gpujit-probe-")
-        os.close(fd)
-        os.unlink(tmp)
-        return True
     except OSError:
         return False
+    return os.access(path, os.W_OK | os.X_OK)
 
 
 def _mangled(dirname):
