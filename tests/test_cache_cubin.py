@@ -1,9 +1,11 @@
-"""The on-disk cache's machine code (caching.py): a GPU kernel's entry also keeps the cubin the
-driver's linker made, tagged with the compute capability and the driver version; another
-process with that tag loads it, one with another tag compiles the PTX and stores its own, and
-a damaged file is a miss. No GPU here: the driver's two calls (module_cubin, module_load_cubin)
-are replaced by fakes, the tag is forced, and the kernels are the CPU target's, which also run
-and are checked. tests/gpu/test_runtime_gpu.py checks the real thing on a GPU."""
+"""The on-disk cache's machine code (caching.py, src/cache.c). A GPU kernel's entry also keeps
+the cubin the driver's linker made, tagged with the compute capability and the driver version;
+another process with that tag loads it, one with another tag compiles the PTX and stores its
+own, and a damaged file is a miss. No GPU here: the driver's two calls (module_cubin,
+module_load_cubin) are replaced by fakes, the tag is forced, and the kernels are the CPU
+target's, which also run and are checked; tests/gpu/test_cache_cubin_gpu.py checks the real
+thing on a GPU. A CPU kernel's entry keeps the JIT's object code, which another process links
+without generating code (its bitcode is the fallback where the object does not link)."""
 import importlib.util
 import os
 import pickle
@@ -161,3 +163,42 @@ def test_real_tag_on_this_machine():
         cc = tuple(_core.device_info(_core.current_device())["compute_capability"])
         assert caching.cubin_tag("cuda", cc) == (cc, _core.driver_version())
         assert caching.cubin_tag("cuda", (cc[0] + 1, 0)) is None
+
+
+def rewrite(tmp, change):
+    """The entry with its state changed by change(state), under a valid checksum."""
+    (path,) = [os.path.join(d, f) for d, _, fs in os.walk(tmp / "cache") for f in fs if f.endswith(".nbc")]
+    with open(path, "rb") as f:
+        magic, key_hash, _, payload = pickle.loads(f.read())
+    state = pickle.loads(payload)
+    change(state)
+    payload = pickle.dumps(state, protocol=4)
+    with open(path, "wb") as f:
+        f.write(pickle.dumps((magic, key_hash, caching._digest(payload).hexdigest(), payload), protocol=4))
+
+
+def test_cpu_kernel_is_loaded_from_its_object_code(src, tmp_path):
+    run(fresh(src))
+    (state,) = stored(tmp_path)
+    assert state["object"][:4] == b"\x7fELF" and state["bitcode"]
+    rewrite(tmp_path, lambda s: s.update(bitcode=b"BC not bitcode"))   # only the object can load now
+    ks = [fresh(src) for _ in range(3)]            # the same symbols three times in one process
+    for k in ks:
+        run(k)
+        assert counts(k)[:2] == (1, 0)
+    del ks
+    import gc
+    gc.collect()                                   # their code released
+    run(fresh(src))
+
+
+def test_object_code_that_does_not_link_falls_back_to_the_bitcode(src, tmp_path):
+    run(fresh(src))
+    rewrite(tmp_path, lambda s: s.update(object=b"\x7fELF" + bytes(100)))
+    k = fresh(src)
+    run(k)
+    assert counts(k)[:2] == (1, 0)
+    rewrite(tmp_path, lambda s: s.update(object=None))     # an entry of a build without object code
+    k = fresh(src)
+    run(k)
+    assert counts(k)[:2] == (1, 0)
