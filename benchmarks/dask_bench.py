@@ -117,7 +117,7 @@ def main(argv=None):
         env["GPUJIT_TARGET"] = os.environ["GPUJIT_TARGET"]
     import multigpu_bench as mb
     fixed = None if args.ways == "auto" else int(args.ways)
-    nmax = max(ngpus, 2)
+    nmax = ngpus or 2     # workers: one per GPU (two at most), or two CPU-target ones
     n = args.n - args.n % mb.multiple(nmax, fixed or nmax)
     seed = 1
     kind = "GPU" if ngpus else "cpu-target"
