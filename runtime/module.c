@@ -1,10 +1,12 @@
 /* Modules: loads a CompiledKernel's PTX into a device's primary context with
  * cuModuleLoadDataEx (the driver JIT-compiles it; its error and info logs are
  * captured into the CudaError) and caches the (CUmodule, CUfunction) per
- * (kernel, device). The launcher keeps its own copy of the function in its
- * dispatch cache, so this table is off the hot path: a linear array behind a
- * mutex. An entry holds a weak reference to its kernel when the kernel's type
- * allows one (the entry and its module die with the kernel), else a strong one.
+ * (kernel, device). For the on-disk cache it also makes the machine code (the
+ * cubin, by the driver's linker) and loads a stored one without compiling.
+ * The launcher keeps its own copy of the function in its dispatch cache, so
+ * this table is off the hot path: a linear array behind a mutex. An entry
+ * holds a weak reference to its kernel when the kernel's type allows one (the
+ * entry and its module die with the kernel), else a strong one.
  * Also the kernel queries: kernel_attributes and max_potential_block. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -116,10 +118,11 @@ static int input_type(const char *kind) {
     return -1;
 }
 
-/* The kernel's PTX linked with `link`'s items by the driver's linker, loaded;
- * the GIL is released around each driver call that compiles. The error log
- * (unresolved symbols, PTX errors) goes into the CudaError. */
-static int link_load(GjOutput *o, PyObject *link, CUmodule *mod, char *info, char *err) {
+/* The kernel's PTX linked with `link`'s items (none when NULL) by the driver's
+ * linker, loaded; a copy of the linked image (a cubin) into *image when that
+ * is not NULL. The GIL is released around each driver call that compiles. The
+ * error log (unresolved symbols, PTX errors) goes into the CudaError. */
+static int link_load(GjOutput *o, PyObject *link, CUmodule *mod, char *info, char *err, PyObject **image_out) {
     if (!gj_cu.LinkCreate || !gj_cu.LinkAddData || !gj_cu.LinkComplete || !gj_cu.LinkDestroy) {
         gj_cuda_error("kernel %s links external code, but the CUDA driver has no linker (cuLinkCreate)",
                       gj_output_symbol(o));
@@ -136,7 +139,7 @@ static int link_load(GjOutput *o, PyObject *link, CUmodule *mod, char *info, cha
     Py_BEGIN_ALLOW_THREADS r = gj_cu.LinkAddData(st, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1,
                                                   gj_output_symbol(o), 0, NULL, NULL);
     Py_END_ALLOW_THREADS
-    for (Py_ssize_t i = 0; r == CUDA_SUCCESS && i < PyTuple_GET_SIZE(link); i++) {
+    for (Py_ssize_t i = 0; r == CUDA_SUCCESS && link && i < PyTuple_GET_SIZE(link); i++) {
         PyObject *it = PyTuple_GET_ITEM(link, i), *data = PyTuple_GET_ITEM(it, 2);
         stage = PyUnicode_AsUTF8(PyTuple_GET_ITEM(it, 1));
         int type = input_type(PyUnicode_AsUTF8(PyTuple_GET_ITEM(it, 0)));
@@ -156,11 +159,28 @@ static int link_load(GjOutput *o, PyObject *link, CUmodule *mod, char *info, cha
         Py_BEGIN_ALLOW_THREADS r = gj_cu.ModuleLoadDataEx(mod, image, 0, NULL, NULL);
         Py_END_ALLOW_THREADS
     }
+    if (r == CUDA_SUCCESS && image_out && !(*image_out = PyBytes_FromStringAndSize(image, (Py_ssize_t)size))) {
+        gj_cu.ModuleUnload(*mod);
+        gj_cu.LinkDestroy(st);
+        return -1;
+    }
     gj_cu.LinkDestroy(st); /* frees the image, which the module no longer needs */
     if (r == CUDA_SUCCESS) return 0;
     snprintf(what, sizeof what, "linking kernel %s (at %s)%s%s%s%s", gj_output_symbol(o), stage ? stage : "?",
              *err ? "\n--- linker error log ---\n" : "", err, *info ? "\n--- linker info log ---\n" : "", info);
     return gj_cuda_check(r, what);
+}
+
+/* The kernel's entry point in a module just loaded (unloaded if it lacks it). */
+static int get_function(GjOutput *o, CUmodule mod, CUfunction *fn) {
+    CUresult r = gj_cu.ModuleGetFunction(fn, mod, gj_output_symbol(o));
+    if (r != CUDA_SUCCESS) {
+        gj_cu.ModuleUnload(mod);
+        char what[512];
+        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", gj_output_symbol(o));
+        return gj_cuda_check(r, what);
+    }
+    return 0;
 }
 
 /* Loads the PTX (linked with the kernel's link items, if it has any); the GIL
@@ -181,7 +201,7 @@ static int load(PyObject *compiled, GjOutput *o, int dev, CUmodule *mod, CUfunct
         return -1;
     }
     if (link) {
-        int rc = link_load(o, link, mod, info, err);
+        int rc = link_load(o, link, mod, info, err, NULL);
         free(info);
         free(err);
         if (rc < 0) return -1;
@@ -203,15 +223,10 @@ static int load(PyObject *compiled, GjOutput *o, int dev, CUmodule *mod, CUfunct
     free(info);
     free(err);
 loaded:
-    r = gj_cu.ModuleGetFunction(fn, *mod, gj_output_symbol(o));
-    if (r != CUDA_SUCCESS) {
-        gj_cu.ModuleUnload(*mod);
-        char what[512];
-        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", gj_output_symbol(o));
-        return gj_cuda_check(r, what);
-    }
-    return 0;
+    return get_function(o, *mod, fn);
 }
+
+static int keep(PyObject *compiled, int dev, unsigned gen, CUmodule mod, CUfunction *fn, int *max_threads);
 
 int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_threads) {
     GjOutput *o = nvptx_output(compiled);
@@ -230,8 +245,14 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
         gj_module_forget_device(dev);
 
     CUmodule mod;
-    int maxt = 0;
     if (load(compiled, o, dev, &mod, fn) < 0) return -1;
+    return keep(compiled, dev, gen, mod, fn, max_threads);
+}
+
+/* Enters a module just loaded (with its function *fn) as the kernel's on `dev`; when another
+ * thread entered one meanwhile, that one is used (*fn, *max_threads) and this one unloaded. */
+static int keep(PyObject *compiled, int dev, unsigned gen, CUmodule mod, CUfunction *fn, int *max_threads) {
+    int maxt = 0;
     if (gj_cuda_check(gj_cu.FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *fn),
                       "cuFuncGetAttribute") < 0) {
         gj_cu.ModuleUnload(mod);
@@ -350,8 +371,64 @@ static PyObject *py_max_cooperative_grid_blocks(PyObject *self, PyObject *args) 
     return PyLong_FromLongLong((long long)per_sm * l->sm_count);
 }
 
+/* The kernel's machine code for the current device: its PTX compiled by the driver's linker
+ * (what a load would compile), loaded as the kernel's module there, and returned as a cubin
+ * for the on-disk cache; None for a kernel linked with other code (never cached). */
+static PyObject *py_module_cubin(PyObject *self, PyObject *compiled) {
+    GjOutput *o = nvptx_output(compiled);
+    if (!o) return NULL;
+    if (!gj_output_ptx(o))
+        return PyErr_SetString(PyExc_TypeError, "the kernel was not compiled for the cuda target"), NULL;
+    if (gj_compiled_link(compiled)) Py_RETURN_NONE;
+    int dev = gj_current_device(), maxt;
+    if (gj_cuda_enter(dev) < 0) return NULL;
+    unsigned gen = gj_cuda_generation(dev);
+    char *info = calloc(1, LOG_SIZE), *err = calloc(1, LOG_SIZE);
+    PyObject *image = NULL;
+    CUmodule mod;
+    CUfunction fn;
+    int rc = info && err ? link_load(o, NULL, &mod, info, err, &image) : (PyErr_NoMemory(), -1);
+    free(info);
+    free(err);
+    if (rc < 0 || get_function(o, mod, &fn) < 0 || keep(compiled, dev, gen, mod, &fn, &maxt) < 0) {
+        Py_XDECREF(image);
+        return NULL;
+    }
+    return image;
+}
+
+/* Loads machine code made by module_cubin (in this process or another, for a device of the
+ * same compute capability) as the kernel's module on the current device: no compilation. A
+ * driver's refusal (another architecture, a damaged image) is a CudaError; the caller falls
+ * back to the PTX. */
+static PyObject *py_module_load_cubin(PyObject *self, PyObject *args) {
+    PyObject *compiled;
+    Py_buffer image;
+    if (!PyArg_ParseTuple(args, "Oy*:module_load_cubin", &compiled, &image)) return NULL;
+    GjOutput *o = nvptx_output(compiled);
+    int dev = gj_current_device(), maxt;
+    CUmodule mod;
+    CUfunction fn;
+    CUresult r = CUDA_SUCCESS;
+    int rc = -1;
+    if (!o || gj_cuda_enter(dev) < 0) goto out;
+    unsigned gen = gj_cuda_generation(dev);
+    Py_BEGIN_ALLOW_THREADS r = gj_cu.ModuleLoadDataEx(&mod, image.buf, 0, NULL, NULL);
+    Py_END_ALLOW_THREADS
+    if (gj_cuda_check(r, "cuModuleLoadDataEx of a cached cubin") < 0 || get_function(o, mod, &fn) < 0) goto out;
+    rc = keep(compiled, dev, gen, mod, &fn, &maxt);
+out:
+    PyBuffer_Release(&image);
+    return rc < 0 ? NULL : Py_NewRef(Py_None);
+}
+
 /* clang-format off */
 static PyMethodDef module_methods[] = {
+    {"module_cubin", py_module_cubin, METH_O,
+     "module_cubin(compiled) -> bytes: the kernel's cubin for the current device (the driver's linker), "
+     "now loaded there; None for a kernel linked with other code"},
+    {"module_load_cubin", py_module_load_cubin, METH_VARARGS,
+     "module_load_cubin(compiled, cubin): loads a cubin from module_cubin as the kernel's module on the current device"},
     {"kernel_attributes", py_kernel_attributes, METH_O,
      "kernel_attributes(compiled) -> dict(regs_per_thread, max_threads_per_block, shared_bytes, "
      "local_bytes, const_bytes) on the current device"},

@@ -120,13 +120,20 @@ if want fuzz; then
 fi
 if want multi; then
     # several GPUs of one host (one is enough to run it): the multi-device tests and the
-    # N-body step's scaling over the devices, one thread per GPU
+    # N-body step's scaling over the devices, one thread per GPU: each body's sum split over as
+    # many threads as there are devices (each GPU as full as one alone), then one thread per
+    # body at 2^18 (half a GPU each) and at 2^19 (each GPU full)
     timeout 120 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_multigpu.py > "$OUT/multigpu.log" 2>&1 || rc=1
     timeout 120 python3 benchmarks/multigpu_bench.py --n 262144 --json "$OUT/multigpu.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
-    timeout 120 python3 benchmarks/multigpu_bench.py --n 524288 --reps 5 >> "$OUT/multigpu.log" 2>&1 || rc=1
+    timeout 120 python3 benchmarks/multigpu_bench.py --n 262144 --ways 1 >> "$OUT/multigpu.log" 2>&1 || rc=1
+    timeout 120 python3 benchmarks/multigpu_bench.py --n 524288 --ways 1 --reps 5 >> "$OUT/multigpu.log" 2>&1 || rc=1
+    # the same step through dask.distributed, one worker process per GPU, against one process
+    # with a thread per GPU: a task per step, then 10 steps per task
+    timeout 150 python3 benchmarks/dask_bench.py --n 262144 --json "$OUT/multigpu_dask.json" >> "$OUT/multigpu.log" 2>&1 || rc=1
+    timeout 150 python3 benchmarks/dask_bench.py --n 262144 --reps 5 --batch 10 >> "$OUT/multigpu.log" 2>&1 || rc=1
     # Dask: one worker process per GPU, sharing one cache directory (the kernel compiled once)
     timeout 180 python3 examples/dask_saxpy.py 20000003 1000000 >> "$OUT/multigpu.log" 2>&1 || rc=1
-    tail -12 "$OUT/multigpu.log"
+    grep -e "GPU" -e "dask" -e "threads" -e passed -e failed -e Error "$OUT/multigpu.log" | tail -30
 fi
 # at most 8 result files are fetched back: pack them when there are more
 if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then

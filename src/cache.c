@@ -1,8 +1,9 @@
 /* cache.c: a compiled kernel as a dict of plain values and back, for the on-disk cache
  * (python/gpujit/caching.py pickles the dict). The GPU's kernel is its PTX; the CPU's is the
- * optimised module's bitcode, which loading hands to the process's JIT again under a fresh
- * symbol (every kernel of the process shares the JIT's one namespace), skipping everything
- * before code generation. The ABI structs travel as bytes, so a cache entry is only good for
+ * object code the JIT made of it, linked again as it is (emit_host_object), and the optimised
+ * module's bitcode, which loading hands to the process's JIT again under a fresh symbol (every
+ * kernel of the process shares the JIT's one namespace) where the object does not link,
+ * skipping everything before code generation. The ABI structs travel as bytes, so a cache entry is only good for
  * the gpujit build that wrote it (caching.py keys entries by the build). */
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,9 @@ PyObject *gj_output_state(const GjOutput *o) {
         put(d, "uses_barrier", PyLong_FromLong(o->uses_barrier)) < 0 || put(d, "debug", PyLong_FromLong(o->debug)) < 0 ||
         put(d, "files", files) < 0 || put(d, "raises", o->raises ? Py_NewRef(o->raises) : PyList_New(0)) < 0 ||
         put(d, "bitcode", o->bitcode ? PyBytes_FromStringAndSize(o->bitcode, (Py_ssize_t)o->bitcode_len)
-                                     : Py_NewRef(Py_None)) < 0)
+                                     : Py_NewRef(Py_None)) < 0 ||
+        put(d, "object", o->object ? PyBytes_FromStringAndSize(o->object, (Py_ssize_t)o->object_len)
+                                   : Py_NewRef(Py_None)) < 0)
         return Py_DECREF(d), NULL;
     return d;
 }
@@ -137,6 +140,17 @@ out:
     return rc;
 }
 
+/* The host kernel's object code, linked into the JIT as it was made (its symbols unchanged). */
+static int host_load_object(GjOutput *o) {
+    Ctx ctx = {0}, *c = &ctx;
+    c->out = o;
+    c->target = target_for(GJ_TARGET_HOST);
+    c->opt.target = GJ_TARGET_HOST;
+    int rc = emit_init() < 0 ? -1 : emit_host_object(c);
+    arena_free(&c->arena);
+    return rc;
+}
+
 GjOutput *gj_output_from_state(PyObject *d) {
     if (!PyDict_Check(d)) return PyErr_SetString(PyExc_TypeError, "a cached kernel is a dict"), NULL;
     GjOutput *o = calloc(1, sizeof *o);
@@ -162,7 +176,7 @@ GjOutput *gj_output_from_state(PyObject *d) {
     o->uses_barrier = (int)get_long(d, "uses_barrier");
     o->debug = (int)get_long(d, "debug");
     PyObject *files = PyDict_GetItemString(d, "files"), *raises = PyDict_GetItemString(d, "raises");
-    PyObject *bc = PyDict_GetItemString(d, "bitcode");
+    PyObject *bc = PyDict_GetItemString(d, "bitcode"), *obj = PyDict_GetItemString(d, "object");
     if (!o->symbol || !files || !PyList_Check(files) || !raises || !PyList_Check(raises)) {
         PyErr_SetString(PyExc_ValueError, "cached kernel: its symbol, files or raise sites are missing");
         goto fail;
@@ -183,6 +197,16 @@ GjOutput *gj_output_from_state(PyObject *d) {
         o->bitcode_len = (size_t)PyBytes_GET_SIZE(bc);
         if (!(o->bitcode = malloc(o->bitcode_len ? o->bitcode_len : 1))) goto fail;
         memcpy(o->bitcode, PyBytes_AS_STRING(bc), o->bitcode_len);
+        if (obj && PyBytes_Check(obj) && PyBytes_GET_SIZE(obj) > 0) {
+            o->object_len = (size_t)PyBytes_GET_SIZE(obj);
+            if (!(o->object = malloc(o->object_len))) goto fail;
+            memcpy(o->object, PyBytes_AS_STRING(obj), o->object_len);
+            if (host_load_object(o) == 0) return o;
+            PyErr_Clear(); /* code that does not link here: generated again from the bitcode */
+            free(o->object);
+            o->object = NULL;
+            o->object_len = 0;
+        }
         if (host_load(o) < 0) goto fail;
     } else if (!o->ptx) {
         PyErr_SetString(PyExc_ValueError, "cached kernel: a GPU kernel needs its PTX");

@@ -390,6 +390,7 @@ void gj_output_free(GjOutput *o) {
     free(o->symbol);
     free(o->restype);
     free(o->bitcode);
+    free(o->object);
     free(o->args);
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);

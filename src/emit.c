@@ -240,8 +240,8 @@ static int jit_error(Ctx *c, LLVMErrorRef e, const char *what) {
 }
 
 /* Symbols the JIT's code may call that the process does not show it: gpujit's own extension
- * is loaded privately (RTLD_LOCAL), so what it carries is defined here by address. */
-static void define_absolute(const char *const *names, void *const *addrs, size_t n) {
+ * is loaded privately (RTLD_LOCAL), so what it carries is defined here by address, in `jd`. */
+static void define_absolute(LLVMOrcJITDylibRef jd, const char *const *names, void *const *addrs, size_t n) {
     LLVMOrcCSymbolMapPairs pairs = malloc((n ? n : 1) * sizeof *pairs);
     if (!pairs) return;
     for (size_t i = 0; i < n; i++) {
@@ -250,14 +250,14 @@ static void define_absolute(const char *const *names, void *const *addrs, size_t
         pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
         pairs[i].Sym.Flags.TargetFlags = 0;
     }
-    LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), LLVMOrcAbsoluteSymbols(pairs, n));
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, n));
     if (e) LLVMConsumeError(e);
     free(pairs);
 }
 
 /* The CPU's libdevice functions under libdevice's names (__nv_sinf ...), so a kernel calls
  * them as on the GPU, and its cached code finds them again in another process. */
-static void define_cpu_libdevice(void) {
+static void define_cpu_libdevice(LLVMOrcJITDylibRef jd) {
     size_t n = cpu_libdevice_count();
     char (*sym)[96] = malloc((n ? n : 1) * sizeof *sym);
     const char **names = malloc((n ? n : 1) * sizeof *names);
@@ -267,7 +267,7 @@ static void define_cpu_libdevice(void) {
             snprintf(sym[i], sizeof sym[i], "__nv_%s", cpu_libdevice_name(i, &addrs[i]));
             names[i] = sym[i];
         }
-        define_absolute(names, addrs, n);
+        define_absolute(jd, names, addrs, n);
     }
     free(sym);
     free(names);
@@ -282,29 +282,64 @@ extern __int128 __modti3(__int128, __int128);
 extern unsigned __int128 __udivti3(unsigned __int128, unsigned __int128);
 extern unsigned __int128 __umodti3(unsigned __int128, unsigned __int128);
 
-static void define_compiler_runtime(void) {
+static void define_compiler_runtime(LLVMOrcJITDylibRef jd) {
     static const char *const names[] = {"__divti3", "__modti3", "__udivti3", "__umodti3"};
     void *const addrs[] = {(void *)__divti3, (void *)__modti3, (void *)__udivti3, (void *)__umodti3};
-    define_absolute(names, addrs, sizeof names / sizeof names[0]);
+    define_absolute(jd, names, addrs, sizeof names / sizeof names[0]);
+}
+
+/* What every library of the JIT resolves beyond its own code: the process's symbols (libm),
+ * the CPU's libdevice functions and the compiler runtime's. */
+static void define_externals(LLVMOrcJITDylibRef jd) {
+    LLVMOrcDefinitionGeneratorRef gen;
+    LLVMErrorRef e;
+    char prefix = LLVMOrcLLJITGetGlobalPrefix(jit);
+    if (!(e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, prefix, NULL, NULL)))
+        LLVMOrcJITDylibAddGenerator(jd, gen);
+    else
+        LLVMConsumeError(e);
+    define_cpu_libdevice(jd);
+    define_compiler_runtime(jd);
+}
+
+/* The kernel whose module the calling thread is compiling with keep_bitcode (emit_host, under
+ * jit_lock): the JIT compiles in place on the thread that looks a symbol up. */
+static _Thread_local GjOutput *capture_into;
+
+/* Every object the JIT makes passes here: a kept kernel's is copied for the on-disk cache,
+ * whose next process links it without generating code again. */
+static LLVMErrorRef capture_object(void *unused, LLVMMemoryBufferRef *obj) {
+    GjOutput *o = capture_into;
+    (void)unused;
+    if (o && !o->object) {
+        size_t n = LLVMGetBufferSize(*obj);
+        if ((o->object = malloc(n ? n : 1))) {
+            memcpy(o->object, LLVMGetBufferStart(*obj), n);
+            o->object_len = n;
+        }
+    }
+    return NULL;
+}
+
+/* The process's JIT, made on first use; called with jit_lock held. */
+static int jit_create(Ctx *c) {
+    LLVMErrorRef e;
+    if (jit) return 0;
+    if ((e = LLVMOrcCreateLLJIT(&jit, NULL))) {
+        jit = NULL;
+        return jit_error(c, e, "create");
+    }
+    define_externals(LLVMOrcLLJITGetMainJITDylib(jit));
+    LLVMOrcObjectTransformLayerSetTransform(LLVMOrcLLJITGetObjTransformLayer(jit), capture_object, NULL);
+    return 0;
 }
 
 int emit_host(Ctx *c) {
     pthread_mutex_lock(&jit_lock);
     LLVMErrorRef e;
-    if (!jit) {
-        if ((e = LLVMOrcCreateLLJIT(&jit, NULL))) {
-            jit = NULL;
-            pthread_mutex_unlock(&jit_lock);
-            return jit_error(c, e, "create");
-        }
-        LLVMOrcDefinitionGeneratorRef gen;
-        char prefix = LLVMOrcLLJITGetGlobalPrefix(jit);
-        if (!(e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, prefix, NULL, NULL)))
-            LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
-        else
-            LLVMConsumeError(e);
-        define_cpu_libdevice();
-        define_compiler_runtime();
+    if (jit_create(c) < 0) {
+        pthread_mutex_unlock(&jit_lock);
+        return -1;
     }
     LLVMOrcJITDylibRef dylib = LLVMOrcLLJITGetMainJITDylib(jit);
     LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(dylib);
@@ -325,8 +360,10 @@ int emit_host(Ctx *c) {
         return jit_error(c, e, "add module");
     }
     LLVMOrcExecutorAddress ab = 0, at = 0;
+    capture_into = c->opt.keep_bitcode ? c->out : NULL; /* the lookup compiles the module */
     e = LLVMOrcLLJITLookup(jit, &ab, arena_printf(&c->arena, "%s_block", c->symbol));
     if (!e) e = LLVMOrcLLJITLookup(jit, &at, arena_printf(&c->arena, "%s_thread", c->symbol));
+    capture_into = NULL;
     pthread_mutex_unlock(&jit_lock);
     if (e) {
         LLVMOrcResourceTrackerRemove(rt);
@@ -337,6 +374,82 @@ int emit_host(Ctx *c) {
     c->out->host_thread_fn = (void *)(uintptr_t)at;
     c->out->jit = rt;
     return 0;
+}
+
+/* The result of a lookup in a cached kernel's library. */
+typedef struct Found {
+    int done;
+    LLVMErrorRef err;
+    LLVMOrcSymbolStringPoolEntryRef name[2];
+    LLVMOrcExecutorAddress addr[2];
+} Found;
+
+static void found(LLVMErrorRef err, LLVMOrcCSymbolMapPairs res, size_t n, void *ctx) {
+    Found *f = ctx;
+    f->err = err;
+    for (size_t i = 0; !err && i < n; i++)
+        for (int k = 0; k < 2; k++)
+            if (res[i].Name == f->name[k]) f->addr[k] = res[i].Sym.Address;
+    f->done = 1;
+}
+
+/* A cached kernel's object code (c->out->object, made by capture_object in the process that
+ * compiled it) linked into the JIT: no code generation. Each goes into a library of its own,
+ * since its symbols are the compiling process's (another kernel's, or the same kernel loaded
+ * twice, may have the same names); the library resolves what the main one does. A ValueError
+ * if the object does not link (the caller then loads the bitcode). */
+int emit_host_object(Ctx *c) {
+    GjOutput *o = c->out;
+    static unsigned seq;
+    pthread_mutex_lock(&jit_lock);
+    if (jit_create(c) < 0) {
+        pthread_mutex_unlock(&jit_lock);
+        return -1;
+    }
+    char *name = arena_printf(&c->arena, "gpujit cached %s %u", o->symbol, ++seq);
+    LLVMOrcJITDylibRef jd = LLVMOrcExecutionSessionCreateBareJITDylib(LLVMOrcLLJITGetExecutionSession(jit), name);
+    define_externals(jd);
+    LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(jd);
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(o->object, o->object_len, name);
+    LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(jit, rt, buf); /* owns buf */
+    Found *f = calloc(1, sizeof *f);
+    int started = !e && f;
+    if (started) {
+        LLVMOrcCLookupSetElement syms[2];
+        LLVMOrcCJITDylibSearchOrderElement order = {jd, LLVMOrcJITDylibLookupFlagsMatchAllSymbols};
+        for (int k = 0; k < 2; k++) {
+            f->name[k] = LLVMOrcLLJITMangleAndIntern(
+                    jit, arena_printf(&c->arena, "%s_%s", o->symbol, k ? "thread" : "block"));
+            syms[k] = (LLVMOrcCLookupSetElement){f->name[k], LLVMOrcSymbolLookupFlagsRequiredSymbol};
+        }
+        LLVMOrcExecutionSessionLookup(LLVMOrcLLJITGetExecutionSession(jit), LLVMOrcLookupKindStatic, &order, 1, syms, 2,
+                                      found, f);
+    }
+    pthread_mutex_unlock(&jit_lock);
+    char *msg = NULL;
+    if (e || (f && f->err)) {
+        msg = LLVMGetErrorMessage(e ? e : f->err);
+        PyErr_Format(PyExc_ValueError, "cached kernel: its object code does not link: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+    } else if (!f) {
+        PyErr_NoMemory();
+    } else if (!f->done || !f->addr[0] || !f->addr[1]) {
+        /* a lookup run elsewhere (not how this process's JIT is set up) */
+        PyErr_SetString(PyExc_ValueError, "cached kernel: its object code's lookup did not complete");
+    } else {
+        o->host_block_fn = (void *)(uintptr_t)f->addr[0];
+        o->host_thread_fn = (void *)(uintptr_t)f->addr[1];
+        o->jit = rt;
+        free(f);
+        return 0;
+    }
+    if (!started || f->done) free(f); /* a lookup still running owns its Found */
+    pthread_mutex_lock(&jit_lock);
+    LLVMErrorRef r = LLVMOrcResourceTrackerRemove(rt);
+    if (r) LLVMConsumeError(r);
+    LLVMOrcReleaseResourceTracker(rt);
+    pthread_mutex_unlock(&jit_lock);
+    return -1;
 }
 
 void host_jit_release(void *tracker) {

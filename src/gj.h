@@ -950,6 +950,7 @@ int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
+int emit_host_object(Ctx *c); /* c->out's cached object code into the JIT */
 /* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
 PyObject *gj_output_state(const GjOutput *o);
 GjOutput *gj_output_from_state(PyObject *state);
@@ -1010,6 +1011,8 @@ struct GjOutput {
     void *jit; /* LLVMOrcLLJITRef owning the host code */
     char *bitcode; /* host target, with keep_bitcode: the optimised module (cache.c saves it) */
     size_t bitcode_len;
+    char *object; /* host target, with keep_bitcode: the JIT's object code of it (cache.c saves it) */
+    size_t object_len;
     int captures; /* a captured device array's address is compiled in (cannot be cached) */
     /* The kernel's static memory, for the CPU target's kernel attributes (the GPU's driver
      * reports its own): shared bytes per block up to the end of the last array

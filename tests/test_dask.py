@@ -29,3 +29,19 @@ def test_dask_saxpy_compiles_once(tmp_path):
     assert "compiled 1 time(s) in all" in p.stdout, p.stdout
     nbc = [f for _, _, fs in os.walk(tmp_path / "cache") for f in fs if f.endswith(".nbc")]
     assert len(nbc) == 1
+
+
+def test_dask_nbody_benchmark_smoke(tmp_path):
+    """benchmarks/dask_bench.py at a tiny size: the step through Dask on one and two workers
+    and in one process, each checked against NumPy inside the benchmark."""
+    bench = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "dask_bench.py")
+    env = dict(os.environ, GPUJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(gpu.__file__)),
+                                           os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, bench, "--n", "512", "--reps", "2", "--json", str(tmp_path / "r.json")],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert re.search(r"dask +1 worker .* ms/step", p.stdout) and re.search(r"dask +2 workers .* ms/step", p.stdout)
+    import json
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["n"] == 512 and set(r["dask_seconds_per_step"]) == {"1", "2"}

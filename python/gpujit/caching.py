@@ -3,7 +3,11 @@
 Each function has an index file, `<module>.<qualname>-<line>.py<ver>.nbi`, listing its cached
 specialisations, and one data file per specialisation, `<...>.<key hash>.nbc`, holding the
 compiled kernel (the GPU's PTX; the CPU's optimised LLVM bitcode, which a load hands to the JIT,
-skipping everything before code generation). The files live in the directory given by
+skipping everything before code generation). A GPU kernel's file also holds its machine code (a
+cubin, made by the driver's linker where the kernel was compiled or first loaded on a GPU),
+tagged with the compute capability and the CUDA driver version that made it: a process whose
+device and driver match the tag loads the cubin without compiling; another compiles the PTX
+and stores its own cubin in the file. The files live in the directory given by
 $GPUJIT_CACHE_DIR (or $NUMBA_CACHE_DIR), else in `__pycache__` beside the source file when
 that can be written, else in a per-user directory (~/.cache/gpujit, or $XDG_CACHE_HOME).
 
@@ -31,7 +35,6 @@ A kernel that compiles in a captured device array's address cannot be cached
 import collections
 import contextlib
 import inspect
-import io
 import os
 import pickle
 import sys
@@ -62,10 +65,12 @@ _MAGIC = b"gpujit-cache-1"
 _LOCK_WAIT_S = 300.0        # a lock holder that takes longer (a hung compile) is not waited for
 
 
-def _file_hash(path):
+def _file_stamp(path):
+    """A file by its path, size and modification time (as the source file is checked): reading
+    and hashing libdevice's 500 KB took most of a millisecond of every process's first load."""
     try:
-        with open(path, "rb") as f:
-            return _digest(f.read()).hexdigest()
+        st = os.stat(path)
+        return (os.path.abspath(path), st.st_size, st.st_mtime_ns)
     except (OSError, TypeError):
         return None
 
@@ -73,7 +78,7 @@ def _file_hash(path):
 def _build_id():
     """What makes cached kernels of one build unusable by another: gpujit's version, the
     compiler's shared library (the ABI structs are stored as bytes), Python's and LLVM's
-    versions, and the libdevice file GPU kernels link."""
+    versions, and the libdevice file GPU kernels link (by its path, size and modification time)."""
     try:
         st = os.stat(_core.__file__)
         lib = (st.st_size, st.st_mtime_ns)
@@ -81,7 +86,7 @@ def _build_id():
         lib = None
     env = _core.cache_environment()
     from . import __version__
-    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_hash(env["libdevice"]))
+    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_stamp(env["libdevice"]))
 
 
 _BUILD = None
@@ -106,13 +111,17 @@ def _host():
 
 class CacheStats:
     """cache_hits and cache_misses per signature (collections.Counter), and where the files are.
-    A miss is a compilation; cache_writes counts the entries this process wrote."""
+    A miss is a compilation; cache_writes counts the entries this process wrote. On a GPU,
+    cubin_hits counts the kernels loaded from their stored machine code (no compilation by the
+    driver) and cubin_writes the machine code this process stored."""
 
     def __init__(self, cache_path=None):
         self.cache_path = cache_path
         self.cache_hits = collections.Counter()
         self.cache_misses = collections.Counter()
         self.cache_writes = collections.Counter()
+        self.cubin_hits = collections.Counter()
+        self.cubin_writes = collections.Counter()
 
     def __repr__(self):
         return "CacheStats(hits=%d, misses=%d, path=%r)" % (sum(self.cache_hits.values()),
@@ -128,15 +137,37 @@ def process_stats():
     return _PROCESS
 
 
+_DRIVER = None
+
+
+def cubin_tag(target, cc):
+    """What a cubin for a kernel of `target` and compute capability `cc` is specific to, in
+    this process: (cc, the CUDA driver's version) when the current device is of that compute
+    capability; None where no cubin is made or loaded (the CPU target, no GPU, another device)."""
+    global _DRIVER
+    if target != "cuda":
+        return None
+    try:
+        if not _core.is_available():
+            return None
+        if tuple(_core.device_info(_core.current_device())["compute_capability"]) != tuple(cc):
+            return None
+        if _DRIVER is None:
+            _DRIVER = _core.driver_version()
+    except Exception:    # a driver that fails here fails the launch too, which reports it
+        return None
+    return (tuple(cc), _DRIVER)
+
+
 def _writable(path):
+    """The directory exists (made if need be) and this process may create files in it
+    (access() also sees a read-only mount); asked, not tried: a probe file cost a file
+    creation and removal in every process's first load."""
     try:
         os.makedirs(path, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path, prefix=".gpujit-probe-")
-        os.close(fd)
-        os.unlink(tmp)
-        return True
     except OSError:
         return False
+    return os.access(path, os.W_OK | os.X_OK)
 
 
 def _mangled(dirname):
@@ -363,19 +394,56 @@ class FunctionCache:
     def _data_name(self, key):
         return "%s.%s.nbc" % (self._name, self._key_hash(key)[:20])
 
-    def _load(self, key, name, sig):
+    def _read_entry(self, key):
+        """The state of `key`'s kernel as stored, or None (missing, damaged, another key's)."""
         entry = self._read_index().get(key)
         if entry is None:
             return None
         try:
             with open(os.path.join(self._dir, entry), "rb") as f:
                 blob = f.read()
-            buf = io.BytesIO(blob)
-            magic, key_hash, digest, payload = pickle.load(buf)
+            magic, key_hash, digest, payload = pickle.loads(blob)
             if (magic != _MAGIC or key_hash != self._key_hash(key)
                     or _digest(payload).hexdigest() != digest):
                 return None      # damaged, or another key's: compile again (and overwrite it)
-            return _core.kernel_from_state(pickle.loads(payload), name, sig)
+            state = pickle.loads(payload)
+            return state if isinstance(state, dict) else None
+        except Exception:
+            return None
+
+    def _load(self, key, name, sig):
+        state = self._read_entry(key)
+        if state is None:
+            return None
+        cubin = state.pop("cubin", None)
+        try:
+            k = _core.kernel_from_state(dict(state), name, sig)
+        except Exception:
+            return None
+        tag = cubin_tag(key[1], key[2])
+        if tag is None:
+            return k
+        if isinstance(cubin, tuple) and len(cubin) == 2 and cubin[0] == tag and isinstance(cubin[1], bytes):
+            try:
+                _core.module_load_cubin(k, cubin[1])
+                self.stats.cubin_hits[sig] += 1
+                _PROCESS.cubin_hits[sig] += 1
+                return k
+            except Exception:
+                pass             # refused by the driver: compiled from the PTX below, and rewritten
+        # stored without machine code for this device and driver: made now (the launch would
+        # compile the PTX anyway) and added to the file for the next process
+        image = self._cubin(k)
+        if image is not None:
+            self._save(key, state, (tag, image), sig)
+        return k
+
+    @staticmethod
+    def _cubin(kernel):
+        """The kernel's cubin for the current device, now loaded there; None where the driver
+        cannot make one (its error comes again, and is reported, at the launch)."""
+        try:
+            return _core.module_cubin(kernel)
         except Exception:
             return None
 
@@ -401,13 +469,16 @@ class FunctionCache:
                     k = compile_fn()
                     self.stats.cache_misses[sig] += 1
                     _PROCESS.cache_misses[sig] += 1
-                    self.save(key, k)
+                    tag = cubin_tag(key[1], key[2])
+                    image = self._cubin(k) if tag is not None else None
+                    self.save(key, k, (tag, image) if image is not None else None)
                     return k
         self.stats.cache_hits[sig] += 1
         _PROCESS.cache_hits[sig] += 1
         return k
 
-    def save(self, key, kernel):
+    def save(self, key, kernel, cubin=None):
+        """Writes `key`'s entry: the kernel and, when given, its machine code as (tag, bytes)."""
         if key is None:
             return
         try:
@@ -415,21 +486,34 @@ class FunctionCache:
         except ValueError as e:
             raise pickle.PicklingError("cannot cache %s: %s; global device arrays cannot be cached"
                                        % (self._py_func.__qualname__, e)) from None
+        with self._lock:
+            self._save(key, state, cubin)
+
+    def _save(self, key, state, cubin, sig=None):
+        """save() of a kernel's state, with self._lock held. With `sig`, an entry that was read
+        is rewritten (as it was read) with its new machine code: counted as a cubin write, not
+        an entry's."""
+        if cubin is not None:
+            state["cubin"] = cubin
         payload = pickle.dumps(state, protocol=4)
         blob = pickle.dumps((_MAGIC, self._key_hash(key), _digest(payload).hexdigest(), payload),
                             protocol=4)
-        with self._lock:
-            entries = self._read_index()
-            entry = self._data_name(key)
-            try:
-                self._write(os.path.join(self._dir, entry), blob)
+        entries = self._read_index()
+        entry = self._data_name(key)
+        try:
+            self._write(os.path.join(self._dir, entry), blob)
+            if sig is None or entries.get(key) != entry:
                 entries[key] = entry
                 self._write(self.index_path, pickle.dumps((self._stamp(), _build(), entries), protocol=4))
+            if sig is None:
                 self.stats.cache_writes[key[0]] += 1
                 _PROCESS.cache_writes[key[0]] += 1
                 self._drop_stale(set(entries.values()))
-            except OSError:
-                pass             # a cache that cannot be written is only slower
+            if cubin is not None:
+                self.stats.cubin_writes[key[0]] += 1
+                _PROCESS.cubin_writes[key[0]] += 1
+        except OSError:
+            pass             # a cache that cannot be written is only slower
 
     def _drop_stale(self, keep):
         """Data files of this function that its index no longer lists (written for an older
