@@ -634,8 +634,10 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
         CUstream sync;
         if (gj_args_classify(&d[k], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;
-        /* A producer's pending work on another stream must finish first. */
-        if (sync && producer_sync(sync) < 0) goto done;
+        /* A producer's pending work on another stream must finish first. Not while
+         * capturing or updating a graph: nothing runs now, and a replay's inputs are
+         * ordered by whoever launches it (a wait here would break the capture). */
+        if (sync && !capturing && !upd && producer_sync(sync) < 0) goto done;
     }
     CacheEntry *e = lookup(c->disp, (PyObject *)c, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;
