@@ -7,6 +7,7 @@
  * context retained, target resolved) read it with atomic loads and take no
  * lock. No Python API is called while `lock` is held. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,6 +144,42 @@ static void *sym(const char *const *names) {
         *(void **)&gj_cu.field = sym(names_); \
     } while (0)
 
+/* A driver whose library stops exporting a versioned name still hands its
+ * entry point out by the CUDA version its signature is from (cuGetProcAddress):
+ * 12.3's, whose signatures the graph fields above have. */
+static void *by_version(const char *name) {
+    static CUresult (*gpa)(const char *, void **, int, uint64_t, int *);
+    if (!gpa) *(void **)&gpa = dlsym(libcuda, "cuGetProcAddress_v2");
+    void *fn = NULL;
+    int status = 0;
+    if (!gpa || gpa(name, &fn, 12030, 0 /* CU_GET_PROC_ADDRESS_DEFAULT */, &status) != CUDA_SUCCESS) return NULL;
+    return fn;
+}
+
+static void resolve_by_version(void) {
+    /* clang-format off */
+    static const struct { size_t offset; const char *name; } graph_fns[] = {
+        {offsetof(GjCuda, StreamBeginCapture), "cuStreamBeginCapture"},
+        {offsetof(GjCuda, StreamEndCapture), "cuStreamEndCapture"},
+        {offsetof(GjCuda, StreamIsCapturing), "cuStreamIsCapturing"},
+        {offsetof(GjCuda, ThreadExchangeStreamCaptureMode), "cuThreadExchangeStreamCaptureMode"},
+        {offsetof(GjCuda, GraphInstantiate), "cuGraphInstantiateWithFlags"},
+        {offsetof(GjCuda, GraphLaunch), "cuGraphLaunch"},
+        {offsetof(GjCuda, GraphUpload), "cuGraphUpload"},
+        {offsetof(GjCuda, GraphGetNodes), "cuGraphGetNodes"},
+        {offsetof(GjCuda, GraphExecKernelNodeSetParams), "cuGraphExecKernelNodeSetParams"},
+        {offsetof(GjCuda, GraphExecDestroy), "cuGraphExecDestroy"},
+        {offsetof(GjCuda, GraphDestroy), "cuGraphDestroy"},
+    };
+    /* clang-format on */
+    for (size_t i = 0; i < sizeof graph_fns / sizeof graph_fns[0]; i++) {
+        void **slot = (void **)((char *)&gj_cu + graph_fns[i].offset);
+        if (!*slot) *slot = by_version(graph_fns[i].name);
+    }
+    if (!gj_cu.StreamGetCaptureInfo3 && !gj_cu.StreamGetCaptureInfo2)
+        *(void **)&gj_cu.StreamGetCaptureInfo3 = by_version("cuStreamGetCaptureInfo");
+}
+
 static int resolve_all(void) {
     RESOLVE(Init, "cuInit");
     RESOLVE(DriverGetVersion, "cuDriverGetVersion");
@@ -225,6 +262,7 @@ static int resolve_all(void) {
                      "cuGraphExecKernelNodeSetParams");
     RESOLVE_OPTIONAL(GraphExecDestroy, "cuGraphExecDestroy");
     RESOLVE_OPTIONAL(GraphDestroy, "cuGraphDestroy");
+    resolve_by_version();
     return 0;
 }
 
