@@ -118,6 +118,7 @@ def test_cupy_stream_capture(rng):
     np.testing.assert_allclose(cupy.asnumpy(out), 2.0 * hx + hy, rtol=1e-13)
     # with CuPy's current stream the capture stream too
     out2 = cupy.asarray(poisoned(n, np.float64))
+    cupy.cuda.Device().synchronize()  # cs does not wait for the legacy stream
     with cs:
         with gpu.graph(cs.ptr) as g2:
             axpy[blocks(n), 64, cs.ptr](out2, -1.0, x, y)
