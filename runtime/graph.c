@@ -261,6 +261,14 @@ static PyObject *py_graph_end(PyObject *self, PyObject *discard_obj) {
 
 static PyObject *py_graph_capturing(PyObject *self, PyObject *unused) { return PyBool_FromLong(capture != NULL); }
 
+/* _graph_alive(device, generation): False once reset() destroyed the context the graph was in */
+static PyObject *py_graph_alive(PyObject *self, PyObject *a) {
+    int dev;
+    unsigned gen;
+    if (!PyArg_ParseTuple(a, "iI:_graph_alive", &dev, &gen)) return NULL;
+    return PyBool_FromLong(gen == gj_cuda_generation(dev));
+}
+
 /* _graph_instantiate(device, graph) -> (the CUgraphExec as an int, the context
  * generation both belong to). On failure the graph is destroyed. */
 static PyObject *py_graph_instantiate(PyObject *self, PyObject *a) {
@@ -364,6 +372,7 @@ static PyMethodDef graph_methods[] = {
     {"_graph_begin", py_graph_begin, METH_VARARGS, "_graph_begin(stream, mode, records): open a capture"},
     {"_graph_end", py_graph_end, METH_O, "_graph_end(discard) -> CUgraph handle (0 on the cpu target) or None"},
     {"_graph_capturing", py_graph_capturing, METH_NOARGS, "whether a capture is open on this thread"},
+    {"_graph_alive", py_graph_alive, METH_VARARGS, "_graph_alive(device, generation) -> bool"},
     {"_graph_instantiate", py_graph_instantiate, METH_VARARGS, "_graph_instantiate(device, graph) -> (exec, generation)"},
     {"_graph_launch", py_graph_launch, METH_VARARGS, "_graph_launch(device, exec, stream)"},
     {"_graph_upload", py_graph_upload, METH_VARARGS, "_graph_upload(device, exec, stream)"},

@@ -564,7 +564,9 @@ static int graph_check(GjLaunchConfig *c, CacheEntry *e, const ArgDesc *d, int n
     if (!name) return -1;
     int rc = -1;
     char what[160];
-    snprintf(what, sizeof what, "a launch of kernel '%s'", PyUnicode_AsUTF8(name));
+    const char *u = PyUnicode_AsUTF8(name);
+    if (!u) PyErr_Clear();
+    snprintf(what, sizeof what, "a launch of kernel '%s'", u ? u : "?");
     if (upd && e->kernel != upd->kernel)
         PyErr_Format(PyExc_TypeError,
                      "graph update of kernel '%U': these arguments select another specialisation than the "

@@ -128,6 +128,15 @@ fake.fake_log_clear()
 g4.launch()
 assert log()[0][1][0] == ptr(z)
 g4.close()
+# a reset destroys the graphs of the context with it
+with gpu.graph(s) as g5:
+    axpy[1, 32, s](out, 1.0, x, y)
+gpu.reset()
+try:
+    g5.launch()
+    raise AssertionError("a graph of a reset context launched")
+except gpu.CudaError as e:
+    assert "reset" in str(e), e
 print("fake driver: OK")
 '''
 

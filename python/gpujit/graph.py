@@ -162,6 +162,8 @@ class Graph:
                                      "capturing": "this graph is still being captured",
                                      "discarded": "this graph's capture failed: it was discarded",
                                      "closed": "this graph was closed"}[self._state])
+        if self._target == "cuda" and not _core._graph_alive(self._device, self._generation):
+            raise _core.CudaError("this graph was destroyed by gpujit.reset()")
 
     def launch(self, stream=None):
         """Replay the graph on `stream` (default: the stream it was captured on). Like a kernel
