@@ -141,6 +141,7 @@ def bench_launch(cupy, cuda, nbk, quick):
     a, s = per_launch_us(lambda: k[1, 32](d[0], d[1], d[2]), n, gpujit.synchronize)
     record("launch", "gpujit, DeviceArray: async launch", a, "us")
     record("launch", "gpujit, DeviceArray: launch + synchronize", s, "us")
+    bench_graph(k, quick)
     if cupy is not None:
         c = [cupy.zeros(1024, cupy.float32) for _ in range(3)]
         a, s = per_launch_us(lambda: k[1, 32](c[0], c[1], c[2]), n, gpujit.synchronize)
@@ -178,6 +179,42 @@ def bench_launch(cupy, cuda, nbk, quick):
                 record("launch", "C loop over cuLaunchKernel: launch + synchronize", float(out[1]), "us")
         else:
             print("C launcher did not build: %s" % r.stderr[-300:])
+
+
+def bench_graph(k, quick, nodes=1000):
+    """The same launch, 1,000 of them captured into a CUDA graph (gpujit.graph) and the graph
+    replayed, per kernel; beside it 1,000 separate launches on a stream and one synchronize."""
+    s = gpujit.stream()
+    x = np.random.default_rng().standard_normal(1024).astype(np.float32)
+    d = [gpujit.to_device(np.full(1024, np.nan, np.float32)), gpujit.to_device(x), gpujit.to_device(x)]
+    with gpujit.graph(s) as g:
+        for _ in range(nodes):
+            k[1, 32, s](d[0], d[1], d[2])
+    g.upload()
+    g.launch()
+    s.synchronize()
+    got = d[0].copy_to_host()
+    assert np.array_equal(got[:32], x[:32]) and np.isnan(got[32:]).all(), "the graph's result is wrong"
+    reps = 5 if quick else 20
+    best_graph = best_loop = 1e9
+    for _ in range(5):
+        s.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            g.launch()
+        s.synchronize()
+        best_graph = min(best_graph, (time.perf_counter() - t0) / (reps * nodes))
+        t0 = time.perf_counter()
+        for _ in range(nodes):
+            k[1, 32, s](d[0], d[1], d[2])
+        s.synchronize()
+        best_loop = min(best_loop, (time.perf_counter() - t0) / nodes)
+    record("launch", "gpujit, %d launches + synchronize: per kernel" % nodes, best_loop * 1e6, "us")
+    record("launch", "gpujit graph of %d launches, replayed: per kernel" % nodes, best_graph * 1e6, "us")
+    t0 = time.perf_counter()
+    for i in range(200):
+        g.update(i % nodes, d[0], d[1], d[2])
+    record("launch", "gpujit graph: update a kernel node's arguments", (time.perf_counter() - t0) / 200 * 1e6, "us")
 
 
 def bench_saxpy(cupy, cuda, nbk, quick):

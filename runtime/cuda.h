@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gpujit/gpujit.h"
+#include "cpu.h" /* GjDim3 */
 
 /* ---- driver types and constants (cuda.h) ---- */
 
@@ -22,6 +23,21 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef size_t (*CUoccupancyB2DSize)(int block_size);
 typedef struct CUlinkState_st *CUlinkState;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+/* A kernel node's launch (cuda.h's CUDA_KERNEL_NODE_PARAMS_v2; the v1 entry
+ * points read the same struct without its last two fields). */
+typedef struct GjKernelNodeParams {
+    CUfunction func;
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    void *kern;     /* CUkernel: used only when func is NULL */
+    CUcontext ctx;  /* NULL: the current context */
+} GjKernelNodeParams;
 typedef struct CUipcMemHandle {
     unsigned char data[64]; /* CU_IPC_HANDLE_SIZE */
 } CUipcMemHandle;
@@ -37,6 +53,22 @@ enum {
     CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    /* stream capture (CUDA graphs): 900 to 908 */
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+};
+
+enum { /* CUstreamCaptureMode */
+       CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+       CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+       CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+};
+
+enum { /* CUstreamCaptureStatus */
+       CU_STREAM_CAPTURE_STATUS_NONE = 0,
+       CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+       CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
 };
 
 enum { /* CUdevice_attribute */
@@ -212,6 +244,23 @@ typedef struct GjCuda {
     CUresult (*IpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
     CUresult (*IpcCloseMemHandle)(CUdeviceptr);
     CUresult (*MemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+    /* CUDA graphs (runtime/graph.c), optional: a driver without them makes
+     * gpujit.graph raise. Of the two GetCaptureInfo entry points (_v3 takes
+     * an edge-data argument more) the newer one the driver has is used. */
+    CUresult (*StreamBeginCapture)(CUstream, int);
+    CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+    CUresult (*StreamIsCapturing)(CUstream, int *);
+    CUresult (*StreamGetCaptureInfo3)(CUstream, int *, uint64_t *, CUgraph *, const CUgraphNode **, const void **,
+                                      size_t *);
+    CUresult (*StreamGetCaptureInfo2)(CUstream, int *, uint64_t *, CUgraph *, const CUgraphNode **, size_t *);
+    CUresult (*ThreadExchangeStreamCaptureMode)(int *);
+    CUresult (*GraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*GraphUpload)(CUgraphExec, CUstream);
+    CUresult (*GraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+    CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const GjKernelNodeParams *);
+    CUresult (*GraphExecDestroy)(CUgraphExec);
+    CUresult (*GraphDestroy)(CUgraph);
 } GjCuda;
 
 /* Valid once gj_cuda_load() has returned 0; never unloaded. */
@@ -359,6 +408,40 @@ int gj_module_function(PyObject *compiled, int dev, CUfunction *fn, int *max_thr
 void gj_module_forget(PyObject *compiled);
 void gj_module_forget_device(int dev);
 
+/* ---- runtime/graph.c ---- */
+
+/* A captured kernel launch being given new arguments (gpujit.graph's update). */
+typedef struct GjGraphUpdate {
+    CUgraphExec exec;
+    CUgraphNode node;
+    PyObject *kernel; /* the captured CompiledKernel: the arguments must select it */
+} GjGraphUpdate;
+
+extern PyObject *GjExc_GraphCaptureError;
+/* Whether a graph capture is open on this thread (a thread-local read). */
+int gj_graph_capturing(void);
+/* ... or a captured launch's update is under way. */
+int gj_graph_active(void);
+/* The update a launch is to apply instead of launching, once (NULL: launch). */
+GjGraphUpdate *gj_graph_take_update(void);
+/* While a capture is open: 0 if work queued on this stream (`obj` as given,
+ * `h` its handle) goes into it; else -1 with GraphCaptureError naming `what`. */
+int gj_graph_check_stream(PyObject *obj, CUstream h, const char *what);
+/* A synchronize of `obj` (NULL: the device) while a capture is open: -1 with
+ * GraphCaptureError if it would wait for the captured stream. */
+int gj_graph_check_sync(PyObject *obj, CUstream h, const char *what);
+/* An allocation while a capture that forbids it is open: -1 with GraphCaptureError. */
+int gj_graph_check_alloc(void);
+/* Appends a launch just queued (GPU) or to be replayed (cpu) to the open capture. */
+int gj_graph_record_launch(PyObject *config, PyObject *args, PyObject *kernel, CUstream h);
+/* A copy while a capture is open: checks its stream; on the cpu target records
+ * it and returns 1 (the caller does not copy now); on the GPU keeps `keep` (host
+ * memory the copy uses, or NULL) with the graph and returns 0 (the caller queues
+ * the copy). -1 with an exception. */
+int gj_graph_copy(PyObject *obj, CUstream h, int dir, uint64_t dst, uint64_t src, size_t n, PyObject *keep);
+/* Sets a kernel node's launch in an instantiated graph. */
+int gj_graph_set_params(const GjGraphUpdate *u, CUfunction fn, GjDim3 grid, GjDim3 block, unsigned smem, void **kp);
+
 /* ---- adders: each file's types and functions for _core (runtime/registry.c) ---- */
 
 int gj_driver_add(PyObject *m);
@@ -368,5 +451,6 @@ int gj_stream_add(PyObject *m);
 int gj_module_add(PyObject *m);
 int gj_launch_add(PyObject *m);
 int gj_ipc_add(PyObject *m);
+int gj_graph_add(PyObject *m);
 
 #endif

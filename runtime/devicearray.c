@@ -327,8 +327,15 @@ static PyObject *da_htod(GjDeviceArray *a, PyObject *args) {
     int rc = -1;
     if (a->readonly)
         PyErr_SetString(PyExc_ValueError, "cannot copy into a read-only device array");
-    else if (gj_stream_handle(stream, &h) == 0 && check_range(a, off, src.len, &addr) == 0)
-        rc = gj_memcpy(a->target, a->device, GJ_HTOD, addr, (uint64_t)(uintptr_t)src.buf, (size_t)src.len, h);
+    else if (gj_stream_handle(stream, &h) == 0 && check_range(a, off, src.len, &addr) == 0) {
+        /* inside a graph capture: recorded (cpu) or captured, the buffer kept with the graph */
+        int g = gj_graph_capturing() ? gj_graph_copy(stream, h, GJ_HTOD, addr, (uint64_t)(uintptr_t)src.buf,
+                                                     (size_t)src.len, src.obj)
+                                     : 0;
+        rc = g < 0   ? -1
+             : g > 0 ? 0
+                     : gj_memcpy(a->target, a->device, GJ_HTOD, addr, (uint64_t)(uintptr_t)src.buf, (size_t)src.len, h);
+    }
     PyBuffer_Release(&src);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
@@ -342,8 +349,14 @@ static PyObject *da_dtoh(GjDeviceArray *a, PyObject *args) {
     uint64_t addr;
     if (!PyArg_ParseTuple(args, "nw*|O:_dtoh", &off, &dst, &stream)) return NULL;
     int rc = -1;
-    if (gj_stream_handle(stream, &h) == 0 && check_range(a, off, dst.len, &addr) == 0)
-        rc = gj_memcpy(a->target, a->device, GJ_DTOH, (uint64_t)(uintptr_t)dst.buf, addr, (size_t)dst.len, h);
+    if (gj_stream_handle(stream, &h) == 0 && check_range(a, off, dst.len, &addr) == 0) {
+        int g = gj_graph_capturing() ? gj_graph_copy(stream, h, GJ_DTOH, (uint64_t)(uintptr_t)dst.buf, addr,
+                                                     (size_t)dst.len, dst.obj)
+                                     : 0;
+        rc = g < 0   ? -1
+             : g > 0 ? 0
+                     : gj_memcpy(a->target, a->device, GJ_DTOH, (uint64_t)(uintptr_t)dst.buf, addr, (size_t)dst.len, h);
+    }
     PyBuffer_Release(&dst);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
@@ -368,6 +381,9 @@ static PyObject *da_dtod(GjDeviceArray *a, PyObject *args) {
     if (gj_stream_handle(stream, &h) < 0 || check_range(a, off, n, &daddr) < 0 ||
         check_range(src, soff, n, &saddr) < 0)
         return NULL;
+    int g = gj_graph_capturing() ? gj_graph_copy(stream, h, GJ_DTOD, daddr, saddr, (size_t)n, NULL) : 0;
+    if (g < 0) return NULL;
+    if (g > 0) Py_RETURN_NONE;
     /* another GPU's array: a peer copy (the CPU target has one device) */
     if ((src->device != a->device ? gj_memcpy_peer(a->device, daddr, src->device, saddr, (size_t)n, h)
                                   : gj_memcpy(a->target, a->device, GJ_DTOD, daddr, saddr, (size_t)n, h)) < 0)

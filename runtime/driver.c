@@ -7,6 +7,7 @@
  * context retained, target resolved) read it with atomic loads and take no
  * lock. No Python API is called while `lock` is held. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 GjCuda gj_cu;
 PyObject *GjExc_CudaError;
+PyObject *GjExc_GraphCaptureError;
 static PyObject *GjExc_CudaDriverError;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,8 +46,12 @@ static _Thread_local int current_device;
 
 /* ---- errors ---- */
 
+/* The stream-capture codes (900 to 908) raise GraphCaptureError, a CudaError. */
+static int is_capture_code(int code) { return code >= 900 && code <= 908; }
+
 static void raise_cuda(int code, const char *name, const char *msg) {
-    PyObject *exc = PyObject_CallFunction(GjExc_CudaError, "s", msg);
+    PyObject *cls = is_capture_code(code) && GjExc_GraphCaptureError ? GjExc_GraphCaptureError : GjExc_CudaError;
+    PyObject *exc = PyObject_CallFunction(cls, "s", msg);
     if (!exc) return;
     PyObject *c = code >= 0 ? PyLong_FromLong(code) : Py_NewRef(Py_None);
     PyObject *n = name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
@@ -55,7 +61,7 @@ static void raise_cuda(int code, const char *name, const char *msg) {
     }
     Py_XDECREF(c);
     Py_XDECREF(n);
-    if (!PyErr_Occurred()) PyErr_SetObject(GjExc_CudaError, exc);
+    if (!PyErr_Occurred()) PyErr_SetObject(cls, exc);
     Py_DECREF(exc);
 }
 
@@ -71,17 +77,41 @@ void gj_cuda_error(const char *fmt, ...) {
 /* Errors after which the context is unusable: every later call returns them. */
 static int is_sticky(CUresult r) { return r == 700 || (r >= 714 && r <= 719) || r == 702; }
 
+/* What a stream-capture error means for a gpujit user, and what to do instead. */
+static const char *capture_advice(CUresult r) {
+    switch (r) {
+    case 900:
+        return ". The operation cannot be part of a graph capture: a synchronize, a synchronous copy, an "
+               "allocation, or a copy with pageable host memory (use pinned_array); do it before or after "
+               "the capture";
+    case 901: return ". An earlier operation broke this capture; the graph is discarded";
+    case 902: return ". Two independent captures were merged";
+    case 903: return ". The capture was not begun on this stream";
+    case 904:
+        return ". Work forked to another stream during the capture was not joined back: record an Event on "
+               "that stream and make the capturing stream wait for it";
+    case 905: return ". A dependency would cross the capture's boundary (an event recorded outside it)";
+    case 906:
+        return ". Work on the legacy default stream would wait for the capturing stream: queue it on the "
+               "captured stream";
+    case 907: return ". The event was last recorded inside a capture: query or wait for it after the capture ends";
+    case 908: return ". The capture must end on the thread that began it";
+    default: return "";
+    }
+}
+
 int gj_cuda_check(CUresult r, const char *what) {
     if (r == CUDA_SUCCESS) return 0;
     const char *name = NULL, *text = NULL;
     if (gj_cu.GetErrorName) gj_cu.GetErrorName(r, &name);
     if (gj_cu.GetErrorString) gj_cu.GetErrorString(r, &text);
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s: %s (%d): %s%s", what, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,
+    snprintf(buf, sizeof buf, "%s: %s (%d): %s%s%s", what, name ? name : "CUDA_ERROR_UNKNOWN", (int)r,
              text ? text : "unknown error",
              is_sticky(r) ? ". The CUDA context is now unusable: restart the process "
                             "(gpujit.reset() tries to recover it; see docs/runtime.md)"
-                          : "");
+                          : "",
+             capture_advice(r));
     raise_cuda(r, name, buf);
     return -1;
 }
@@ -113,6 +143,42 @@ static void *sym(const char *const *names) {
         static const char *const names_[] = {__VA_ARGS__, NULL}; \
         *(void **)&gj_cu.field = sym(names_); \
     } while (0)
+
+/* A driver whose library stops exporting a versioned name still hands its
+ * entry point out by the CUDA version its signature is from (cuGetProcAddress):
+ * 12.3's, whose signatures the graph fields above have. */
+static void *by_version(const char *name) {
+    static CUresult (*gpa)(const char *, void **, int, uint64_t, int *);
+    if (!gpa) *(void **)&gpa = dlsym(libcuda, "cuGetProcAddress_v2");
+    void *fn = NULL;
+    int status = 0;
+    if (!gpa || gpa(name, &fn, 12030, 0 /* CU_GET_PROC_ADDRESS_DEFAULT */, &status) != CUDA_SUCCESS) return NULL;
+    return fn;
+}
+
+static void resolve_by_version(void) {
+    /* clang-format off */
+    static const struct { size_t offset; const char *name; } graph_fns[] = {
+        {offsetof(GjCuda, StreamBeginCapture), "cuStreamBeginCapture"},
+        {offsetof(GjCuda, StreamEndCapture), "cuStreamEndCapture"},
+        {offsetof(GjCuda, StreamIsCapturing), "cuStreamIsCapturing"},
+        {offsetof(GjCuda, ThreadExchangeStreamCaptureMode), "cuThreadExchangeStreamCaptureMode"},
+        {offsetof(GjCuda, GraphInstantiate), "cuGraphInstantiateWithFlags"},
+        {offsetof(GjCuda, GraphLaunch), "cuGraphLaunch"},
+        {offsetof(GjCuda, GraphUpload), "cuGraphUpload"},
+        {offsetof(GjCuda, GraphGetNodes), "cuGraphGetNodes"},
+        {offsetof(GjCuda, GraphExecKernelNodeSetParams), "cuGraphExecKernelNodeSetParams"},
+        {offsetof(GjCuda, GraphExecDestroy), "cuGraphExecDestroy"},
+        {offsetof(GjCuda, GraphDestroy), "cuGraphDestroy"},
+    };
+    /* clang-format on */
+    for (size_t i = 0; i < sizeof graph_fns / sizeof graph_fns[0]; i++) {
+        void **slot = (void **)((char *)&gj_cu + graph_fns[i].offset);
+        if (!*slot) *slot = by_version(graph_fns[i].name);
+    }
+    if (!gj_cu.StreamGetCaptureInfo3 && !gj_cu.StreamGetCaptureInfo2)
+        *(void **)&gj_cu.StreamGetCaptureInfo3 = by_version("cuStreamGetCaptureInfo");
+}
 
 static int resolve_all(void) {
     RESOLVE(Init, "cuInit");
@@ -181,6 +247,22 @@ static int resolve_all(void) {
     RESOLVE_OPTIONAL(IpcOpenMemHandle, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle");
     RESOLVE_OPTIONAL(IpcCloseMemHandle, "cuIpcCloseMemHandle");
     RESOLVE_OPTIONAL(MemGetAddressRange, "cuMemGetAddressRange_v2");
+    /* CUDA graphs: the mode-taking BeginCapture is _v2 (the unversioned name takes none) */
+    RESOLVE_OPTIONAL(StreamBeginCapture, "cuStreamBeginCapture_v2");
+    RESOLVE_OPTIONAL(StreamEndCapture, "cuStreamEndCapture");
+    RESOLVE_OPTIONAL(StreamIsCapturing, "cuStreamIsCapturing");
+    RESOLVE_OPTIONAL(StreamGetCaptureInfo3, "cuStreamGetCaptureInfo_v3");
+    RESOLVE_OPTIONAL(StreamGetCaptureInfo2, "cuStreamGetCaptureInfo_v2");
+    RESOLVE_OPTIONAL(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+    RESOLVE_OPTIONAL(GraphInstantiate, "cuGraphInstantiateWithFlags");
+    RESOLVE_OPTIONAL(GraphLaunch, "cuGraphLaunch");
+    RESOLVE_OPTIONAL(GraphUpload, "cuGraphUpload");
+    RESOLVE_OPTIONAL(GraphGetNodes, "cuGraphGetNodes");
+    RESOLVE_OPTIONAL(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2",
+                     "cuGraphExecKernelNodeSetParams");
+    RESOLVE_OPTIONAL(GraphExecDestroy, "cuGraphExecDestroy");
+    RESOLVE_OPTIONAL(GraphDestroy, "cuGraphDestroy");
+    resolve_by_version();
     return 0;
 }
 
@@ -433,6 +515,7 @@ static PyObject *py_current_device(PyObject *self, PyObject *unused) { return Py
 static PyObject *py_synchronize(PyObject *self, PyObject *unused) {
     int t = gj_target();
     if (t < 0) return NULL;
+    if (gj_graph_check_sync(NULL, NULL, "gpujit.synchronize()") < 0) return NULL;
     if (t == GJ_TARGET_HOST) /* cpu launches finish before they return */
         Py_RETURN_NONE;
     if (gj_cuda_enter(gj_current_device()) < 0) return NULL;
@@ -511,7 +594,15 @@ int gj_driver_add(PyObject *m) {
                                                       "CUDA was initialised.",
                                                       GjExc_CudaError, NULL);
     if (!GjExc_CudaDriverError) return -1;
+    GjExc_GraphCaptureError =
+            PyErr_NewExceptionWithDoc("gpujit.GraphCaptureError",
+                                      "A CUDA graph capture went wrong: an operation that cannot be captured, "
+                                      "work queued on another stream, or the driver's CUDA_ERROR_STREAM_CAPTURE_* "
+                                      "codes (then `code` and `name` say which).",
+                                      GjExc_CudaError, NULL);
+    if (!GjExc_GraphCaptureError) return -1;
     if (PyModule_AddObjectRef(m, "CudaError", GjExc_CudaError) < 0 ||
+        PyModule_AddObjectRef(m, "GraphCaptureError", GjExc_GraphCaptureError) < 0 ||
         PyModule_AddObjectRef(m, "CudaDriverError", GjExc_CudaDriverError) < 0 ||
         PyModule_AddFunctions(m, driver_methods) < 0)
         return -1;

@@ -543,12 +543,25 @@ static int check_kernel_threads(GjLaunchConfig *c, GjOutput *o, int max) {
     return -1;
 }
 
+/* Loads the kernel's module on first use. Inside a graph capture the load
+ * (which may allocate) runs in relaxed capture mode: it is no part of the graph. */
+static int load_function(CacheEntry *e, int dev) {
+    int relax = gj_graph_capturing() && gj_cu.ThreadExchangeStreamCaptureMode;
+    int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (relax && gj_cuda_check(gj_cu.ThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode") < 0)
+        return -1;
+    int rc = gj_module_function(e->kernel, dev, &e->fn, &e->fn_max_threads);
+    if (relax) gj_cu.ThreadExchangeStreamCaptureMode(&mode); /* back to the capture's mode */
+    return rc;
+}
+
+/* With `upd`, the launch is not made: its parameters go to a graph's kernel node. */
 static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, int dev, const GjDeviceLimits *l,
-                       void **kp, uint64_t *slots) {
+                       void **kp, uint64_t *slots, const GjGraphUpdate *upd) {
     if (gj_cuda_enter(dev) < 0) return -1;
     unsigned gen = gj_cuda_generation(dev);
     if (!e->fn_valid || e->generation != gen) {
-        if (gj_module_function(e->kernel, dev, &e->fn, &e->fn_max_threads) < 0) return -1;
+        if (load_function(e, dev) < 0) return -1;
         e->generation = gen;
         e->fn_dyn_smem = 0;
         e->fn_valid = 1;
@@ -581,6 +594,7 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
         if (gj_cuda_check(gj_cu.MemcpyHtoD(debug_dev_buf[dev], zero, sizeof zero), "cuMemcpyHtoD") < 0) return -1;
     }
     gj_args_pack(e->out, d, debug ? (uint64_t)debug_dev_buf[dev] : 0, slots, kp);
+    if (upd) return gj_graph_set_params(upd, e->fn, c->grid, c->block, (unsigned)c->dyn_smem, kp);
     CUresult r;
     int coop = gj_output_cooperative(e->out);
     if (coop) {
@@ -622,12 +636,14 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
     return 0;
 }
 
-static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots) {
+/* run = 0: only the checks (a launch recorded into a graph, or its update). */
+static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots, int run) {
     GjOutput *o = e->out;
     size_t shared_used, local, constant;
     int bound;
     gj_output_static_sizes(o, &shared_used, &local, &constant, &bound);
     if (check_kernel_threads(c, o, bound) < 0) return -1;
+    if (!run) return 0;
     int debug = gj_output_debug(o);
     if (debug) memset(debug_host_buf, 0, sizeof debug_host_buf);
     gj_args_pack(o, d, debug ? (uint64_t)(uintptr_t)debug_host_buf : 0, slots, kp);
@@ -681,7 +697,48 @@ static int run_callbacks(GjLaunchConfig *c, PyObject *kernel) {
     return 0;
 }
 
+/* A launch inside a graph capture, or a captured launch's update: what a graph
+ * cannot hold is refused before anything is queued. */
+static int graph_check(GjLaunchConfig *c, CacheEntry *e, const ArgDesc *d, int ndesc, const GjGraphUpdate *upd) {
+    PyObject *name = gj_kernel_name((PyObject *)c->disp, e->out);
+    if (!name) return -1;
+    int rc = -1;
+    char what[160];
+    const char *u = PyUnicode_AsUTF8(name);
+    if (!u) PyErr_Clear();
+    snprintf(what, sizeof what, "a launch of kernel '%s'", u ? u : "?");
+    if (upd && e->kernel != upd->kernel)
+        PyErr_Format(PyExc_TypeError,
+                     "graph update of kernel '%U': these arguments select another specialisation than the "
+                     "captured launch's; an update keeps the argument types",
+                     name);
+    else if (!upd && gj_graph_check_stream(c->stream_obj, c->stream, what) < 0)
+        ;
+    else if (gj_output_debug(e->out) && gj_output_target(e->out) == GJ_TARGET_NVPTX)
+        PyErr_Format(GjExc_GraphCaptureError,
+                     "kernel '%U' was compiled with debug=True or boundscheck=True: its error check waits for "
+                     "each launch, which a CUDA graph cannot do",
+                     name);
+    else {
+        rc = 0;
+        for (int i = 0; i < ndesc; i++)
+            if (d[i].kind == A_HOST) {
+                PyErr_Format(GjExc_GraphCaptureError,
+                             "kernel '%U' argument %d is a host array: its implicit copies to and from the "
+                             "device cannot be part of a CUDA graph; pass a device array (gpujit.to_device "
+                             "before the capture)",
+                             name, d[i].pos);
+                rc = -1;
+                break;
+            }
+    }
+    Py_DECREF(name);
+    return rc;
+}
+
 static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
+    GjGraphUpdate *upd = gj_graph_take_update();
+    int capturing = gj_graph_capturing();
     int t = gj_target();
     if (t < 0) return NULL;
     GjTargetKind target = (GjTargetKind)t;
@@ -719,8 +776,10 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
         CUstream sync;
         if (gj_args_classify(&d[k], PyTuple_GET_ITEM(args, i), i + 1, target, dev, c->stream, &sync, &cupy_stream) < 0)
             goto done;
-        /* A producer's pending work on another stream must finish first. */
-        if (sync && producer_sync(sync) < 0) goto done;
+        /* A producer's pending work on another stream must finish first. Not while
+         * capturing or updating a graph: nothing runs now, and a replay's inputs are
+         * ordered by whoever launches it (a wait here would break the capture). */
+        if (sync && !capturing && !upd && producer_sync(sync) < 0) goto done;
     }
     CacheEntry *e = lookup(c->disp, (PyObject *)c, args, d, nargs, ndesc, target, dev);
     if (!e) goto done;
@@ -739,6 +798,7 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
     if (target == GJ_TARGET_NVPTX && (perf_warnings & WARN_IMPLICIT_COPY) && !c->quiet &&
         warn_host_arguments(args, d, ndesc) < 0)
         goto done;
+    if ((upd || capturing) && graph_check(c, e, d, ndesc, upd) < 0) goto done;
     int np = gj_output_nparams(e->out);
     if (np > MAX_STACK_PARAMS) {
         slots = malloc(np * sizeof *slots);
@@ -748,8 +808,10 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
             goto done;
         }
     }
-    if ((target == GJ_TARGET_NVPTX ? launch_cuda(c, e, d, ndesc, dev, l, kp, slots)
-                                   : launch_host(c, e, d, nargs, kp, slots)) == 0)
+    /* the cpu target runs a captured launch when the graph is replayed */
+    if ((target == GJ_TARGET_NVPTX ? launch_cuda(c, e, d, ndesc, dev, l, kp, slots, upd)
+                                   : launch_host(c, e, d, nargs, kp, slots, !upd && !capturing)) == 0 &&
+        (upd || !capturing || gj_graph_record_launch((PyObject *)c, args, e->kernel, c->stream) == 0))
         result = Py_NewRef(Py_None);
 done:
     gj_args_release(d, nclassified, dev);
@@ -776,6 +838,12 @@ static PyObject *config_call(GjLaunchConfig *c, PyObject *args, PyObject *kw) {
         return NULL;
     }
     if (!needs_prepare(c, args)) return config_launch(c, args);
+    if (gj_graph_active()) {
+        PyErr_SetString(GjExc_GraphCaptureError,
+                        "In/Out/InOut arguments and launch extensions copy data around the launch, which a "
+                        "CUDA graph capture cannot hold: pass device arrays");
+        return NULL;
+    }
     /* (the arguments to launch with, the write-backs to call after the launch) */
     PyObject *prep = PyObject_CallMethod((PyObject *)c->disp, "_prepare_args", "(OO)", args,
                                          c->stream_obj ? c->stream_obj : Py_None);

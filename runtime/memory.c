@@ -253,7 +253,7 @@ static PyObject *py_alloc(PyObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "n|p:alloc", kwlist, &n, &pinned)) return NULL;
     if (n < 0) return PyErr_Format(PyExc_ValueError, "negative allocation size %zd", n);
     int t = gj_target();
-    if (t < 0) return NULL;
+    if (t < 0 || gj_graph_check_alloc() < 0) return NULL;
     return gj_alloc((GjTargetKind)t, gj_current_device(), (size_t)n, pinned);
 }
 

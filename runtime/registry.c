@@ -7,7 +7,8 @@
 
 int gj_runtime_add_to_module(PyObject *m) {
     if (gj_driver_add(m) < 0 || gj_memory_add(m) < 0 || gj_devicearray_add(m) < 0 || gj_stream_add(m) < 0 ||
-        gj_module_add(m) < 0 || gj_launch_add(m) < 0 || gj_ipc_add(m) < 0)
+        gj_module_add(m) < 0 || gj_launch_add(m) < 0 || gj_ipc_add(m) < 0 ||
+        gj_graph_add(m) < 0)
         return -1;
     return 0;
 }

@@ -110,6 +110,7 @@ static void stream_dealloc(GjStream *s) {
 }
 
 static PyObject *stream_synchronize(GjStream *s, PyObject *unused) {
+    if (gj_graph_check_sync((PyObject *)s, s->handle, "Stream.synchronize()") < 0) return NULL;
     if (s->host) Py_RETURN_NONE;
     if (check_alive(s->device, s->generation, "stream") < 0 || gj_stream_sync(s->device, s->handle) < 0) return NULL;
     Py_RETURN_NONE;

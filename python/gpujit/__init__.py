@@ -88,6 +88,7 @@ _LAZY = {
     "require_context": ("cudadrv.devices", "require_context"), "runtime": ("cudadrv.runtime", "runtime"),
     "nvvm": ("cudadrv.nvvm", None), "KernelRuntimeError": ("errors", "KernelRuntimeError"),
     "reduction": ("reduction", None),
+    "graph": ("graph", None), "GraphCaptureError": ("errors", "GraphCaptureError"),  # CUDA graphs
 }
 
 implementation = "gpujit"  # numba.cuda.implementation: who implements the API ("NVIDIA" for numba-cuda)

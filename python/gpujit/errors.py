@@ -17,6 +17,8 @@ CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
 # the driver cannot be used in this process (it was forked after CUDA was initialised)
 CudaDriverError = _core.CudaDriverError
+# a CUDA graph capture went wrong (gpujit.graph): a CudaError
+GraphCaptureError = _core.GraphCaptureError
 
 NumbaError = CompileError
 LoweringError = CompileError
