@@ -84,7 +84,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
-bool experiment_enabled(const char *name); /* GPUJIT_EXPERIMENT=hoist,hoist-all,shortptr,unroll (code generation under measurement) */
+bool experiment_enabled(const char *name); /* GPUJIT_EXPERIMENT=hoist,hoist-all,shortptr,unroll,mergegep (code generation under measurement) */
 
 //
 // types.c
@@ -951,6 +951,7 @@ int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */
 int nvptx_ptx_version(Ctx *c); /* target_nvptx.c: the PTX ISA version the code is for */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
 int unroll_more(Ctx *c); /* unrollmore.c: constant-count loops twice more than O3 unrolled them */
+int merge_geps(Ctx *c);  /* mergegep.c: p[a][b] as p[a + b] within a block */
 int hoist_loads(Ctx *c, bool all); /* hoistloads.c: global loads up their block, so their latencies overlap */
 int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
