@@ -205,7 +205,8 @@ extern "C" __global__ void nbody(const float *pos, float *acc, int n) {
 RESULTS = {}
 
 # GPUJIT_EXPERIMENT values measured by --variants ("" is main's code generation)
-VARIANTS = ("", "hoist", "hoist-all", "shortptr", "unroll", "shortptr,unroll", "hoist,shortptr,unroll")
+VARIANTS = ("", "hoist", "hoist-all", "shortptr", "unroll", "shortptr,unroll", "mergegep", "hoist,unroll,mergegep",
+            "hoist,shortptr,unroll,mergegep")
 
 
 def record(bench, impl, value, unit):

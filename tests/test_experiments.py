@@ -116,3 +116,71 @@ def test_experiments_do_not_change_cpu_results(monkeypatch):
     gpu.jit(BS_SIG)(bs)[(n + 127) // 128, 128](out, S, K, T, np.float32(0.1))
     want = np.log(S / K) / np.sqrt(T) + np.float32(0.1) * T
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-6)
+
+
+TILE = 64
+
+
+def tiles(pos, acc):
+    sx = gpu.shared.array(TILE, gpu.float32)
+    i = gpu.grid(1)
+    xi = pos[i]
+    a = gpu.float32(0.0)
+    for start in range(0, pos.size, TILE):
+        sx[gpu.threadIdx.x] = pos[start + gpu.threadIdx.x]
+        gpu.syncthreads()
+        for k in range(TILE):
+            d = sx[k] - xi
+            a += d / math.sqrt(d * d + gpu.float32(0.01))
+        gpu.syncthreads()
+    acc[i] = a
+
+
+TILES_SIG = "void(float32[::1], float32[::1])"
+
+
+def test_shortptr_addresses_shared_memory_with_32_bits(monkeypatch):
+    base = ptx_of(tiles, TILES_SIG, None, monkeypatch)
+    assert re.search(r"ld\.shared\.\S+\s+[^;]*\[%rd", base)
+    ptx = ptx_of(tiles, TILES_SIG, "shortptr", monkeypatch)
+    assert re.search(r"ld\.shared\.\S+\s+[^;]*\[%r\d", ptx)
+    assert not re.search(r"\.shared\.\S+\s+[^;]*\[%rd", ptx)
+    # the option is on only while its machine is made: the next compile without it is main's again
+    assert ptx_of(tiles, TILES_SIG, None, monkeypatch) == base
+
+
+def test_unroll_doubles_the_constant_count_loop(monkeypatch):
+    def sqrts(ptx):
+        return sum(1 for s in body(ptx) if s.startswith("sqrt.rn.f32"))
+
+    base = ptx_of(tiles, TILES_SIG, None, monkeypatch)
+    ptx = ptx_of(tiles, TILES_SIG, "unroll", monkeypatch)
+    assert sqrts(base) >= 2 and sqrts(ptx) == 2 * sqrts(base)
+
+
+def stencil(src, dst):
+    x, y = gpu.grid(2)
+    if 0 < y < src.shape[0] - 1 and 0 < x < src.shape[1] - 1:
+        dst[y, x] = gpu.float32(0.25) * (src[y - 1, x] + src[y + 1, x] + src[y, x - 1] + src[y, x + 1])
+
+
+def test_mergegep_forms_each_address_in_one_step(monkeypatch):
+    sig = "void(float32[:, ::1], float32[:, ::1])"
+    base = ptx_of(stencil, sig, None, monkeypatch)
+    ptx = ptx_of(stencil, sig, "mergegep", monkeypatch)
+    assert len(body(ptx)) < len(body(base))
+    assert sum(s.startswith("ld.global") for s in body(ptx)) == 4
+
+
+@pytest.mark.parametrize("experiment", ["hoist", "unroll", "mergegep", "shortptr"])
+def test_experiments_leave_other_kernels_alone(experiment, monkeypatch):
+    sig = "void(float32[::1], float32, float32[::1], float32[::1])"
+    assert ptx_of(saxpy, sig, experiment, monkeypatch) == ptx_of(saxpy, sig, None, monkeypatch)
+
+
+def test_experiments_key_the_disk_cache(monkeypatch):
+    from gpujit import caching
+    monkeypatch.delenv("GPUJIT_EXPERIMENT", raising=False)
+    main = caching._build()
+    monkeypatch.setenv("GPUJIT_EXPERIMENT", "hoist")
+    assert caching._build() != main
