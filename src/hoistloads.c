@@ -26,7 +26,7 @@
 
 #include "gj.h"
 
-#define HOIST_MAX_BLOCK 4096 /* larger blocks are left as they are (the pass is quadratic in a block) */
+#define HOIST_MAX_BLOCK 2048 /* larger blocks are left as they are (the pass is quadratic in a block) */
 
 typedef struct {
     LLVMValueRef *v; /* the block's instructions, PHIs and terminator excluded, in their new order */
