@@ -3,6 +3,7 @@ numba-cuda (the same Python source) vs CUDA C of the same algorithm (NVRTC
 through CuPy's RawModule).
 
     PYTHONPATH=python python3 benchmarks/lang_bench.py [--json OUT.json] [--plot OUT.png] [--quick]
+    PYTHONPATH=python python3 benchmarks/lang_bench.py --variants [LIST] [--json OUT.json] [--quick]
 
 Kernels: 16x16 tiled matmul 4096^2; float32 sum of 2^28 (shared-memory tree +
 one atomic per block, and a warp-shuffle variant); 5-point stencil 8192^2;
@@ -10,6 +11,13 @@ Black-Scholes over 2^24 options; an all-pairs N-body step with 64 Ki bodies.
 Method: each kernel's result is checked, then the median of 10 timed runs
 (wall clock around launch + device synchronise). Bandwidth-bound kernels are
 also given as a fraction of the device-copy bandwidth measured in the run.
+
+--variants measures gpujit's code generation experiments (GPUJIT_EXPERIMENT, one
+compile per kernel and variant, "main" being none) side by side with CUDA C in
+one process: each kernel of this file and gpu_bench.py's saxpy and matmul, each
+variant's result checked, then three rounds that time CUDA C and every variant
+in turn (median of 10 launches each; the best round is reported, so that drift
+during the run favours no one). LIST is a ';'-separated list of variants.
 """
 import argparse
 import json
@@ -196,6 +204,10 @@ extern "C" __global__ void nbody(const float *pos, float *acc, int n) {
 
 RESULTS = {}
 
+# GPUJIT_EXPERIMENT values measured by --variants ("" is main's code generation)
+VARIANTS = ("", "hoist", "hoist-all", "shortptr", "unroll", "shortptr,unroll", "mergegep", "hoist,unroll,mergegep",
+            "hoist,shortptr,unroll,mergegep")
+
 
 def record(bench, impl, value, unit):
     RESULTS.setdefault(bench, {})[impl] = (value, unit)
@@ -208,13 +220,167 @@ def load(module, f32):
     return ns
 
 
+def variant_cases(cp, rng, size):
+    """Each kernel as a dict: its Python function and signature, launch configuration, arguments,
+    a check of the result, the CUDA C function and its arguments, and the work one launch does
+    (for the throughput). size 0: full, 1: --quick, 2: --tiny (a smoke test of this harness)."""
+    import gpu_bench
+    raw = cp.RawModule(code=CUDA_C)
+    raw_b = cp.RawModule(code=gpu_bench.CUDA_C)
+    ns = load(gpujit, np.float32)
+    kn = kernels.load(gpujit)
+    host = cp.asnumpy
+    cases = []
+
+    n = 1 << (28, 24, 14)[size]
+    x = rng.random(n, dtype=np.float32)
+    cx = cp.asarray(x)
+    want_sum = float(x.astype(np.float64).sum())
+    for name in ("sum_tree", "sum_shfl"):
+        total = cp.zeros(1, cp.float32)
+
+        def check(total=total):
+            got = float(host(total)[0])
+            assert abs(got - want_sum) < 1e-3 * want_sum, (got, want_sum)
+
+        cases.append(dict(name=name, fn=ns[name], sig=SIGS[name], unit="GB/s", work=4 * n / 1e9,
+                          config=(132 * 8, 256), args=(cx, total), before=lambda t=total: t.fill(0), check=check,
+                          c=(raw.get_function(name), (cx, total, np.int64(n)))))
+
+    h = w = (8192, 2048, 64)[size]
+    src = rng.random((h, w), dtype=np.float32)
+    csrc, dst = cp.asarray(src), cp.asarray(src)
+    ref = src.copy()
+    ref[1:-1, 1:-1] = 0.25 * (src[:-2, 1:-1] + src[2:, 1:-1] + src[1:-1, :-2] + src[1:-1, 2:])
+    cases.append(dict(name="stencil", fn=ns["stencil"], sig=SIGS["stencil"], unit="GB/s", work=8 * h * w / 1e9,
+                      config=(((w + 31) // 32, (h + 7) // 8), (32, 8)), args=(csrc, dst),
+                      before=lambda: dst.fill(np.nan), check=lambda: np.testing.assert_allclose(host(dst)[1:-1, 1:-1], ref[1:-1, 1:-1], rtol=1e-6),
+                      c=(raw.get_function("stencil"), (csrc, dst, np.int32(h), np.int32(w)))))
+
+    n = 1 << (24, 20, 12)[size]
+    S = cp.asarray(rng.uniform(5, 30, n).astype(np.float32))
+    K = cp.asarray(rng.uniform(1, 100, n).astype(np.float32))
+    T = cp.asarray(rng.uniform(0.25, 10, n).astype(np.float32))
+    r, v = np.float32(0.02), np.float32(0.30)
+    Sh, Kh, Th = (host(a).astype(np.float64)[:2000] for a in (S, K, T))
+    d1 = (np.log(Sh / Kh) + (0.02 + 0.5 * 0.09) * Th) / (0.3 * np.sqrt(Th))
+    d2 = d1 - 0.3 * np.sqrt(Th)
+    from math import erf
+    cndv = np.vectorize(lambda d: 0.5 * (1 + erf(d / math.sqrt(2))))
+    want_call = Sh * cndv(d1) - Kh * np.exp(-0.02 * Th) * cndv(d2)
+    call, put = cp.empty(n, cp.float32), cp.empty(n, cp.float32)
+    cases.append(dict(name="black_scholes", fn=ns["black_scholes"], sig=SIGS["black_scholes"], unit="Goptions/s",
+                      work=n / 1e9, config=((n + 255) // 256, 256), args=(call, put, S, K, T, r, v),
+                      before=lambda: call.fill(np.nan),
+                      check=lambda: np.testing.assert_allclose(host(call)[:2000], want_call, rtol=1e-3, atol=1e-3),
+                      c=(raw.get_function("black_scholes"), (call, put, S, K, T, r, v, np.int64(n)))))
+
+    n = (65536, 8192, 256)[size]
+    pos = rng.standard_normal((n, 3), dtype=np.float32)
+    cpos, acc = cp.asarray(pos), cp.empty((n, 3), cp.float32)
+    sub = pos[:64].astype(np.float64)
+    d = pos.astype(np.float64)[None, :, :] - sub[:, None, :]
+    r2 = (d * d).sum(-1) + 0.01
+    want_acc = (d / (r2 ** 1.5)[:, :, None]).sum(1)
+    cases.append(dict(name="nbody", fn=ns["nbody"], sig=SIGS["nbody"], unit="TFLOP/s (20/pair)",
+                      work=20.0 * n * n / 1e12, config=(n // 128, 128), args=(cpos, acc),
+                      before=lambda: acc.fill(np.nan),
+                      check=lambda: np.testing.assert_allclose(host(acc)[:64], want_acc, rtol=2e-3,
+                                                               atol=2e-3 * np.abs(want_acc).max()),
+                      c=(raw.get_function("nbody"), (cpos, acc, np.int32(n)))))
+
+    n = 1 << (28, 24, 12)[size]
+    a = np.float32(2.5)
+    xs, ys = (cp.asarray(rng.random(n, dtype=np.float32)) for _ in range(2))
+    out = cp.empty(n, cp.float32)
+    want_saxpy = a * host(xs) + host(ys)
+    cases.append(dict(name="saxpy", fn=kn["saxpy"], sig=kernels.SIGS["saxpy"], unit="GB/s", work=12 * n / 1e9,
+                      config=((n + 255) // 256, 256), args=(out, a, xs, ys), before=lambda: out.fill(np.nan),
+                      check=lambda: np.testing.assert_allclose(host(out), want_saxpy, rtol=1e-6),
+                      c=(raw_b.get_function("saxpy"), (out, a, xs, ys, np.int64(n)))))
+
+    n = (4096, 1024, 64)[size]
+    A = rng.standard_normal((n, n), dtype=np.float32)
+    B = rng.standard_normal((n, n), dtype=np.float32)
+    want_mm = A.astype(np.float64) @ B.astype(np.float64)
+    cA, cB, cC = cp.asarray(A), cp.asarray(B), cp.empty((n, n), cp.float32)
+    cases.append(dict(name="matmul", fn=kn["matmul"], sig=kernels.SIGS["matmul"], unit="TFLOP/s",
+                      work=2.0 * n ** 3 / 1e12, config=(((n + 15) // 16, (n + 15) // 16), (16, 16)), args=(cA, cB, cC),
+                      before=lambda: cC.fill(np.nan),
+                      check=lambda: np.testing.assert_allclose(host(cC), want_mm, rtol=1e-3, atol=1e-2 * np.sqrt(n)),
+                      c=(raw_b.get_function("matmul"), (cA, cB, cC, np.int32(n)))))
+    return cases
+
+
+def run_variants(args, variants):
+    import hashlib
+
+    import cupy as cp
+    csync = cp.cuda.Device().synchronize
+    size = 2 if args.tiny else 1 if args.quick else 0
+    dev = gpujit.get_current_device()
+    print("gpujit code generation variants, %s, %s, CuPy %s, target %s" % (
+        time.strftime("%Y-%m-%d"), dev.name, cp.__version__, gpujit.current_target()))
+    saved = os.environ.get("GPUJIT_EXPERIMENT")
+    out = RESULTS.setdefault("variants", {})
+    for case in variant_cases(cp, np.random.default_rng(), size):
+        grid, block = case["config"]
+        gk, ptx = {}, {}
+        for v in variants:
+            # the experiment applies to what compiles while it is set: the kernel, compiled and
+            # launched (checked) once here, keeps its code from then on
+            os.environ["GPUJIT_EXPERIMENT"] = v
+            try:
+                k = gpujit.jit(case["sig"])(case["fn"])
+                case["before"]()
+                k[grid, block](*case["args"])
+                gpujit.synchronize()
+                case["check"]()
+                ptx[v] = hashlib.sha1(k.inspect_ptx(case["sig"]).encode()).hexdigest()[:8]
+            finally:
+                if saved is None:
+                    del os.environ["GPUJIT_EXPERIMENT"]
+                else:
+                    os.environ["GPUJIT_EXPERIMENT"] = saved
+            gk[v] = k
+        f, cargs = case["c"]
+        impls = {"CUDA C": (lambda: f(grid if isinstance(grid, tuple) else (grid,),
+                                      block if isinstance(block, tuple) else (block,), cargs), csync)}
+        for v in variants:
+            impls[v] = ((lambda k=gk[v]: k[grid, block](*case["args"])), gpujit.synchronize)
+        best = {}
+        for _ in range(3):
+            for name, (run, sync) in impls.items():
+                t = kernels.median_seconds(run, sync, 5 if case["name"] == "nbody" else 10)
+                best[name] = max(best.get(name, 0.0), case["work"] / t)
+        ref = best["CUDA C"]
+        print("%s (%s): CUDA C %.3f" % (case["name"], case["unit"], ref), flush=True)
+        row = out.setdefault(case["name"], {"unit": case["unit"], "CUDA C": ref})
+        for v in variants:
+            same = [u or "main" for u in variants if u != v and ptx[u] == ptx[v] and variants.index(u) < variants.index(v)]
+            print("  %-24s %10.3f  %.3f of CUDA C  ptx %s%s" % (v or "main", best[v], best[v] / ref, ptx[v],
+                                                                 "  (same code as %s)" % same[0] if same else ""),
+                  flush=True)
+            row[v or "main"] = best[v]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
     ap.add_argument("--plot")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--variants", nargs="?", const=";".join(VARIANTS),
+                    help="measure GPUJIT_EXPERIMENT variants (';'-separated, default: all known)")
+    ap.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     q = args.quick
+    if args.variants is not None:
+        variants = tuple(dict.fromkeys([""] + [v.strip() for v in args.variants.split(";")]))
+        run_variants(args, variants)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(RESULTS, fh, indent=1)
+        return
     import cupy as cp
     cuda, nb_f32 = kernels.numba_cuda()
     impls = {"gpujit": (load(gpujit, np.float32), gpujit, gpujit.synchronize)}

@@ -218,14 +218,24 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
 
 /* A device array described by a pointer, a typestr ("<f4"), a shape tuple and a
  * strides tuple in bytes (None or NULL: C-contiguous): CAI and CuPy arrays. */
-static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *typestr, PyObject *shape,
-                         PyObject *strides) {
+static GjDtype typestr_dtype(int pos, PyObject *typestr) {
     const char *ts = PyUnicode_AsUTF8(typestr);
     GjDtype dt = ts ? gj_dtype_from_typestr(ts) : 0;
-    if (!dt) {
-        PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
-        return -1;
-    }
+    if (!dt) PyErr_Format(PyExc_TypeError, "argument %d: unsupported dtype '%s'", pos, ts ? ts : "?");
+    return dt;
+}
+
+static int foreign_array_of(ArgDesc *d, int pos, uint64_t ptr, int ro, GjDtype dt, PyObject *shape,
+                            PyObject *strides);
+
+static int foreign_array(ArgDesc *d, int pos, uint64_t ptr, int ro, PyObject *typestr, PyObject *shape,
+                         PyObject *strides) {
+    GjDtype dt = typestr_dtype(pos, typestr);
+    return dt ? foreign_array_of(d, pos, ptr, ro, dt, shape, strides) : -1;
+}
+
+static int foreign_array_of(ArgDesc *d, int pos, uint64_t ptr, int ro, GjDtype dt, PyObject *shape,
+                            PyObject *strides) {
     Py_ssize_t nd = PyTuple_GET_SIZE(shape);
     if (nd > GJ_MAXDIM) {
         PyErr_Format(PyExc_TypeError, "argument %d: %zd dimensions; at most %d", pos, nd, GJ_MAXDIM);
@@ -320,23 +330,52 @@ static PyObject *getattr_id(PyObject *o, const char *name, PyObject **interned) 
     return *interned ? PyObject_GetAttr(o, *interned) : NULL;
 }
 
+/* The GjDtype of a NumPy dtype object, by identity: dtype objects are immutable and NumPy's
+ * builtin ones are singletons, so the few an array library uses are each read (dtype.str, a
+ * string made on every access, and its parse) once, not on every launch. Held with the GIL. */
+static GjDtype cupy_dtype(int pos, PyObject *dtype) {
+    static struct {
+        PyObject *dtype; /* a strong reference */
+        GjDtype dt;
+    } seen[8];
+    static int next;
+    for (int i = 0; i < 8; i++)
+        if (seen[i].dtype == dtype) return seen[i].dt;
+    static PyObject *s_str;
+    PyObject *str = getattr_id(dtype, "str", &s_str);
+    if (!str) return 0;
+    GjDtype dt = 0;
+    if (!PyUnicode_Check(str))
+        PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
+    else
+        dt = typestr_dtype(pos, str);
+    Py_DECREF(str);
+    if (dt) {
+        Py_XSETREF(seen[next].dtype, Py_NewRef(dtype));
+        seen[next].dt = dt;
+        next = (next + 1) % 8;
+    }
+    return dt;
+}
+
 /* *stream caches CuPy's current stream for the launch ((CUstream)-1: not looked up) */
 static int from_cupy(ArgDesc *d, PyObject *o, int pos, CUstream *stream, CUstream *sync) {
-    static PyObject *s_data, *s_ptr, *s_shape, *s_strides, *s_dtype, *s_str;
+    static PyObject *s_data, *s_ptr, *s_shape, *s_strides, *s_dtype;
     PyObject *data = getattr_id(o, "data", &s_data);
     PyObject *ptr = data ? getattr_id(data, "ptr", &s_ptr) : NULL;
     PyObject *shape = getattr_id(o, "shape", &s_shape);
     PyObject *strides = getattr_id(o, "strides", &s_strides);
     PyObject *dtype = getattr_id(o, "dtype", &s_dtype);
-    PyObject *str = dtype ? getattr_id(dtype, "str", &s_str) : NULL;
     int rc = -1;
-    if (!ptr || !shape || !strides || !str) goto out;
-    if (!PyTuple_Check(shape) || !PyTuple_Check(strides) || !PyUnicode_Check(str)) {
+    if (!ptr || !shape || !strides || !dtype) goto out;
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides)) {
         PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
         goto out;
     }
+    GjDtype dt = cupy_dtype(pos, dtype);
+    if (!dt) goto out;
     uint64_t p = PyLong_AsUnsignedLongLong(ptr);
-    if (PyErr_Occurred() || foreign_array(d, pos, p, 0, str, shape, strides) < 0) goto out;
+    if (PyErr_Occurred() || foreign_array_of(d, pos, p, 0, dt, shape, strides) < 0) goto out;
     if (*stream == (CUstream)(intptr_t)-1) {
         static PyObject *s_sptr;
         PyObject *st = PyObject_CallNoArgs(cupy_get_stream);
@@ -355,7 +394,6 @@ out:
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     Py_XDECREF(dtype);
-    Py_XDECREF(str);
     return rc;
 }
 

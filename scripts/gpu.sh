@@ -10,9 +10,9 @@
 #       machine lacks (dask, distributed and what they need); carry .whl; or
 #   (b) the development build: scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #       (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4); carry .deps and build/py312.
-# On the GPU machine: bash scripts/gpu.sh [tests|bench|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]
+# On the GPU machine: bash scripts/gpu.sh [tests|bench|variants|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
-# compile_time.log, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
+# compile_time.log, lang_variants.{log,json}, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -80,6 +80,12 @@ if want bench; then
     timeout 120 python3 benchmarks/cache_startup.py 5 > "$OUT/cache_startup.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" "$OUT/ufunc_bench.log" \
         "$OUT/cache_startup.log" | grep -v Warning
+fi
+if want variants; then
+    # the code generation experiments (GPUJIT_EXPERIMENT) against main's, beside CUDA C
+    timeout ${VARIANTS_TIMEOUT:-400} python3 benchmarks/lang_bench.py --variants --json "$OUT/lang_variants.json" \
+        > "$OUT/lang_variants.log" 2>&1
+    grep -v Warning "$OUT/lang_variants.log"
 fi
 if want stress; then
     # 10^6 launches: process and device memory sampled, no growth allowed

@@ -144,15 +144,25 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit) {
     return error_at(c, ERR_UNSUPPORTED, loc, "too many %s (limit is %ld)", what, limit);
 }
 
-bool debug_enabled(const char *stage) {
-    const char *v = getenv("GPUJIT_DEBUG");
+/* Does the comma list in environment variable `var` name `word`? */
+static bool env_list_has(const char *var, const char *word) {
+    const char *v = getenv(var);
     if (!v || !*v) return false;
-    if (strstr(v, "all")) return true;
-    size_t n = strlen(stage);
-    for (const char *p = v; (p = strstr(p, stage)); p += n) {
+    size_t n = strlen(word);
+    for (const char *p = v; (p = strstr(p, word)); p += n) {
         bool start = p == v || p[-1] == ',';
         bool end = p[n] == 0 || p[n] == ',';
         if (start && end) return true;
     }
     return false;
 }
+
+bool debug_enabled(const char *stage) {
+    const char *v = getenv("GPUJIT_DEBUG");
+    if (v && strstr(v, "all")) return true;
+    return env_list_has("GPUJIT_DEBUG", stage);
+}
+
+/* Code generation changes under measurement, off unless named: they are chosen per compile, so
+ * that one process can compare them (benchmarks/lang_bench.py --variants). */
+bool experiment_enabled(const char *name) { return env_list_has("GPUJIT_EXPERIMENT", name); }

@@ -165,16 +165,30 @@ int make_target_machine(Ctx *c) {
     c->triple = arena_strdup(&c->arena, m.triple);
     /* opt=False: no code generator optimisation either (NVPTX then fuses no FMAs); marked
      * first, as the pool keeps a key's first 159 characters and a host's features run long */
-    c->tm_key = arena_printf(&c->arena, "%s%s|%s|%s", c->opt.noopt ? "O0|" : "", m.triple, m.cpu, m.features);
+    c->tm_key = arena_printf(&c->arena, "%s%s%s|%s|%s", c->opt.noopt ? "O0|" : "", m.option ? m.option : "",
+                             m.triple, m.cpu, m.features);
     if ((c->tm = tm_acquire(c->tm_key))) return 0;
     if (LLVMGetTargetFromTriple(m.triple, &t, &err)) {
         internal_error(c, NO_LOCATION, "emit: no target for %s in this LLVM: %s", m.triple, err ? err : "");
         LLVMDisposeMessage(err);
         return -1;
     }
+    /* LLVM's options are process-wide: one lock for setting one, creating the machine that reads it
+     * and resetting it (a boolean option may be given again: the last value counts) */
+    static pthread_mutex_t option_lock = PTHREAD_MUTEX_INITIALIZER;
+    if (m.option) {
+        pthread_mutex_lock(&option_lock);
+        const char *on[] = {"gpujit", arena_printf(&c->arena, "%s=true", m.option)};
+        LLVMParseCommandLineOptions(2, on, NULL);
+    }
     c->tm = LLVMCreateTargetMachine(t, m.triple, m.cpu, m.features,
                                     c->opt.noopt ? LLVMCodeGenLevelNone : LLVMCodeGenLevelAggressive, m.reloc,
                                     m.code_model);
+    if (m.option) {
+        const char *off[] = {"gpujit", arena_printf(&c->arena, "%s=false", m.option)};
+        LLVMParseCommandLineOptions(2, off, NULL);
+        pthread_mutex_unlock(&option_lock);
+    }
     if (!c->tm) return internal_error(c, NO_LOCATION, "emit: could not create a target machine");
     return 0;
 }

@@ -84,6 +84,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
+bool experiment_enabled(const char *name); /* GPUJIT_EXPERIMENT=hoist,hoist-all,shortptr,unroll,mergegep (code generation under measurement) */
 
 //
 // types.c
@@ -600,6 +601,9 @@ typedef struct MachineSpec {
     const char *triple, *cpu, *features; /* in the compilation's arena: a host's feature list is long */
     LLVMRelocMode reloc;
     LLVMCodeModel code_model;
+    /* an LLVM option ("-name") the machine reads when it is created: on while it is created,
+     * off after, and part of the pool's key (NULL: none) */
+    const char *option;
 } MachineSpec;
 
 /* Everything that differs between targets: compile.c and emit.c call these
@@ -946,6 +950,9 @@ int optimise(Ctx *c);
 int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */
 int nvptx_ptx_version(Ctx *c); /* target_nvptx.c: the PTX ISA version the code is for */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */
+int unroll_more(Ctx *c); /* unrollmore.c: constant-count loops twice more than O3 unrolled them */
+int merge_geps(Ctx *c);  /* mergegep.c: p[a][b] as p[a + b] within a block */
+int hoist_loads(Ctx *c, bool all); /* hoistloads.c: global loads up their block, so their latencies overlap */
 int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */

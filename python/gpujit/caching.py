@@ -97,7 +97,8 @@ def _build():
     global _BUILD
     if _BUILD is None:
         _BUILD = _build_id()
-    return _BUILD
+    # code generation experiments (GPUJIT_EXPERIMENT) change the code a source compiles to
+    return _BUILD + (os.environ.get("GPUJIT_EXPERIMENT", ""),)
 
 
 def _host():

@@ -260,6 +260,30 @@ def test_cupy_both_ways(rng):
     np.testing.assert_array_equal(cp.asnumpy(out3), cp.asnumpy(a + 1.0 + b))
 
 
+def test_cupy_arrays_of_many_dtypes(rng):
+    # the launcher knows a CuPy array's dtype by the dtype object's identity (a few remembered):
+    # more dtypes than it remembers, in turns, each launched with the right types
+    cp = pytest.importorskip("cupy")
+
+    @gpu.jit
+    def copy(a, out):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i] = a[i]
+
+    dtypes = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+              np.uint32, np.uint64, np.bool_]
+    for _ in range(2):
+        for dt in dtypes:
+            h = random_array(rng, 300, dt)
+            out = cp.zeros(300, dt)
+            copy[3, 128](cp.asarray(h), out)
+            got = cp.asnumpy(out)
+            assert got.dtype == dt
+            np.testing.assert_array_equal(got, h)
+    assert len(copy.overloads) == len(dtypes)
+
+
 def test_torch_both_ways(rng):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
