@@ -26,6 +26,9 @@ if ls .whl/gpujit-*.whl > /dev/null 2>&1; then
     # file; everything below then runs from a copy of the checkout without python/, so the
     # installed gpujit is the one imported, with no carried LLVM and no LD_LIBRARY_PATH.
     here=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+    # a fresh venv on every run: a machine kept warm between runs still has the last one, whose
+    # gpujit (the same version number) pip would keep
+    rm -rf /tmp/gj-venv
     python3 -m venv /tmp/gj-venv || exit 1
     there=$(/tmp/gj-venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
     echo "$here" > "$there/machine-packages.pth"
