@@ -2,7 +2,8 @@
 target and nvdisasm prints it (kernel.inspect_sass()). Both are CUDA programs: they
 are looked for in $CUDA_HOME and $CUDA_PATH, in NVIDIA's pip wheels
 (nvidia-cuda-nvcc-cu12 has ptxas, nvidia-cuda-nvdisasm has nvdisasm), on PATH, then
-in the toolkit's usual place. No GPU is needed."""
+in the toolkit's usual place; the first place holding both wins, so that the two are
+of one release. No GPU is needed."""
 import os
 import re
 import shutil
@@ -16,21 +17,34 @@ _INSTALL = {"nvdisasm": "pip install nvidia-cuda-nvdisasm",
             "ptxas": "pip install 'gpujit[cuda12]' (NVIDIA's nvidia-cuda-nvcc-cu12 has ptxas)"}
 
 
+def _tool_dirs():
+    """Where CUDA's programs are looked for, in order."""
+    dirs = [os.path.join(h, "bin") for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")) if h]
+    dirs += [os.path.join(entry, sub) for entry in sys.path if entry for sub in _WHEEL_BINS]
+    dirs += [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    return dirs + ["/usr/local/cuda/bin"]
+
+
 def find_tool(name):
     """The path of CUDA's program `name`, or None."""
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
-        if home and os.access(os.path.join(home, "bin", name), os.X_OK):
-            return os.path.join(home, "bin", name)
-    for entry in sys.path:
-        for sub in _WHEEL_BINS:
-            p = os.path.join(entry or ".", sub, name)
-            if entry and os.access(p, os.X_OK):
-                return p
-    return shutil.which(name) or next((p for p in ("/usr/local/cuda/bin/" + name,) if os.access(p, os.X_OK)), None)
+    for d in _tool_dirs():
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
 
 
-def _need(name):
-    path = find_tool(name)
+def _pair():
+    """(ptxas, nvdisasm) of one release where a directory has both (an older nvdisasm cannot
+    read a newer ptxas's cubin), else each where found."""
+    for d in _tool_dirs():
+        p, q = os.path.join(d, "ptxas"), os.path.join(d, "nvdisasm")
+        if os.access(p, os.X_OK) and os.access(q, os.X_OK):
+            return p, q
+    return find_tool("ptxas"), find_tool("nvdisasm")
+
+
+def _need(name, path):
     if path is None:
         raise RuntimeError("%s was not found (inspect_sass needs CUDA's %s): %s, or set CUDA_HOME to a CUDA "
                            "toolkit" % (name, name, _INSTALL[name]))
@@ -48,7 +62,8 @@ def _run(argv):
 def disassemble(ptx, cfg=False):
     """The SASS of a PTX module (nvdisasm's listing), or with cfg its control-flow graph
     in DOT, as numba's inspect_sass / inspect_sass_cfg give."""
-    nvdisasm, ptxas = _need("nvdisasm"), _need("ptxas")
+    ptxas, nvdisasm = _pair()
+    nvdisasm, ptxas = _need("nvdisasm", nvdisasm), _need("ptxas", ptxas)
     m = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
     if not m:
         raise ValueError("not a PTX module: no .target directive")
