@@ -150,6 +150,7 @@ def test_low_occupancy_warning(monkeypatch):
             out[i] = a[i] * b[i]
     a = rng.random(1000).astype(np.float32)
     out = np.full(1000, np.nan, np.float32)
+    monkeypatch.setattr(config, "CUDA_WARN_ON_IMPLICIT_COPY", 0)   # on a GPU: the host arrays' copies
     monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 1)  # given: the CPU target warns too
     with pytest.warns(NumbaPerformanceWarning, match="Grid size 1 .* low occupancy"):
         mul(a, a, out)      # one loop element: one block

@@ -33,12 +33,16 @@ def fill(out, v):
         out[i] = v
 
 
+cpu_only = pytest.mark.skipif(gpu.current_target() != "cpu", reason="the CPU target's own behaviour")
+
+
 @pytest.fixture
 def asked():
-    """Both warnings asked for (so the CPU target warns of low occupancy too), as a user or
-    numba's override_config does; tests/conftest.py puts the settings back afterwards."""
+    """The low-occupancy warning asked for (so the CPU target warns too), as a user or numba's
+    override_config does; on a GPU the implicit-copy warning of these tests' NumPy arguments
+    is off. tests/conftest.py puts the settings back afterwards."""
     config.CUDA_LOW_OCCUPANCY_WARNINGS = 1
-    config.CUDA_WARN_ON_IMPLICIT_COPY = 1
+    config.CUDA_WARN_ON_IMPLICIT_COPY = 0
     config.DISABLE_PERFORMANCE_WARNINGS = 0
 
 
@@ -55,6 +59,7 @@ def poisoned(n):
     return np.full(n, np.nan, np.float32)
 
 
+@cpu_only
 def test_cpu_target_is_quiet_unless_asked():
     # numba's default (on) without the setting given: the CPU target, like numba's simulator,
     # does not warn of low occupancy
@@ -192,6 +197,7 @@ def test_launches_made_inside_gpujit_warn_at_the_callers_line(asked):
 
 def test_gpujits_own_fixed_launches_do_not_warn(asked):
     from gpujit.random import create_xoroshiro128p_states
+    config.CUDA_WARN_ON_IMPLICIT_COPY = 1    # on a GPU they copy host arrays too, unasked
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         states = create_xoroshiro128p_states(3, seed=int(rng.integers(1 << 30)))
@@ -200,8 +206,10 @@ def test_gpujits_own_fixed_launches_do_not_warn(asked):
     assert states.shape[0] == 3 and (out == 6.0).all()
 
 
+@cpu_only
 def test_no_implicit_copy_warning_where_nothing_is_copied(asked):
     # the CPU target's kernels use host memory in place: no copy, no warning
+    config.CUDA_WARN_ON_IMPLICIT_COPY = 1
     out = poisoned(200)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -218,7 +226,7 @@ def test_settings_hook_checks_its_arguments():
 def run(code, *args, **env):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("GPUJIT_CUDA_", "NUMBA_CUDA_", "GPUJIT_DISABLE",
                                                                       "NUMBA_DISABLE"))}
-    e.update(env)
+    e.update(env, GPUJIT_TARGET="cpu")
     e["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=e, capture_output=True,
                        text=True, timeout=120)

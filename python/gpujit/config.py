@@ -39,7 +39,7 @@ def _env(name, default, numba=False):
     if value is None and numba:
         value = os.environ.get("NUMBA_" + name)
     try:
-        return default if value is None else int(value)
+        return int(default if value is None else value)
     except ValueError:
         return default
 
