@@ -128,7 +128,7 @@ static bool ptxas_branches(LLVMValueRef in) {
         size_t n;
         const char *name = f && LLVMIsAFunction(f) ? LLVMGetValueName2(f, &n) : "";
         return !strncmp(name, "llvm.sqrt.", 10) || !strncmp(name, "llvm.nvvm.sqrt.rn", 17) ||
-               !strncmp(name, "llvm.nvvm.rcp.rn", 16) || !strncmp(name, "llvm.nvvm.div.rn", 16);
+                !strncmp(name, "llvm.nvvm.rcp.rn", 16) || !strncmp(name, "llvm.nvvm.div.rn", 16);
     }
     default: return false;
     }
