@@ -307,7 +307,7 @@ def variant_cases(cp, rng, size):
     cases.append(dict(name="matmul", fn=kn["matmul"], sig=kernels.SIGS["matmul"], unit="TFLOP/s",
                       work=2.0 * n ** 3 / 1e12, config=(((n + 15) // 16, (n + 15) // 16), (16, 16)), args=(cA, cB, cC),
                       before=lambda: cC.fill(np.nan),
-                      check=lambda: np.testing.assert_allclose(host(cC), want_mm, rtol=1e-3, atol=1e-2 * np.sqrt(n)),
+                      check=lambda n=n: np.testing.assert_allclose(host(cC), want_mm, rtol=1e-3, atol=1e-2 * np.sqrt(n)),
                       c=(raw_b.get_function("matmul"), (cA, cB, cC, np.int32(n)))))
     return cases
 

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
+
 #include "gj.h"
 
 #define HOIST_MAX_BLOCK 2048 /* larger blocks are left as they are (the pass is quadratic in a block) */
@@ -128,7 +130,7 @@ static bool ptxas_branches(LLVMValueRef in) {
         size_t n;
         const char *name = f && LLVMIsAFunction(f) ? LLVMGetValueName2(f, &n) : "";
         return !strncmp(name, "llvm.sqrt.", 10) || !strncmp(name, "llvm.nvvm.sqrt.rn", 17) ||
-               !strncmp(name, "llvm.nvvm.rcp.rn", 16) || !strncmp(name, "llvm.nvvm.div.rn", 16);
+                !strncmp(name, "llvm.nvvm.rcp.rn", 16) || !strncmp(name, "llvm.nvvm.div.rn", 16);
     }
     default: return false;
     }
@@ -191,9 +193,13 @@ static int hoist_block(Ctx *c, LLVMBuilderRef b, LLVMBasicBlockRef bb, bool all)
     if (!moved) return 0;
     /* lay the block out in the new order, before its terminator */
     for (int i = 0; i < o.n; i++) {
+        /* positioning a builder gives it the terminator's source location, which the insertion
+         * would stamp on the instruction: each keeps its own (lineinfo) */
+        LLVMMetadataRef loc = LLVMInstructionGetDebugLoc(o.v[i]);
         LLVMInstructionRemoveFromParent(o.v[i]);
         LLVMPositionBuilderBefore(b, term);
         LLVMInsertIntoBuilderWithName(b, o.v[i], LLVMGetValueName(o.v[i]));
+        LLVMInstructionSetDebugLoc(o.v[i], loc);
     }
     return 0;
 }

@@ -8,9 +8,7 @@
 #include "gj.h"
 
 /* A getelementptr with a single index. */
-static bool single_gep(LLVMValueRef v) {
-    return v && LLVMIsAGetElementPtrInst(v) && LLVMGetNumIndices(v) == 1;
-}
+static bool single_gep(LLVMValueRef v) { return v && LLVMIsAGetElementPtrInst(v) && LLVMGetNumIndices(v) == 1; }
 
 int merge_geps(Ctx *c) {
     LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(c->mod));

@@ -471,7 +471,8 @@ static int link_libdevice(Ctx *c) {
 static int emit(Ctx *c) {
     if (experiment_enabled("unroll")) STAGE(unroll_more(c));
     if (experiment_enabled("mergegep")) STAGE(merge_geps(c));
-    if (experiment_enabled("hoist") || experiment_enabled("hoist-all")) STAGE(hoist_loads(c, experiment_enabled("hoist-all")));
+    if (experiment_enabled("hoist") || experiment_enabled("hoist-all"))
+        STAGE(hoist_loads(c, experiment_enabled("hoist-all")));
     STAGE(fix_ir_nvptx(c));
     STAGE(emit_ptx(c));
     STAGE(fix_ptx(c));

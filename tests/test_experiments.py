@@ -184,3 +184,17 @@ def test_experiments_key_the_disk_cache(monkeypatch):
     main = caching._build()
     monkeypatch.setenv("GPUJIT_EXPERIMENT", "hoist")
     assert caching._build() != main
+
+
+@pytest.mark.parametrize("experiment", ["hoist", "hoist-all", "mergegep", "unroll"])
+def test_experiments_keep_source_lines(experiment, monkeypatch):
+    # instructions moved or rebuilt keep their own line (lineinfo's .loc directives)
+    def lines(ptx):
+        return {int(s.split()[2]) for s in ptx.splitlines() if s.strip().startswith(".loc")}
+
+    for fn, sig in ((bs, BS_SIG), (stencil, "void(float32[:, ::1], float32[:, ::1])"), (tiles, TILES_SIG)):
+        monkeypatch.delenv("GPUJIT_EXPERIMENT", raising=False)
+        base = gpu.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)[0]
+        monkeypatch.setenv("GPUJIT_EXPERIMENT", experiment)
+        ptx = gpu.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)[0]
+        assert lines(ptx) == lines(base), (fn.__name__, experiment)
