@@ -12,8 +12,9 @@ Method: each kernel's result is checked, then the median of 10 timed runs
 (wall clock around launch + device synchronise). Bandwidth-bound kernels are
 also given as a fraction of the device-copy bandwidth measured in the run.
 
---variants measures gpujit's code generation experiments (GPUJIT_EXPERIMENT, one
-compile per kernel and variant, "main" being none) side by side with CUDA C in
+--variants measures sets of gpujit's GPU passes after O3 (GPUJIT_PTX_PASSES, one
+compile per kernel and variant, "default" the set used unless the variable is set,
+"none" LLVM's O3 alone) side by side with CUDA C in
 one process: each kernel of this file and gpu_bench.py's saxpy and matmul, each
 variant's result checked, then three rounds that time CUDA C and every variant
 in turn (median of 10 launches each; the best round is reported, so that drift
@@ -204,9 +205,8 @@ extern "C" __global__ void nbody(const float *pos, float *acc, int n) {
 
 RESULTS = {}
 
-# GPUJIT_EXPERIMENT values measured by --variants ("" is main's code generation)
-VARIANTS = ("", "hoist", "hoist-all", "shortptr", "unroll", "shortptr,unroll", "mergegep", "hoist,unroll,mergegep",
-            "hoist,shortptr,unroll,mergegep")
+# GPUJIT_PTX_PASSES values measured by --variants ("" leaves it unset: the default set)
+VARIANTS = ("", "none", "hoist", "shortptr", "unroll", "mergegep", "shortptr,unroll", "hoist,unroll,mergegep")
 
 
 def record(bench, impl, value, unit):
@@ -321,7 +321,7 @@ def run_variants(args, variants):
     dev = gpujit.get_current_device()
     print("gpujit code generation variants, %s, %s, CuPy %s, target %s" % (
         time.strftime("%Y-%m-%d"), dev.name, cp.__version__, gpujit.current_target()))
-    saved = os.environ.get("GPUJIT_EXPERIMENT")
+    saved = os.environ.get("GPUJIT_PTX_PASSES")
     out = RESULTS.setdefault("variants", {})
     for case in variant_cases(cp, np.random.default_rng(), size):
         grid, block = case["config"]
@@ -329,7 +329,7 @@ def run_variants(args, variants):
         for v in variants:
             # the experiment applies to what compiles while it is set: the kernel, compiled and
             # launched (checked) once here, keeps its code from then on
-            os.environ["GPUJIT_EXPERIMENT"] = v
+            os.environ["GPUJIT_PTX_PASSES"] = v
             try:
                 k = gpujit.jit(case["sig"])(case["fn"])
                 case["before"]()
@@ -339,9 +339,9 @@ def run_variants(args, variants):
                 ptx[v] = hashlib.sha1(k.inspect_ptx(case["sig"]).encode()).hexdigest()[:8]
             finally:
                 if saved is None:
-                    del os.environ["GPUJIT_EXPERIMENT"]
+                    del os.environ["GPUJIT_PTX_PASSES"]
                 else:
-                    os.environ["GPUJIT_EXPERIMENT"] = saved
+                    os.environ["GPUJIT_PTX_PASSES"] = saved
             gk[v] = k
         f, cargs = case["c"]
         impls = {"CUDA C": (lambda: f(grid if isinstance(grid, tuple) else (grid,),
@@ -357,11 +357,11 @@ def run_variants(args, variants):
         print("%s (%s): CUDA C %.3f" % (case["name"], case["unit"], ref), flush=True)
         row = out.setdefault(case["name"], {"unit": case["unit"], "CUDA C": ref})
         for v in variants:
-            same = [u or "main" for u in variants if u != v and ptx[u] == ptx[v] and variants.index(u) < variants.index(v)]
-            print("  %-24s %10.3f  %.3f of CUDA C  ptx %s%s" % (v or "main", best[v], best[v] / ref, ptx[v],
+            same = [u or "default" for u in variants if u != v and ptx[u] == ptx[v] and variants.index(u) < variants.index(v)]
+            print("  %-24s %10.3f  %.3f of CUDA C  ptx %s%s" % (v or "default", best[v], best[v] / ref, ptx[v],
                                                                  "  (same code as %s)" % same[0] if same else ""),
                   flush=True)
-            row[v or "main"] = best[v]
+            row[v or "default"] = best[v]
 
 
 def main():
@@ -370,7 +370,7 @@ def main():
     ap.add_argument("--plot")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--variants", nargs="?", const=";".join(VARIANTS),
-                    help="measure GPUJIT_EXPERIMENT variants (';'-separated, default: all known)")
+                    help="measure GPUJIT_PTX_PASSES variants (';'-separated, default: all known)")
     ap.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     q = args.quick

@@ -85,7 +85,7 @@ if want bench; then
         "$OUT/cache_startup.log" | grep -v Warning
 fi
 if want variants; then
-    # the code generation experiments (GPUJIT_EXPERIMENT) against main's, beside CUDA C
+    # sets of the GPU passes after O3 (GPUJIT_PTX_PASSES) against each other, beside CUDA C
     timeout ${VARIANTS_TIMEOUT:-400} python3 benchmarks/lang_bench.py --variants --json "$OUT/lang_variants.json" \
         > "$OUT/lang_variants.log" 2>&1
     grep -v Warning "$OUT/lang_variants.log"

@@ -144,9 +144,8 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit) {
     return error_at(c, ERR_UNSUPPORTED, loc, "too many %s (limit is %ld)", what, limit);
 }
 
-/* Does the comma list in environment variable `var` name `word`? */
-static bool env_list_has(const char *var, const char *word) {
-    const char *v = getenv(var);
+/* Does the comma list v name `word`? */
+static bool list_has(const char *v, const char *word) {
     if (!v || !*v) return false;
     size_t n = strlen(word);
     for (const char *p = v; (p = strstr(p, word)); p += n) {
@@ -160,9 +159,15 @@ static bool env_list_has(const char *var, const char *word) {
 bool debug_enabled(const char *stage) {
     const char *v = getenv("GPUJIT_DEBUG");
     if (v && strstr(v, "all")) return true;
-    return env_list_has("GPUJIT_DEBUG", stage);
+    return list_has(v, stage);
 }
 
-/* Code generation changes under measurement, off unless named: they are chosen per compile, so
- * that one process can compare them (benchmarks/lang_bench.py --variants). */
-bool experiment_enabled(const char *name) { return env_list_has("GPUJIT_EXPERIMENT", name); }
+/* The GPU path's own passes after O3 (hoistloads.c, unrollmore.c, mergegep.c) and LLVM's
+ * 32-bit shared-memory pointers: all of them unless GPUJIT_PTX_PASSES names a set ("none":
+ * LLVM's O3 alone). Read per compile, so that one process can compare sets
+ * (benchmarks/lang_bench.py --variants); the GPU measured each set against CUDA C. */
+static const char DEFAULT_PTX_PASSES[] = "hoist,shortptr,unroll,mergegep";
+bool ptx_pass_enabled(const char *name) {
+    const char *v = getenv("GPUJIT_PTX_PASSES");
+    return list_has(v ? v : DEFAULT_PTX_PASSES, name);
+}

@@ -84,7 +84,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
-bool experiment_enabled(const char *name); /* GPUJIT_EXPERIMENT=hoist,hoist-all,shortptr,unroll,mergegep (code generation under measurement) */
+bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
 
 //
 // types.c

@@ -8,7 +8,7 @@
  * in series, where NVVM's code issues the three loads first. ptxas schedules
  * straight-line code well by itself (moving every load up changed the
  * registers of the float32 sums from 32 to 40), so by default a load moves
- * only when that takes it above such a branch (GPUJIT_EXPERIMENT=hoist);
+ * only when that takes it above such a branch (GPUJIT_PTX_PASSES=hoist);
  * hoist-all moves every one it can.
  *
  * Why it is safe. A load only moves within its block: every instruction of a

@@ -4,7 +4,7 @@
  * 64-bit add per address (two SASS instructions) where one multiply-add would form row * w + x:
  * the 5-point stencil's four addresses took 66 SASS instructions against CUDA C's 47, 58 with the
  * steps merged. Only steps of one block are merged, so nothing a loop hoisted comes back into
- * it. (GPUJIT_EXPERIMENT=mergegep) */
+ * it. (GPUJIT_PTX_PASSES=mergegep) */
 #include "gj.h"
 
 /* A getelementptr with a single index. */

@@ -364,7 +364,7 @@ static void machine(Ctx *c, MachineSpec *m) {
     m->features = arena_printf(&c->arena, "+ptx%d", nvptx_ptx_version(c));
     /* 32-bit pointers to shared, constant and local memory (ld.shared [%r], as NVVM's code): ptxas
      * then addresses shared memory through uniform registers in N-body's inner loop */
-    if (experiment_enabled("shortptr")) m->option = "-nvptx-short-ptr";
+    if (ptx_pass_enabled("shortptr")) m->option = "-nvptx-short-ptr";
 }
 
 /* Where libdevice.10.bc is looked for, in order (the one place that knows;
@@ -469,10 +469,10 @@ static int link_libdevice(Ctx *c) {
 }
 
 static int emit(Ctx *c) {
-    if (experiment_enabled("unroll")) STAGE(unroll_more(c));
-    if (experiment_enabled("mergegep")) STAGE(merge_geps(c));
-    if (experiment_enabled("hoist") || experiment_enabled("hoist-all"))
-        STAGE(hoist_loads(c, experiment_enabled("hoist-all")));
+    if (ptx_pass_enabled("unroll")) STAGE(unroll_more(c));
+    if (ptx_pass_enabled("mergegep")) STAGE(merge_geps(c));
+    if (ptx_pass_enabled("hoist") || ptx_pass_enabled("hoist-all"))
+        STAGE(hoist_loads(c, ptx_pass_enabled("hoist-all")));
     STAGE(fix_ir_nvptx(c));
     STAGE(emit_ptx(c));
     STAGE(fix_ptx(c));

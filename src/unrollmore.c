@@ -4,7 +4,7 @@
  * the loop's own instructions (counter, compare, branch) and lets ptxas fold more shared-memory
  * offsets into its addresses. Loops O3 fully unrolled are gone by then, and loops whose trip
  * count is only known at run time (grid-stride loops, already runtime-unrolled) are left
- * alone. (GPUJIT_EXPERIMENT=unroll) */
+ * alone. (GPUJIT_PTX_PASSES=unroll) */
 #include <string.h>
 
 #include <llvm-c/DebugInfo.h>

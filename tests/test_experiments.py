@@ -1,6 +1,6 @@
-"""Code-generation experiments chosen per compile by GPUJIT_EXPERIMENT (measured on the GPU
-by benchmarks/lang_bench.py --variants): each changes the PTX it is meant to change and no
-other, and its PTX assembles."""
+"""The GPU path's passes after O3, chosen per compile by GPUJIT_PTX_PASSES (all of them by
+default; measured on the GPU by benchmarks/lang_bench.py --variants): each changes the PTX it
+is meant to change and no other, and its PTX assembles."""
 import math
 import re
 
@@ -12,10 +12,7 @@ from conftest import assemble_ptx
 
 
 def ptx_of(fn, sig, experiment, monkeypatch):
-    if experiment:
-        monkeypatch.setenv("GPUJIT_EXPERIMENT", experiment)
-    else:
-        monkeypatch.delenv("GPUJIT_EXPERIMENT", raising=False)
+    monkeypatch.setenv("GPUJIT_PTX_PASSES", experiment or "none")
     ptx, _ = gpu.compile_ptx(fn, sig, cc=(9, 0))
     assemble_ptx([("%s %s %s" % (fn.__name__, sig, experiment), ptx)])
     return ptx
@@ -108,7 +105,7 @@ def test_hoist_leaves_kernels_without_slow_paths_alone(monkeypatch):
 
 def test_experiments_do_not_change_cpu_results(monkeypatch):
     # the experiments are GPU code generation only: the CPU target computes the same
-    monkeypatch.setenv("GPUJIT_EXPERIMENT", "hoist-all")
+    monkeypatch.setenv("GPUJIT_PTX_PASSES", "hoist-all")
     rng = np.random.default_rng()
     n = 1000
     S, K, T = (rng.uniform(1, 10, n).astype(np.float32) for _ in range(3))
@@ -180,9 +177,9 @@ def test_experiments_leave_other_kernels_alone(experiment, monkeypatch):
 
 def test_experiments_key_the_disk_cache(monkeypatch):
     from gpujit import caching
-    monkeypatch.delenv("GPUJIT_EXPERIMENT", raising=False)
+    monkeypatch.delenv("GPUJIT_PTX_PASSES", raising=False)
     main = caching._build()
-    monkeypatch.setenv("GPUJIT_EXPERIMENT", "hoist")
+    monkeypatch.setenv("GPUJIT_PTX_PASSES", "hoist")
     assert caching._build() != main
 
 
@@ -193,8 +190,16 @@ def test_experiments_keep_source_lines(experiment, monkeypatch):
         return {int(s.split()[2]) for s in ptx.splitlines() if s.strip().startswith(".loc")}
 
     for fn, sig in ((bs, BS_SIG), (stencil, "void(float32[:, ::1], float32[:, ::1])"), (tiles, TILES_SIG)):
-        monkeypatch.delenv("GPUJIT_EXPERIMENT", raising=False)
+        monkeypatch.setenv("GPUJIT_PTX_PASSES", "none")
         base = gpu.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)[0]
-        monkeypatch.setenv("GPUJIT_EXPERIMENT", experiment)
+        monkeypatch.setenv("GPUJIT_PTX_PASSES", experiment)
         ptx = gpu.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)[0]
         assert lines(ptx) == lines(base), (fn.__name__, experiment)
+
+
+def test_default_is_every_pass_and_none_is_o3_alone(monkeypatch):
+    sig = "void(float32[:, ::1], float32[:, ::1])"
+    monkeypatch.delenv("GPUJIT_PTX_PASSES", raising=False)
+    default = gpu.compile_ptx(stencil, sig, cc=(9, 0))[0]
+    assert default == ptx_of(stencil, sig, "hoist,shortptr,unroll,mergegep", monkeypatch)
+    assert default != ptx_of(stencil, sig, "none", monkeypatch) == ptx_of(stencil, sig, "", monkeypatch)

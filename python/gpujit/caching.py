@@ -97,8 +97,8 @@ def _build():
     global _BUILD
     if _BUILD is None:
         _BUILD = _build_id()
-    # code generation experiments (GPUJIT_EXPERIMENT) change the code a source compiles to
-    return _BUILD + (os.environ.get("GPUJIT_EXPERIMENT", ""),)
+    # the set of GPU passes after O3 (GPUJIT_PTX_PASSES) changes the code a source compiles to
+    return _BUILD + (os.environ.get("GPUJIT_PTX_PASSES"),)
 
 
 def _host():
