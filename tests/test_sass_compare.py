@@ -5,7 +5,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import gpujit
@@ -89,6 +88,6 @@ def test_bad_ptx_is_an_error_not_a_match(tmp_path):
 def test_sass_of_a_kernel_lists_its_instructions(tmp_path):
     s = sass_compare.sass(ptx(scale), str(tmp_path), "k")
     assert any(x.startswith("FMUL") for x in s), s
-    assert s[-1] == "BRA `(.L_x_0)" or any(x.startswith("EXIT") for x in s)
-    assert not any("/*" in x for x in s)
-    np.testing.assert_equal(len(s), len(sass_compare.sass(ptx(scale), str(tmp_path), "k2")))
+    assert any(x.startswith("EXIT") for x in s), s
+    assert not any("/*" in x for x in s)  # no addresses or encodings
+    assert s == sass_compare.sass(ptx(scale), str(tmp_path), "k2")  # deterministic
