@@ -55,7 +55,7 @@
 #define MAX_THREADS 1024          /* cap on GPUJIT_CPU_THREADS */
 #define MAX_FIBERS (1u << 16)     /* CUDA allows 1024 threads a block */
 #define WORKER_STACK (8u << 20)   /* least stack of a block function */
-#define CORO_ROUND 2048           /* loop iterations in a round of interleaved threads */
+#define CORO_ROUND 1024           /* loop iterations in a round of interleaved threads */
 #define CORO_MIN_EVERY 4
 #define CORO_MAX_EVERY 65536
 
@@ -270,7 +270,8 @@ static void run_block_fiber(Worker *w, Job *j) {
  * would pay a resumption (a few ns) too often; more would spread a round
  * over more cache lines than stay in the cache. */
 static int32_t coro_every(uint64_t nthreads) {
-    uint64_t k = CORO_ROUND / (nthreads ? nthreads : 1);
+    if (nthreads <= 1) return INT32_MAX; /* nothing to interleave with */
+    uint64_t k = CORO_ROUND / nthreads;
     return (int32_t)(k < CORO_MIN_EVERY ? CORO_MIN_EVERY : k > CORO_MAX_EVERY ? CORO_MAX_EVERY : k);
 }
 
@@ -320,16 +321,21 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
         return;
     }
     char *buf = w->coro_buf;
-    uint32_t n = w->coro_n;
-    for (;;) {
-        uint32_t live = 0;
-        for (uint32_t i = 0; i < n; i++) live += coro_live((void **)(buf + i * size));
-        if (!live) break;
+    uint32_t n = w->coro_n, live = 0;
+    for (uint32_t i = 0; i < n; i++) live += coro_live((void **)(buf + i * size));
+    /* the barrier rule: a round must not end with some threads returned
+     * and others waiting (one compare a round) */
+    while (live) {
         if (barriers && live < n) cpu_trap_deadlock();
+        uint32_t waiting = 0;
         for (uint32_t i = 0; i < n; i++) {
             void **h = (void **)(buf + i * size);
-            if (coro_live(h)) coro_resume(h);
+            if (coro_live(h)) {
+                coro_resume(h);
+                waiting += coro_live(h);
+            }
         }
+        live = waiting;
     }
     w->coro_n = 0;
 }

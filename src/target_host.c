@@ -294,7 +294,8 @@ static LLVMValueRef coro_call(Ctx *c, const char *name, LLVMTypeRef over, LLVMVa
 }
 
 /* The phis of `head`: what came from `from` now comes from each of via[]. */
-static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via, unsigned nvia) {
+static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
+                          unsigned nvia) {
     LLVMValueRef phi = LLVMGetFirstInstruction(head);
     while (phi && LLVMIsAPHINode(phi)) {
         LLVMValueRef nxt = LLVMGetNextInstruction(phi);
@@ -402,6 +403,7 @@ static CoroMode interleave(Ctx *c) {
     LLVMValueRef every = LLVMBuildLoad2(c->b, c->i32, field_ptr(c, OFF_CORO_EVERY), "coro.every");
 
     /* the way out of every suspension, and the final suspension at each return */
+    LLVMValueRef entry_br = LLVMGetBasicBlockTerminator(LLVMGetEntryBasicBlock(fn));
     LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.out");
     LLVMBasicBlockRef cleanup = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.cleanup");
     LLVMBasicBlockRef never = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.never");
@@ -424,6 +426,22 @@ static CoroMode interleave(Ctx *c) {
         LLVMPositionBuilderBefore(c->b, rets[i]);
         LLVMBuildBr(c->b, final);
         LLVMInstructionEraseFromParent(rets[i]);
+    }
+
+    /* A first suspension, before any of the kernel's code: the ramp only
+     * starts the thread, and all of its work runs in the resume function,
+     * whose frame is noalias (split_coroutines). In the ramp, where the
+     * frame has escaped to the runtime, a loop would store the values it
+     * keeps there at every iteration. */
+    if (entry_br && LLVMIsABranchInst(entry_br) && !LLVMIsConditional(entry_br)) {
+        LLVMBasicBlockRef first = LLVMGetSuccessor(entry_br, 0);
+        LLVMPositionBuilderBefore(c->b, entry_br);
+        LLVMValueRef ia[2] = {none, fls};
+        LLVMValueRef is = coro_call(c, "llvm.coro.suspend", NULL, ia, 2);
+        LLVMValueRef isw = LLVMBuildSwitch(c->b, is, out, 2);
+        LLVMAddCase(isw, LLVMConstInt(c->i8, 0, 0), first);
+        LLVMAddCase(isw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        LLVMInstructionEraseFromParent(entry_br);
     }
 
     /* each back edge L -> H becomes L -> count -> (H | yield -> H) */
@@ -484,7 +502,9 @@ static CoroMode interleave(Ctx *c) {
 }
 
 /* Before O3: an interleaved body is split into its coroutine functions
- * first, so that the resume function's frame can be marked noalias. LLVM
+ * first, so that the resume function's frame can be marked noalias. The
+ * body is simplified before the split (loop facts such as an index never
+ * being negative cannot be proved of a value reloaded from the frame). LLVM
  * does not mark it (a frame may be reached through its handle), and without
  * that every value a loop keeps in the frame is reloaded, and its counter
  * stored, at every iteration, for fear of the kernel's own stores. Here
@@ -499,10 +519,11 @@ static int split_coroutines(Ctx *c) {
     const char *name = LLVMGetValueName2(body, &len);
     const char *resume_name = arena_printf(&c->arena, "%.*s.resume", (int)len, name);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod,
-                                   "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg),coro-early,cgscc(coro-split),"
-                                   "coro-cleanup",
-                                   c->tm, po);
+    static const char passes[] = "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+                                 "correlated-propagation,loop-mssa(licm),indvars,"
+                                 "instcombine<no-verify-fixpoint>,simplifycfg),"
+                                 "coro-early,cgscc(coro-split),coro-cleanup";
+    LLVMErrorRef e = LLVMRunPasses(c->mod, passes, c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
