@@ -5,8 +5,10 @@
  * Blocks are spread over a persistent pool of worker threads, the launching
  * thread joining in; workers take block indices from an atomic counter. A
  * block runs either as one call of the compiled block function (kernels
- * without barriers: the compiled code loops over the threads itself) or, for
- * kernels that call syncthreads() or warp-level operations, as one fiber per
+ * without barriers: the compiled code loops over the threads itself; those
+ * with loops, or with syncthreads() only in their body, start each thread as
+ * a coroutine and coro_run below interleaves them) or, for the other kernels
+ * that call syncthreads() or warp-level operations, as one fiber per
  * CUDA thread: each thread runs on a small private stack, a barrier or warp
  * operation switches back to a scheduler on the worker's own stack, and the
  * scheduler resumes the threads warp by warp: a warp's lanes waiting at a
@@ -53,12 +55,15 @@
 #define MAX_THREADS 1024          /* cap on GPUJIT_CPU_THREADS */
 #define MAX_FIBERS (1u << 16)     /* CUDA allows 1024 threads a block */
 #define WORKER_STACK (8u << 20)   /* least stack of a block function */
+#define CORO_ROUND 1024           /* loop iterations in a round of interleaved threads */
+#define CORO_MIN_EVERY 4
+#define CORO_MAX_EVERY 65536
 
 static const char MSG_DEADLOCK[] = "syncthreads(): not every thread of a block reached the same barrier "
                                    "(a barrier inside a branch that some threads skipped?)";
 static const char MSG_WARP_DEADLOCK[] = "warp-level operation: a lane named in the mask never reached it "
                                         "(it waits at syncthreads(), or at a different warp operation)";
-static const char MSG_NOMEM[] = "CPU launch: out of memory (shared-memory buffer or fiber stacks)";
+static const char MSG_NOMEM[] = "CPU launch: out of memory (shared-memory buffer, fiber stacks or thread frames)";
 static const char MSG_NOFN[] = "internal error: CPU launch without the host function this kernel needs";
 static const char MSG_INDEX[] = "an array index was out of bounds";
 static const char MSG_DIMS[] = "CPU launch: grid or block dimensions out of range";
@@ -257,6 +262,84 @@ static void run_block_fiber(Worker *w, Job *j) {
     w->active = NULL;
 }
 
+/* ---- interleaved threads ------------------------------------------------ */
+
+/* How many loop iterations a thread of an interleaved kernel runs before the
+ * next thread's turn: a round of the block's threads then runs about
+ * CORO_ROUND iterations, neighbours in memory for a grid-stride loop. Fewer
+ * would pay a resumption (a few ns) too often; more would spread a round
+ * over more cache lines than stay in the cache. */
+static int32_t coro_every(uint64_t nthreads) {
+    if (nthreads <= 1) return INT32_MAX; /* nothing to interleave with */
+    uint64_t k = CORO_ROUND / nthreads;
+    return (int32_t)(k < CORO_MIN_EVERY ? CORO_MIN_EVERY : k > CORO_MAX_EVERY ? CORO_MAX_EVERY : k);
+}
+
+/* blk->coro_alloc: a thread's frame. The first thread of a block sizes the
+ * buffer for all of them (no frame is live then, so it may move). Threads
+ * on fibers (a cooperative launch) each keep theirs, by fiber index. */
+static void *coro_alloc(GjBlockCtx *blk, uint64_t size) {
+    Worker *w = cpu_tls_worker;
+    Sched *s = blk->sched;
+    size = (size + 63) & ~(uint64_t)63; /* 64: frames may hold any vector */
+    uint64_t i = s ? (uint64_t)(s->cur - w->fibers) : w->coro_n;
+    if (i == 0) {
+        uint64_t n = s ? s->job->nfibers : (uint64_t)blk->ntid[0] * (uint64_t)blk->ntid[1] * (uint64_t)blk->ntid[2];
+        if (size * n > w->coro_cap) {
+            free(w->coro_buf);
+            w->coro_buf = aligned_alloc(64, size * n);
+            w->coro_cap = w->coro_buf ? size * n : 0;
+            if (!w->coro_buf) cpu_trap_nomem();
+        }
+        w->coro_size = size;
+    }
+    if (!s) w->coro_n++;
+    return w->coro_buf + i * w->coro_size;
+}
+
+/* blk->coro_begin: the handle is the frame coro_alloc gave (LLVM's
+ * switched-resume coroutines), which coro_run finds by its index. */
+static void coro_begin(GjBlockCtx *blk, void *handle) { (void)blk, (void)handle; }
+
+/* A frame starts with its resume function, which a returned thread's final
+ * suspension sets to NULL. */
+static int coro_live(void **h) { return h[0] != NULL; }
+static void coro_resume(void **h) { ((void (*)(void *))h[0])(h); }
+
+/* blk->coro_run: resumes the block's suspended threads, one round after
+ * another in linear thread order, until every one has returned. */
+static void coro_run(GjBlockCtx *blk, int32_t barriers) {
+    Worker *w = cpu_tls_worker;
+    size_t size = w->coro_size;
+    if (blk->sched) {
+        /* a fiber: this thread alone, the fibers' own barrier between rounds */
+        void **h = (void **)(w->coro_buf + (size_t)(((Sched *)blk->sched)->cur - w->fibers) * size);
+        while (coro_live(h)) {
+            if (barriers) blk->syncthreads(blk);
+            coro_resume(h);
+        }
+        return;
+    }
+    char *buf = w->coro_buf;
+    uint32_t n = w->coro_n, live = 0;
+    for (uint32_t i = 0; i < n; i++) live += coro_live((void **)(buf + i * size));
+    /* the barrier rule: a round must not end with some threads returned
+     * and others waiting (one compare a round) */
+    while (live) {
+        if (barriers && live < n) cpu_trap_deadlock();
+        uint32_t waiting = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            void **h = (void **)(buf + i * size);
+            if (coro_live(h)) {
+                coro_resume(h);
+                waiting += coro_live(h);
+            }
+        }
+        live = waiting;
+    }
+    w->coro_n = 0;
+}
+
 /* ---- blocks and jobs ---------------------------------------------------- */
 
 /* Block b's geometry and runtime hooks, in blk. */
@@ -277,6 +360,10 @@ static void block_ctx(const Job *j, GjBlockCtx *blk_, uint64_t b, char *shared) 
     blk.shared_bytes = j->shared_bytes;
     blk.trap = cpu_trap_index;
     blk.grid_sync = grid_sync_noop;
+    blk.coro_alloc = coro_alloc;
+    blk.coro_begin = coro_begin;
+    blk.coro_run = coro_run;
+    blk.coro_every = coro_every(j->block.x * j->block.y * j->block.z);
 #undef blk
 }
 
@@ -370,6 +457,7 @@ static void run_job(Worker *w, Job *j) {
         return;
     }
     w->active = NULL;
+    w->coro_n = 0; /* a failed launch may have left frames */
     cpu_tls_worker = w;
     int why = sigsetjmp(w->fault_jb, 0);
     if (why) {
@@ -398,7 +486,11 @@ static void run_job(Worker *w, Job *j) {
             cpu_abandon(w, j->nfibers);
         else if (w->bstack)
             cpu_abandon_fiber(&w->bfiber);
-        set_error(j, why == JUMP_TRAP ? MSG_INDEX : j->uses_barrier ? msg_overflow_fiber : msg_overflow_block);
+        set_error(j, why == JUMP_TRAP       ? MSG_INDEX
+                     : why == JUMP_NOMEM    ? MSG_NOMEM
+                     : why == JUMP_DEADLOCK ? MSG_DEADLOCK
+                     : j->uses_barrier   ? msg_overflow_fiber
+                                         : msg_overflow_block);
         return;
     }
     if (j->coop)

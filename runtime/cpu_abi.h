@@ -46,6 +46,21 @@ struct GjBlockCtx {
     /* cg.this_grid().sync(): waits until every thread of the grid that has not
      * exited has called it (a cooperative launch: the grid's blocks run together). */
     void (*grid_sync)(GjBlockCtx *);
+    /* Kernels compiled as interleaved threads (src/target_host.c: a thread
+     * yields to the block's next one every coro_every crossings of a loop's
+     * back edge, or at syncthreads()): each thread's first call takes its
+     * frame of `size` bytes from coro_alloc and hands its coroutine handle
+     * (the frame) to coro_begin, which is what tells LLVM that the thread
+     * may be resumed (without it the code after a yield would be dropped).
+     * coro_run then resumes the block's suspended threads round-robin, in
+     * linear order, until all have returned. With `barriers` a round is the
+     * time between two barriers, and one that ends with some threads
+     * returned and others waiting is a deadlock. */
+    void *(*coro_alloc)(GjBlockCtx *, uint64_t size);
+    void (*coro_begin)(GjBlockCtx *, void *handle);
+    void (*coro_run)(GjBlockCtx *, int32_t barriers);
+    int32_t coro_every; /* back edges a thread crosses between yields */
+    int32_t pad2;
 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,

@@ -237,6 +237,18 @@ void cpu_trap_index(GjBlockCtx *blk) {
     jump_back(w, w->active, JUMP_TRAP);
 }
 
+/* Out of memory inside a thread (its frame): the launch fails. */
+void cpu_trap_nomem(void) {
+    Worker *w = cpu_tls_worker;
+    jump_back(w, w->active, JUMP_NOMEM);
+}
+
+/* Interleaved threads that cannot all reach the same barrier. */
+void cpu_trap_deadlock(void) {
+    Worker *w = cpu_tls_worker;
+    jump_back(w, w->active, JUMP_DEADLOCK);
+}
+
 static void on_fault(int sig, siginfo_t *si, void *ctx) {
     Worker *w = cpu_tls_worker;
     Sched *s = w ? w->active : NULL;
@@ -448,6 +460,9 @@ void cpu_worker_free(Worker *w) {
     free(w->shared);
     w->shared = NULL;
     w->shared_cap = 0;
+    free(w->coro_buf);
+    w->coro_buf = NULL;
+    w->coro_cap = w->coro_n = 0;
 }
 
 /* Grows w's shared-memory buffer and fibers to what job j needs; both are

@@ -96,6 +96,11 @@ typedef struct Worker {
     sigjmp_buf fault_jb;       /* in run_job(): JUMP_FAULT or JUMP_TRAP come back here */
     int jumped_off_fiber;      /* the jump left a fiber's stack (the sanitizers know) */
     sigset_t fault_mask; /* the signal mask when the fault hit */
+    /* frames of interleaved threads (GjBlockCtx.coro_alloc): coro_n of
+     * coro_size bytes each are live, in a buffer of coro_cap */
+    char *coro_buf;
+    size_t coro_cap, coro_size;
+    uint32_t coro_n;
 } Worker;
 
 /* One launch. Lives on the launching thread's stack; the pool points at it
@@ -184,7 +189,7 @@ void cpu_fiber_main(Fiber *f) __attribute__((noreturn));
 
 /* runtime/cpu_fiber.c */
 
-enum { JUMP_FAULT = 1, JUMP_TRAP = 2 };
+enum { JUMP_FAULT = 1, JUMP_TRAP = 2, JUMP_NOMEM = 3, JUMP_DEADLOCK = 4 };
 
 /* The worker whose run_job() this thread is in: initial-exec, so that the
  * signal handler reads it without a call that could allocate. */
@@ -202,6 +207,8 @@ void cpu_to_sched(Sched *s, Fiber *f);
 void cpu_abandon_fiber(Fiber *f);
 void cpu_abandon(Worker *w, uint32_t n);
 void cpu_trap_index(GjBlockCtx *blk) __attribute__((noreturn));
+void cpu_trap_nomem(void) __attribute__((noreturn));
+void cpu_trap_deadlock(void) __attribute__((noreturn));
 void cpu_fault_handler_install(void);
 char *cpu_altstack_setup(void);
 void cpu_caller_altstack(void);

@@ -620,7 +620,8 @@ struct Target {
     void (*end)(Ctx *c);
     /* The triple, CPU and features to compile for (emit.c pools the machines). */
     void (*machine)(Ctx *c, MachineSpec *m);
-    /* Before optimisation: link libraries the module calls (libdevice). */
+    /* Before optimisation: link libraries the module calls (libdevice); the
+     * host target splits its coroutines there. */
     int (*link)(Ctx *c);
     /* After optimisation: the output (PTX text, or host code in the JIT). */
     int (*emit)(Ctx *c);

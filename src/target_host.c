@@ -3,9 +3,15 @@
  * geometry from a GjBlockCtx (runtime/cpu_abi.h, addressed by offsetof); two
  * entry points unpack a cuLaunchKernel-style params array: _block loops over
  * every thread of a block (kernels without barriers), _thread runs one
- * thread (kernels with barriers run each thread on a fiber). */
+ * thread (kernels with barriers run each thread on a fiber). Kernels with
+ * loops, or with syncthreads() only in their body, become coroutines whose
+ * threads the runtime interleaves (interleave, below). */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "gj.h"
 
@@ -20,6 +26,10 @@ enum {
     OFF_WARP = offsetof(GjBlockCtx, warp),
     OFF_TRAP = offsetof(GjBlockCtx, trap),
     OFF_GRID_SYNC = offsetof(GjBlockCtx, grid_sync),
+    OFF_CORO_ALLOC = offsetof(GjBlockCtx, coro_alloc),
+    OFF_CORO_BEGIN = offsetof(GjBlockCtx, coro_begin),
+    OFF_CORO_RUN = offsetof(GjBlockCtx, coro_run),
+    OFF_CORO_EVERY = offsetof(GjBlockCtx, coro_every),
 };
 /* The loads below are i32 and i64. */
 _Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
@@ -187,6 +197,357 @@ static LLVMValueRef const_array(Ctx *c, const char *bytes, size_t n) {
     return g;
 }
 
+/* ---- interleaved threads: a barrier-free kernel with loops ----
+ *
+ * Run one after another, the threads of a block walk memory in thread-major
+ * order: a grid-stride loop (i += gridsize) then strides through each array
+ * gridsize elements at a time, a new page at every access. Instead, the body
+ * of such a kernel becomes an LLVM coroutine that yields at every
+ * GjBlockCtx.coro_every-th crossing of a loop's back edge: _block starts every thread
+ * of the block (each runs until its first yield) and the runtime then
+ * resumes them round-robin in linear order (GjBlockCtx.coro_run), so that
+ * threads t and t+1 run their k-th iterations close together and touch
+ * neighbouring addresses, as a warp does. A kernel without barriers cannot
+ * tell the two schedules apart (no thread of a block may wait for another).
+ * LLVM's coroutine passes keep only what lives across a yield in the
+ * thread's frame (the runtime's memory, reused block after block).
+ *
+ * Not for kernels that print (their output would interleave by iteration),
+ * nor for large local arrays (they would live in every thread's frame). */
+enum { CORO_MAX_LOCALS = 256 };
+typedef enum { CORO_NONE, CORO_LOOPS, CORO_BARRIERS } CoroMode;
+
+static int ptr_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int bb_index(LLVMBasicBlockRef *sorted, int n, LLVMBasicBlockRef bb) {
+    LLVMBasicBlockRef *p = bsearch(&bb, sorted, (size_t)n, sizeof *sorted, ptr_cmp);
+    return p ? (int)(p - sorted) : -1;
+}
+
+typedef struct {
+    LLVMBasicBlockRef from;
+    unsigned succ;
+} Edge;
+
+/* The back edges of fn (to a block on the depth-first path), in *out; their
+ * number, 0 where a loop cannot take a yield (a block that branches to its
+ * header twice), -1 when out of memory. */
+static int back_edges(Ctx *c, LLVMValueRef fn, Edge **out) {
+    int n = (int)LLVMCountBasicBlocks(fn);
+    LLVMBasicBlockRef *bbs = arena_alloc(&c->arena, sizeof *bbs * (size_t)n);
+    int *state = arena_alloc(&c->arena, sizeof(int) * (size_t)n);
+    int *stack = arena_alloc(&c->arena, sizeof(int) * (size_t)n);
+    unsigned *next = arena_alloc(&c->arena, sizeof(unsigned) * (size_t)n);
+    Edge *edges = arena_alloc(&c->arena, sizeof *edges * (size_t)n * 2 + 1);
+    if (!bbs || !state || !stack || !next || !edges) return -1;
+    LLVMGetBasicBlocks(fn, bbs);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+    qsort(bbs, (size_t)n, sizeof *bbs, ptr_cmp);
+    int sp = 0, ne = 0, cap = n * 2;
+    stack[sp++] = bb_index(bbs, n, entry);
+    state[stack[0]] = 1;
+    while (sp > 0) {
+        int v = stack[sp - 1];
+        LLVMValueRef term = LLVMGetBasicBlockTerminator(bbs[v]);
+        unsigned ns = term ? LLVMGetNumSuccessors(term) : 0;
+        if (next[v] >= ns) {
+            state[v] = 2;
+            sp--;
+            continue;
+        }
+        unsigned k = next[v]++;
+        LLVMBasicBlockRef to = LLVMGetSuccessor(term, k);
+        int u = bb_index(bbs, n, to);
+        if (u < 0) return 0;
+        if (state[u] == 1) {
+            for (unsigned m = 0; m < ns; m++)
+                if (m != k && LLVMGetSuccessor(term, m) == to) return 0;
+            if (ne == cap) return 0;
+            edges[ne++] = (Edge){bbs[v], k};
+        } else if (state[u] == 0) {
+            state[u] = 1;
+            stack[sp++] = u;
+        }
+    }
+    *out = edges;
+    return ne;
+}
+
+static uint64_t alloca_bytes(Ctx *c) {
+    uint64_t most = 0;
+    LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
+    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+                if (LLVMIsAAllocaInst(in)) {
+                    uint64_t b = LLVMABISizeOfType(td, LLVMGetAllocatedType(in));
+                    if (b > most) most = b;
+                }
+    return most;
+}
+
+static LLVMValueRef coro_call(Ctx *c, const char *name, LLVMTypeRef over, LLVMValueRef *args, int n) {
+    return call_intrinsic(c, name, over ? &over : NULL, over ? 1 : 0, args, n);
+}
+
+/* The phis of `head`: what came from `from` now comes from each of via[]. */
+static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
+                          unsigned nvia) {
+    LLVMValueRef phi = LLVMGetFirstInstruction(head);
+    while (phi && LLVMIsAPHINode(phi)) {
+        LLVMValueRef nxt = LLVMGetNextInstruction(phi);
+        LLVMPositionBuilderBefore(c->b, phi);
+        LLVMValueRef np = LLVMBuildPhi(c->b, LLVMTypeOf(phi), "");
+        unsigned m = LLVMCountIncoming(phi);
+        for (unsigned j = 0; j < m; j++) {
+            LLVMValueRef v = LLVMGetIncomingValue(phi, j);
+            LLVMBasicBlockRef in = LLVMGetIncomingBlock(phi, j);
+            if (in == from)
+                for (unsigned k = 0; k < nvia; k++) LLVMAddIncoming(np, &v, &via[k], 1);
+            else
+                LLVMAddIncoming(np, &v, &in, 1);
+        }
+        LLVMReplaceAllUsesWith(phi, np);
+        LLVMInstructionEraseFromParent(phi);
+        phi = nxt;
+    }
+}
+
+/* The runtime hook a call goes through (the GjBlockCtx offset whose pointer
+ * it loads), or -1. */
+static int hook_of(LLVMValueRef call) {
+    LLVMValueRef fp = LLVMGetCalledValue(call);
+    if (!fp || !LLVMIsALoadInst(fp)) return -1;
+    LLVMValueRef gep = LLVMGetOperand(fp, 0);
+    if (!LLVMIsAGetElementPtrInst(gep) || LLVMGetNumOperands(gep) != 2) return -1;
+    LLVMValueRef off = LLVMGetOperand(gep, 1);
+    return LLVMIsAConstantInt(off) ? (int)LLVMConstIntGetZExtValue(off) : -1;
+}
+
+/* The syncthreads() calls of a barrier kernel's body, in *out: their number,
+ * or -1 where the kernel cannot run as interleaved threads (a barrier in a
+ * device function, or a block-wide or warp-wide operation other than
+ * syncthreads(), which only fibers implement). */
+static int barrier_sites(Ctx *c, LLVMValueRef **out) {
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+            for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+                for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+                    if (!LLVMIsACallInst(in)) continue;
+                    int h = hook_of(in);
+                    if (h == OFF_SYNC_REDUCE || h == OFF_WARP || h == OFF_GRID_SYNC || (h == OFF_SYNC && f != c->fn))
+                        return -1;
+                    if (h == OFF_SYNC) {
+                        if (pass) (*out)[n] = in;
+                        n++;
+                    }
+                }
+        if (!pass && !(*out = arena_alloc(&c->arena, sizeof **out * (size_t)(n + 1)))) return -1;
+    }
+    return n;
+}
+
+/* Turns the body into a coroutine that yields at its loops' back edges
+ * (CORO_LOOPS) or at its barriers (CORO_BARRIERS); CORO_NONE (nothing
+ * changed) where neither applies. */
+static CoroMode interleave(Ctx *c) {
+    Edge *edges = NULL;
+    LLVMValueRef *sites = NULL;
+    int ne = 0, ns = 0;
+    if (alloca_bytes(c) > CORO_MAX_LOCALS) return CORO_NONE;
+    if (ctx_root(c)->uses_barrier) {
+        ns = barrier_sites(c, &sites);
+        if (ns <= 0) return CORO_NONE;
+    } else {
+        if (LLVMGetNamedFunction(c->mod, "printf")) return CORO_NONE;
+        ne = back_edges(c, c->fn, &edges);
+        if (ne <= 0) return CORO_NONE;
+    }
+    LLVMValueRef fn = c->fn;
+    LLVMValueRef saved = c->host_blk;
+    c->host_blk = LLVMGetParam(fn, 0);
+    LLVMTypeRef tok = LLVMTokenTypeInContext(c->llctx);
+    LLVMValueRef none = LLVMConstNull(tok), nullp = LLVMConstPointerNull(c->ptr);
+    LLVMValueRef fls = LLVMConstInt(c->i1, 0, 0), tru = LLVMConstInt(c->i1, 1, 0);
+
+    /* returns, before new ones are made */
+    int nret = 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        nret += LLVMIsAReturnInst(LLVMGetBasicBlockTerminator(bb)) != NULL;
+    LLVMValueRef *rets = arena_alloc(&c->arena, sizeof *rets * (size_t)(nret + 1));
+    if (!rets) return false;
+    nret = 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        if (LLVMIsAReturnInst(LLVMGetBasicBlockTerminator(bb))) rets[nret++] = LLVMGetBasicBlockTerminator(bb);
+
+    /* entry: the frame from the runtime, a yield counter */
+    LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(fn)));
+    LLVMValueRef count = LLVMBuildAlloca(c->b, c->i32, "coro.count");
+    LLVMBuildStore(c->b, LLVMConstInt(c->i32, 0, 0), count);
+    LLVMValueRef idargs[4] = {LLVMConstInt(c->i32, 0, 0), nullp, nullp, nullp};
+    LLVMValueRef id = coro_call(c, "llvm.coro.id", NULL, idargs, 4);
+    LLVMValueRef size = coro_call(c, "llvm.coro.size", c->i64, NULL, 0);
+    LLVMTypeRef at[2] = {c->ptr, c->i64};
+    LLVMValueRef aa[2] = {c->host_blk, size};
+    LLVMValueRef mem = call_runtime(c, OFF_CORO_ALLOC, c->ptr, at, aa, 2);
+    LLVMValueRef ba[2] = {id, mem};
+    LLVMValueRef hdl = coro_call(c, "llvm.coro.begin", NULL, ba, 2);
+    LLVMTypeRef bt[2] = {c->ptr, c->ptr};
+    LLVMValueRef bv[2] = {c->host_blk, hdl};
+    call_runtime(c, OFF_CORO_BEGIN, c->voidt, bt, bv, 2);
+    LLVMValueRef every = LLVMBuildLoad2(c->b, c->i32, field_ptr(c, OFF_CORO_EVERY), "coro.every");
+
+    /* the way out of every suspension, and the final suspension at each return */
+    LLVMValueRef entry_br = LLVMGetBasicBlockTerminator(LLVMGetEntryBasicBlock(fn));
+    LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.out");
+    LLVMBasicBlockRef cleanup = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.cleanup");
+    LLVMBasicBlockRef never = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.never");
+    LLVMBasicBlockRef final = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.final");
+    LLVMPositionBuilderAtEnd(c->b, out);
+    LLVMValueRef ea[3] = {hdl, fls, none};
+    coro_call(c, "llvm.coro.end", NULL, ea, 3);
+    LLVMBuildRetVoid(c->b);
+    LLVMPositionBuilderAtEnd(c->b, cleanup);
+    LLVMBuildBr(c->b, out);
+    LLVMPositionBuilderAtEnd(c->b, never);
+    LLVMBuildUnreachable(c->b);
+    LLVMPositionBuilderAtEnd(c->b, final);
+    LLVMValueRef sa[2] = {none, tru};
+    LLVMValueRef st = coro_call(c, "llvm.coro.suspend", NULL, sa, 2);
+    LLVMValueRef sw = LLVMBuildSwitch(c->b, st, out, 2);
+    LLVMAddCase(sw, LLVMConstInt(c->i8, 0, 0), never);
+    LLVMAddCase(sw, LLVMConstInt(c->i8, 1, 0), cleanup);
+    for (int i = 0; i < nret; i++) {
+        LLVMPositionBuilderBefore(c->b, rets[i]);
+        LLVMBuildBr(c->b, final);
+        LLVMInstructionEraseFromParent(rets[i]);
+    }
+
+    /* A first suspension, before any of the kernel's code: the ramp only
+     * starts the thread, and all of its work runs in the resume function,
+     * whose frame is noalias (split_coroutines). In the ramp, where the
+     * frame has escaped to the runtime, a loop would store the values it
+     * keeps there at every iteration. */
+    if (entry_br && LLVMIsABranchInst(entry_br) && !LLVMIsConditional(entry_br)) {
+        LLVMBasicBlockRef first = LLVMGetSuccessor(entry_br, 0);
+        LLVMPositionBuilderBefore(c->b, entry_br);
+        LLVMValueRef ia[2] = {none, fls};
+        LLVMValueRef is = coro_call(c, "llvm.coro.suspend", NULL, ia, 2);
+        LLVMValueRef isw = LLVMBuildSwitch(c->b, is, out, 2);
+        LLVMAddCase(isw, LLVMConstInt(c->i8, 0, 0), first);
+        LLVMAddCase(isw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        LLVMInstructionEraseFromParent(entry_br);
+    }
+
+    /* each back edge L -> H becomes L -> count -> (H | yield -> H) */
+    for (int e = 0; e < ne; e++) {
+        LLVMValueRef term = LLVMGetBasicBlockTerminator(edges[e].from);
+        LLVMBasicBlockRef head = LLVMGetSuccessor(term, edges[e].succ);
+        LLVMBasicBlockRef tick = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.tick");
+        LLVMBasicBlockRef yield = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.yield");
+        LLVMPositionBuilderAtEnd(c->b, tick);
+        LLVMValueRef k = LLVMBuildAdd(c->b, LLVMBuildLoad2(c->b, c->i32, count, ""), LLVMConstInt(c->i32, 1, 0), "");
+        LLVMValueRef due = LLVMBuildICmp(c->b, LLVMIntSGE, k, every, "");
+        LLVMBuildStore(c->b, LLVMBuildSelect(c->b, due, LLVMConstInt(c->i32, 0, 0), k, ""), count);
+        LLVMBuildCondBr(c->b, due, yield, head);
+        LLVMPositionBuilderAtEnd(c->b, yield);
+        LLVMValueRef ya[2] = {none, fls};
+        LLVMValueRef ys = coro_call(c, "llvm.coro.suspend", NULL, ya, 2);
+        LLVMValueRef ysw = LLVMBuildSwitch(c->b, ys, out, 2);
+        LLVMAddCase(ysw, LLVMConstInt(c->i8, 0, 0), head);
+        LLVMAddCase(ysw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        LLVMSetSuccessor(term, edges[e].succ, tick);
+        /* H's phis: what came from L now comes from tick and from yield */
+        LLVMBasicBlockRef via[2] = {tick, yield};
+        retarget_phis(c, head, edges[e].from, via, 2);
+    }
+    /* a barrier: the rest of its block moves to a new one, entered on resumption */
+    for (int i = 0; i < ns; i++) {
+        LLVMBasicBlockRef bb = LLVMGetInstructionParent(sites[i]);
+        LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.resume");
+        LLVMPositionBuilderAtEnd(c->b, rest);
+        for (LLVMValueRef in = LLVMGetNextInstruction(sites[i]); in;) {
+            LLVMValueRef nxt = LLVMGetNextInstruction(in);
+            LLVMInstructionRemoveFromParent(in);
+            LLVMInsertIntoBuilder(c->b, in);
+            in = nxt;
+        }
+        LLVMValueRef term = LLVMGetBasicBlockTerminator(rest);
+        for (unsigned k = 0, n = term ? LLVMGetNumSuccessors(term) : 0; k < n; k++) {
+            LLVMBasicBlockRef succ = LLVMGetSuccessor(term, k);
+            bool seen = false;
+            for (unsigned m = 0; m < k; m++) seen |= LLVMGetSuccessor(term, m) == succ;
+            if (!seen) retarget_phis(c, succ, bb, &rest, 1);
+        }
+        LLVMPositionBuilderBefore(c->b, sites[i]);
+        LLVMValueRef ya[2] = {none, fls};
+        LLVMValueRef ys = coro_call(c, "llvm.coro.suspend", NULL, ya, 2);
+        LLVMValueRef ysw = LLVMBuildSwitch(c->b, ys, out, 2);
+        LLVMAddCase(ysw, LLVMConstInt(c->i8, 0, 0), rest);
+        LLVMAddCase(ysw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        LLVMInstructionEraseFromParent(sites[i]);
+    }
+    unsigned inl = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+    LLVMRemoveEnumAttributeAtIndex(fn, LLVMAttributeFunctionIndex, inl);
+    unsigned pre = LLVMGetEnumAttributeKindForName("presplitcoroutine", 17);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, pre, 0));
+    c->host_blk = saved;
+    if (ns) ctx_root(c)->uses_barrier = false; /* the runtime runs it as a block function */
+    return ns ? CORO_BARRIERS : CORO_LOOPS;
+}
+
+/* Before O3: an interleaved body is split into its coroutine functions
+ * first, so that the resume function's frame can be marked noalias. The
+ * body is simplified before the split (loop facts such as an index never
+ * being negative cannot be proved of a value reloaded from the frame). LLVM
+ * does not mark it (a frame may be reached through its handle), and without
+ * that every value a loop keeps in the frame is reloaded, and its counter
+ * stored, at every iteration, for fear of the kernel's own stores. Here
+ * only the runtime, between resumptions, ever holds the handle. */
+static int split_coroutines(Ctx *c) {
+    unsigned pre = LLVMGetEnumAttributeKindForName("presplitcoroutine", 17);
+    LLVMValueRef body = NULL;
+    for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
+        if (LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, pre)) body = f;
+    if (!body) return 0;
+    size_t len;
+    const char *name = LLVMGetValueName2(body, &len);
+    const char *resume_name = arena_printf(&c->arena, "%.*s.resume", (int)len, name);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    static const char passes[] = "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+                                 "correlated-propagation,loop-mssa(licm),indvars,"
+                                 "instcombine<no-verify-fixpoint>,simplifycfg),"
+                                 "coro-early,cgscc(coro-split),coro-cleanup";
+    LLVMErrorRef e = LLVMRunPasses(c->mod, passes, c->tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        internal_error(c, NO_LOCATION, "coroutine split: %s", m);
+        LLVMDisposeErrorMessage(m);
+        return -1;
+    }
+    LLVMValueRef resume = LLVMGetNamedFunction(c->mod, resume_name);
+    if (!resume) return internal_error(c, NO_LOCATION, "coroutine split: no %s", resume_name);
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    LLVMAddAttributeAtIndex(resume, 1, LLVMCreateEnumAttribute(c->llctx, noalias, 0));
+    return 0;
+}
+
+/* blk->coro_run(blk, barriers): the threads started, run to the end. */
+static void coro_run(Ctx *c, LLVMValueRef blk, CoroMode mode) {
+    LLVMValueRef saved = c->host_blk;
+    c->host_blk = blk;
+    LLVMTypeRef pt[2] = {c->ptr, c->i32};
+    LLVMValueRef args[2] = {blk, LLVMConstInt(c->i32, mode == CORO_BARRIERS, 0)};
+    call_runtime(c, OFF_CORO_RUN, c->voidt, pt, args, 2);
+    c->host_blk = saved;
+}
+
 /* Load each flattened parameter from params[i] (pointers to the values). */
 static void load_params(Ctx *c, LLVMValueRef params, LLVMValueRef *out) {
     unsigned n = LLVMCountParams(c->fn) - 4;
@@ -199,6 +560,7 @@ static void load_params(Ctx *c, LLVMValueRef params, LLVMValueRef *out) {
 }
 
 static int finish(Ctx *c) {
+    CoroMode coro = interleave(c);
     unsigned n = LLVMCountParams(c->fn);
     LLVMTypeRef body_ty = LLVMGlobalGetValueType(c->fn);
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * n);
@@ -212,6 +574,7 @@ static int finish(Ctx *c) {
     load_params(c, LLVMGetParam(th, 0), args);
     for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
     LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
+    if (coro) coro_run(c, LLVMGetParam(th, 1), coro);
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol),
@@ -253,6 +616,7 @@ static int finish(Ctx *c) {
         LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, next, dims[d], ""), head[d], out);
         LLVMPositionBuilderAtEnd(c->b, out);
     }
+    if (coro) coro_run(c, blk, coro);
     LLVMBuildRetVoid(c->b);
     return 0;
 }
@@ -353,6 +717,7 @@ const Target target_host = {
     .begin = begin,
     .end = end,
     .machine = machine,
+    .link = split_coroutines,
     .emit = emit_host,
     .array_space = AS_GENERIC,
     .shared_space = 0,
