@@ -64,7 +64,7 @@ int unroll_more(Ctx *c) {
         }
     if (!marked) return 0;
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, "function(loop-unroll<O3>,instcombine,simplifycfg,early-cse)", c->tm, po);
+    LLVMErrorRef e = LLVMRunPasses(c->mod, "function(loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse)", c->tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
