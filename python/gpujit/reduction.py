@@ -8,8 +8,10 @@ binary function, on the device.
 One launch: each thread folds a grid-strided share of the array (four loads in
 flight per step), each block combines its threads' values in shared memory and
 stores the block's value in a partial-results buffer; the block that finishes
-last (a wrapping atomic ticket, after a fence) combines the partial results and
-`init` and writes the result. The grid fills the device (blocks per
+last (an atomic ticket, after a fence; it sets the counter back to zero) combines
+the partial results and `init` and writes the result. The ticket is an atomic add,
+one instruction: a compare-and-swap loop (what atomic.inc's wrap needs) costs a
+quarter of a millisecond when hundreds of blocks finish together. The grid fills the device (blocks per
 multiprocessor from the occupancy query, asked once per kernel and device). The
 function is applied to values only, never to a fill value, so any associative
 and commutative function works (the order of combination is unspecified).
@@ -84,8 +86,10 @@ def __reduce_{name}(a, partials, count, out, init):
     if tid == 0:
         partials[__gj__.blockIdx.x] = acc
         __gj__.threadfence()
-        ticket = __gj__.atomic.inc(count, 0, __u32__(nb - 1))
+        ticket = __gj__.atomic.add(count, 0, __u32__(1))
         last[0] = 1 if ticket == nb - 1 else 0
+        if ticket == nb - 1:
+            count[0] = __u32__(0)     # every block has taken its ticket: ready for the next launch
     __gj__.syncthreads()
     if last[0] != 0:
         j = tid
@@ -110,7 +114,7 @@ def _source(name, tpb, with_init):
 
 class _Buffers:
     """A launch's scratch on one device: the blocks' partial results, the ticket counter
-    (zero between launches: the last block's ticket wraps it), the result slot and the
+    (zero between launches: the last block sets it back), the result slot and the
     pinned host memory it is read back into (a faster copy than to pageable memory)."""
     __slots__ = ("partials", "count", "result", "host")
 
