@@ -172,16 +172,26 @@ def _jit(fn, sig):
     return Dispatcher(fn, [sig])
 
 
+# A GPU block of a generated elementwise kernel holds at most this many threads: on the H200,
+# a*x+y over 2^27 float32 ran at 2954 GB/s in the 1024-thread blocks the occupancy query
+# suggests and at 3379 GB/s in blocks of 256 (the hand-written kernel's 3380).
+_GPU_MAX_BLOCK = 256
+
+
 def _block_size(kernel, args):
-    """The block size for full occupancy of a generated kernel (one signature) on the
-    current device: asked of the driver once per kernel and device."""
+    """The block size of a generated kernel (one signature) on the current device: full
+    occupancy's, asked of the driver once per kernel and device, at most _GPU_MAX_BLOCK
+    on a GPU."""
     sizes = getattr(kernel, "_block_sizes", None)
     if sizes is None:
         sizes = kernel._block_sizes = {}
     key = (_core.get_target(), _core.current_device())
     tpb = sizes.get(key)
     if tpb is None:
-        tpb = sizes[key] = _core.max_potential_block(kernel._specialize(args), 0)[1]
+        tpb = _core.max_potential_block(kernel._specialize(args), 0)[1]
+        if key[0] == "cuda":
+            tpb = min(tpb, _GPU_MAX_BLOCK)
+        sizes[key] = tpb
     return tpb
 
 
