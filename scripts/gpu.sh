@@ -32,7 +32,9 @@ if ls .whl/gpujit-*.whl > /dev/null 2>&1; then
     python3 -m venv /tmp/gj-venv || exit 1
     there=$(/tmp/gj-venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
     echo "$here" > "$there/machine-packages.pth"
-    /tmp/gj-venv/bin/python -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check \
+    # (pip compiles the modules to bytecode as it installs them, as for a user: a fresh process
+    # then imports gpujit without compiling its sources)
+    /tmp/gj-venv/bin/python -m pip install -q --no-index --no-deps --disable-pip-version-check \
         .whl/*.whl || exit 1
     export GPUJIT_SOURCE_TREE=$PWD PATH=/tmp/gj-venv/bin:$PATH
     rm -rf /tmp/gj-src && mkdir -p /tmp/gj-src
