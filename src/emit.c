@@ -193,22 +193,29 @@ int make_target_machine(Ctx *c) {
     return 0;
 }
 
-int optimise(Ctx *c) {
-    if (c->target->link) STAGE(c->target->link(c));
+/* Runs a pass pipeline (LLVM's textual form) over the module; `what` names the step in an
+ * internal error. Without the GIL where asked: the module, its context and the target
+ * machine are this compile's alone, so other threads may compile meanwhile. */
+int run_passes(Ctx *c, const char *pipeline, const char *what, bool without_gil) {
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    /* opt=False: only what O0 does (always-inline), and dropping the library functions
-     * nothing calls (libdevice's). The module, its context and the target machine are this
-     * compile's alone: other threads compile meanwhile. */
-    PyThreadState *ts = gil_release();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, c->opt.noopt ? "default<O0>,globaldce" : "default<O3>", c->tm, po);
-    gil_restore(ts);
+    PyThreadState *ts = without_gil ? gil_release() : NULL;
+    LLVMErrorRef e = LLVMRunPasses(c->mod, pipeline, c->tm, po);
+    if (without_gil) gil_restore(ts);
     LLVMDisposePassBuilderOptions(po);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
-        internal_error(c, NO_LOCATION, "optimise: %s", m);
+        internal_error(c, NO_LOCATION, "%s: %s", what, m);
         LLVMDisposeErrorMessage(m);
         return -1;
     }
+    return 0;
+}
+
+int optimise(Ctx *c) {
+    if (c->target->link) STAGE(c->target->link(c));
+    /* opt=False: only what O0 does (always-inline), and dropping the library functions
+     * nothing calls (libdevice's) */
+    RETURN_IF_ERROR(run_passes(c, c->opt.noopt ? "default<O0>,globaldce" : "default<O3>", "optimise", true));
     if (debug_enabled("opt")) {
         char *s = LLVMPrintModuleToString(c->mod);
         fprintf(stderr, "== LLVM IR of %s (optimised)\n%s", c->funcname, s);

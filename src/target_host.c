@@ -518,19 +518,11 @@ static int split_coroutines(Ctx *c) {
     size_t len;
     const char *name = LLVMGetValueName2(body, &len);
     const char *resume_name = arena_printf(&c->arena, "%.*s.resume", (int)len, name);
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     static const char passes[] = "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
                                  "correlated-propagation,loop-mssa(licm),indvars,"
                                  "instcombine<no-verify-fixpoint>,simplifycfg),"
                                  "coro-early,cgscc(coro-split),coro-cleanup";
-    LLVMErrorRef e = LLVMRunPasses(c->mod, passes, c->tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) {
-        char *m = LLVMGetErrorMessage(e);
-        internal_error(c, NO_LOCATION, "coroutine split: %s", m);
-        LLVMDisposeErrorMessage(m);
-        return -1;
-    }
+    RETURN_IF_ERROR(run_passes(c, passes, "coroutine split", false));
     LLVMValueRef resume = LLVMGetNamedFunction(c->mod, resume_name);
     if (!resume) return internal_error(c, NO_LOCATION, "coroutine split: no %s", resume_name);
     unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);

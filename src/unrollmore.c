@@ -63,14 +63,6 @@ int unroll_more(Ctx *c) {
             marked++;
         }
     if (!marked) return 0;
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(c->mod, "function(loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse)", c->tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) {
-        char *m = LLVMGetErrorMessage(e);
-        internal_error(c, NO_LOCATION, "unroll: %s", m);
-        LLVMDisposeErrorMessage(m);
-        return -1;
-    }
-    return 0;
+    return run_passes(c, "function(loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse)", "unroll",
+                      false);
 }
