@@ -293,6 +293,18 @@ static LLVMValueRef coro_call(Ctx *c, const char *name, LLVMTypeRef over, LLVMVa
     return call_intrinsic(c, name, over ? &over : NULL, over ? 1 : 0, args, n);
 }
 
+/* A suspension at the builder (llvm.coro.suspend, `final` for the last one):
+ * the runtime's resume continues at `resume`, its destroy at `cleanup`, and
+ * the ramp's first return goes to `out`. */
+static void suspend_here(Ctx *c, bool final, LLVMBasicBlockRef resume, LLVMBasicBlockRef cleanup,
+                         LLVMBasicBlockRef out) {
+    LLVMValueRef args[2] = {LLVMConstNull(LLVMTokenTypeInContext(c->llctx)), LLVMConstInt(c->i1, final, 0)};
+    LLVMValueRef st = coro_call(c, "llvm.coro.suspend", NULL, args, 2);
+    LLVMValueRef sw = LLVMBuildSwitch(c->b, st, out, 2);
+    LLVMAddCase(sw, LLVMConstInt(c->i8, 0, 0), resume);
+    LLVMAddCase(sw, LLVMConstInt(c->i8, 1, 0), cleanup);
+}
+
 /* The phis of `head`: what came from `from` now comes from each of via[]. */
 static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
                           unsigned nvia) {
@@ -373,7 +385,7 @@ static CoroMode interleave(Ctx *c) {
     c->host_blk = LLVMGetParam(fn, 0);
     LLVMTypeRef tok = LLVMTokenTypeInContext(c->llctx);
     LLVMValueRef none = LLVMConstNull(tok), nullp = LLVMConstPointerNull(c->ptr);
-    LLVMValueRef fls = LLVMConstInt(c->i1, 0, 0), tru = LLVMConstInt(c->i1, 1, 0);
+    LLVMValueRef fls = LLVMConstInt(c->i1, 0, 0);
 
     /* returns, before new ones are made */
     int nret = 0;
@@ -417,11 +429,7 @@ static CoroMode interleave(Ctx *c) {
     LLVMPositionBuilderAtEnd(c->b, never);
     LLVMBuildUnreachable(c->b);
     LLVMPositionBuilderAtEnd(c->b, final);
-    LLVMValueRef sa[2] = {none, tru};
-    LLVMValueRef st = coro_call(c, "llvm.coro.suspend", NULL, sa, 2);
-    LLVMValueRef sw = LLVMBuildSwitch(c->b, st, out, 2);
-    LLVMAddCase(sw, LLVMConstInt(c->i8, 0, 0), never);
-    LLVMAddCase(sw, LLVMConstInt(c->i8, 1, 0), cleanup);
+    suspend_here(c, true, never, cleanup, out);
     for (int i = 0; i < nret; i++) {
         LLVMPositionBuilderBefore(c->b, rets[i]);
         LLVMBuildBr(c->b, final);
@@ -436,11 +444,7 @@ static CoroMode interleave(Ctx *c) {
     if (entry_br && LLVMIsABranchInst(entry_br) && !LLVMIsConditional(entry_br)) {
         LLVMBasicBlockRef first = LLVMGetSuccessor(entry_br, 0);
         LLVMPositionBuilderBefore(c->b, entry_br);
-        LLVMValueRef ia[2] = {none, fls};
-        LLVMValueRef is = coro_call(c, "llvm.coro.suspend", NULL, ia, 2);
-        LLVMValueRef isw = LLVMBuildSwitch(c->b, is, out, 2);
-        LLVMAddCase(isw, LLVMConstInt(c->i8, 0, 0), first);
-        LLVMAddCase(isw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        suspend_here(c, false, first, cleanup, out);
         LLVMInstructionEraseFromParent(entry_br);
     }
 
@@ -456,11 +460,7 @@ static CoroMode interleave(Ctx *c) {
         LLVMBuildStore(c->b, LLVMBuildSelect(c->b, due, LLVMConstInt(c->i32, 0, 0), k, ""), count);
         LLVMBuildCondBr(c->b, due, yield, head);
         LLVMPositionBuilderAtEnd(c->b, yield);
-        LLVMValueRef ya[2] = {none, fls};
-        LLVMValueRef ys = coro_call(c, "llvm.coro.suspend", NULL, ya, 2);
-        LLVMValueRef ysw = LLVMBuildSwitch(c->b, ys, out, 2);
-        LLVMAddCase(ysw, LLVMConstInt(c->i8, 0, 0), head);
-        LLVMAddCase(ysw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        suspend_here(c, false, head, cleanup, out);
         LLVMSetSuccessor(term, edges[e].succ, tick);
         /* H's phis: what came from L now comes from tick and from yield */
         LLVMBasicBlockRef via[2] = {tick, yield};
@@ -485,11 +485,7 @@ static CoroMode interleave(Ctx *c) {
             if (!seen) retarget_phis(c, succ, bb, &rest, 1);
         }
         LLVMPositionBuilderBefore(c->b, sites[i]);
-        LLVMValueRef ya[2] = {none, fls};
-        LLVMValueRef ys = coro_call(c, "llvm.coro.suspend", NULL, ya, 2);
-        LLVMValueRef ysw = LLVMBuildSwitch(c->b, ys, out, 2);
-        LLVMAddCase(ysw, LLVMConstInt(c->i8, 0, 0), rest);
-        LLVMAddCase(ysw, LLVMConstInt(c->i8, 1, 0), cleanup);
+        suspend_here(c, false, rest, cleanup, out);
         LLVMInstructionEraseFromParent(sites[i]);
     }
     unsigned inl = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
