@@ -383,11 +383,7 @@ class Dispatcher(_core.DispatcherBase):
         out = SignatureDict()
         for sig in sigs:
             # compiled again with line information, so that the listing names the Python lines
-            f = self.py_func
-            k = _core.compile(f.__code__, f.__globals__, f.__closure__, sig, target="cuda", cc=cc,
-                              fastmath=self.fastmath, lineinfo=True, debug=self.debug,
-                              boundscheck=self._boundscheck("cuda"), **_given(launch_bounds=self.launch_bounds),
-                              **self._opt)
+            k = self._compile_again((sig, "cuda", cc, self._boundscheck("cuda")), lineinfo=True)
             if self.link or k.externs:
                 raise NotImplementedError("inspect_sass of %s: it links external code (link= or declare_device), "
                                           "which ptxas alone cannot assemble" % self.__name__)
@@ -407,10 +403,16 @@ class Dispatcher(_core.DispatcherBase):
 
     def _llvm(self, key):
         """The LLVM IR of the kernel of a key of _compiled, compiled again to keep it."""
+        return self._compile_again(key, keep_llvm=True).llvm
+
+    def _compile_again(self, key, **changed):
+        """The kernel of a key of _compiled (signature, target, cc, boundscheck) compiled
+        anew, outside the caches, with the kernel's options but those `changed` gives."""
         f = self.py_func
-        return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
-                             fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                             keep_llvm=True, **_given(launch_bounds=self.launch_bounds), **self._opt).llvm
+        opts = dict(fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
+                    **_given(launch_bounds=self.launch_bounds), **self._opt)
+        opts.update(changed)
+        return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2], **opts)
 
     def inspect_types(self, sig=None, file=None):
         text = self._inspect("types", sig)

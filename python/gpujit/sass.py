@@ -6,7 +6,6 @@ in the toolkit's usual place; the first place holding both wins, so that the two
 of one release. No GPU is needed."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
