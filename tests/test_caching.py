@@ -207,3 +207,31 @@ def test_kernels_pickle_by_reference():
         r[0] = 1
 
     assert pickle.loads(pickle.dumps(local)) is not local     # by value (tests/test_serialize.py)
+
+
+WARM_CHILD = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import gpujit as gpu
+# tempfile (with shutil, bz2, lzma, random) costs milliseconds of a fresh process's start where
+# nothing imported it before: a process whose kernels all come from the cache must not need it
+sys.modules["tempfile"] = None
+import {mod} as m
+x, y = (np.random.default_rng().standard_normal(33) for _ in range(2))
+r = np.full_like(x, np.nan)
+m.add[1, 64](r, x, y)
+assert (r == x + y + m.Z).all()
+print(sum(m.add.stats.cache_hits.values()), sum(m.add.stats.cache_misses.values()))
+'''
+
+
+def test_warm_cache_process_does_not_import_tempfile(tmp_path):
+    (tmp_path / "cmod4.py").write_text(MODULE)
+    run_child(tmp_path, "cmod4")     # writes the cache (tempfile is used for that)
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(gpu.__file__)), e.get("PYTHONPATH", "")])
+    p = subprocess.run([sys.executable, "-c", WARM_CHILD.format(mod="cmod4"), str(tmp_path)],
+                       capture_output=True, text=True, env=e, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["1", "0"]

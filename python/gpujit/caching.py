@@ -37,9 +37,8 @@ import contextlib
 import inspect
 import os
 import pickle
+import _thread   # not threading, nor tempfile at the top: each costs milliseconds of a fresh process's start
 import sys
-import tempfile
-import threading
 import time
 import types
 
@@ -279,7 +278,7 @@ def fingerprint(py_func):
 
 # ---- locking ---------------------------------------------------------------------------------
 
-_held = threading.local()
+_held = _thread._local()
 
 
 @contextlib.contextmanager
@@ -296,6 +295,7 @@ def _interprocess_lock(name):
         fcntl = None
     fd = None
     if fcntl is not None and name not in held:
+        import tempfile
         lockdir = os.path.join(tempfile.gettempdir(), "gpujit-cache-locks-%s" % getattr(os, "getuid", lambda: 0)())
         try:
             os.makedirs(lockdir, exist_ok=True)
@@ -346,7 +346,7 @@ class FunctionCache:
         qual = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in qual)
         self._name = "%s.%s-%d.py%d%d" % (modname, qual, py_func.__code__.co_firstlineno, *sys.version_info[:2])
         self._dir = _cache_dir(self._source)
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self.stats = CacheStats(self._dir)
 
     @property
@@ -368,6 +368,7 @@ class FunctionCache:
         return entries
 
     def _write(self, path, data):
+        import tempfile
         fd, tmp = tempfile.mkstemp(dir=self._dir, prefix=".gpujit-tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
