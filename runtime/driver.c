@@ -555,6 +555,15 @@ static PyObject *py_reset(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* Any stream a launch accepts (None or 0, a gpujit Stream, an int, the __cuda_stream__ protocol)
+ * as its CUstream: one reading of streams for the Python layer too. */
+static PyObject *py_stream_handle(PyObject *self, PyObject *obj) {
+    (void)self;
+    CUstream h;
+    if (gj_stream_handle(obj, &h) < 0) return NULL;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)h);
+}
+
 /* clang-format off */
 static PyMethodDef driver_methods[] = {
     {"is_available", py_is_available, METH_NOARGS,
@@ -566,6 +575,8 @@ static PyMethodDef driver_methods[] = {
     {"select_device", py_select_device, METH_O,
      "select_device(id): make device `id` current for the calling thread"},
     {"current_device", py_current_device, METH_NOARGS, "current_device() -> int"},
+    {"stream_handle", py_stream_handle, METH_O,
+     "stream_handle(stream) -> int: the CUstream of any stream a launch accepts (0: the default)"},
     {"set_target", py_set_target, METH_O,
      "set_target('cuda' | 'cpu' | None): choose where launches and arrays go (None: automatic)"},
     {"get_target", py_get_target, METH_NOARGS, "get_target() -> 'cuda' or 'cpu'"},

@@ -42,6 +42,32 @@ def test_max_prod_init_size_res():
     assert np.isnan(res.copy_to_host()[1])
 
 
+class ProtocolStream:
+    """A stream known only by the CUDA stream protocol, as other libraries' streams are."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __cuda_stream__(self):
+        return (0, self._stream.handle)
+
+
+def test_streams_of_every_kind():
+    x = rng.integers(-1000, 1000, 5001).astype(np.int64)
+    s = gpu.stream()
+    for stream in (0, None, s, s.handle, ProtocolStream(s)):
+        res = gpu.to_device(np.full(1, -7, np.int64))
+        assert sum_reduce(x, stream=stream) == x.sum()
+        assert sum_reduce(gpu.to_device(x, stream=stream), stream=stream) == x.sum()
+        add = gpu.vectorize(["int64(int64, int64)"])(lambda a, b: a + b)
+        np.testing.assert_array_equal(add(x, x, stream=stream), 2 * x)
+        assert sum_reduce(x, res=res, stream=stream) is None
+        s.synchronize()
+        assert res.copy_to_host()[0] == x.sum()
+    with pytest.raises(TypeError, match="stream"):
+        sum_reduce(x, stream="s")
+
+
 def test_empty_and_dtype():
     assert sum_reduce(np.zeros(0), init=5) == 5
     r = sum_reduce(np.arange(100, dtype=np.int32))

@@ -90,7 +90,7 @@ def _alloc(nbytes, pinned=False):
 def _sync(stream):
     if stream is not None and stream != 0 and not (isinstance(stream, _core.Stream) and
                                                      stream.handle == 0):
-        s = stream if isinstance(stream, _core.Stream) else _Stream(int(stream))
+        s = stream if isinstance(stream, _core.Stream) else _Stream(_core.stream_handle(stream))
         s.synchronize()
 
 

@@ -131,12 +131,6 @@ _buffers = {}
 _BUFFERS_KEPT = 64
 
 
-def _stream_handle(stream):
-    if not stream:
-        return 0
-    return stream.handle if isinstance(stream, _core.Stream) else int(stream)
-
-
 class Reduce:
     """A reduction by a binary function (a plain function, a lambda or a
     gpujit.jit(device=True) function), compiled into a kernel per dtype."""
@@ -220,7 +214,7 @@ class Reduce:
             a = to_device(np.ascontiguousarray(a), stream=stream)
         kernel, tpb, maxblocks = self._plan(dtype, a.strides[0] == dtype.itemsize)
         blocks = min((n + tpb - 1) // tpb, maxblocks)
-        bkey = (_core.get_target(), _core.current_device(), _stream_handle(stream), threading.get_ident(),
+        bkey = (_core.get_target(), _core.current_device(), _core.stream_handle(stream), threading.get_ident(),
                 dtype, maxblocks)
         bufs = _buffers.get(bkey)
         if bufs is None:

@@ -90,7 +90,7 @@ def _broadcast_view(dary, shape):
 def _stream_sync(stream):
     if stream:
         from .cudadrv import Stream
-        (stream if isinstance(stream, _core.Stream) else Stream(int(stream))).synchronize()
+        (stream if isinstance(stream, _core.Stream) else Stream(_core.stream_handle(stream))).synchronize()
 
 
 def _check_options(kind, options):
