@@ -306,7 +306,7 @@ static void suspend_here(Ctx *c, bool final, LLVMBasicBlockRef resume, LLVMBasic
 }
 
 /* The phis of `head`: what came from `from` now comes from each of via[]. */
-static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
+void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
                           unsigned nvia) {
     LLVMValueRef phi = LLVMGetFirstInstruction(head);
     while (phi && LLVMIsAPHINode(phi)) {
@@ -547,8 +547,26 @@ static void load_params(Ctx *c, LLVMValueRef params, LLVMValueRef *out) {
     }
 }
 
+/* The scheme a kernel's threads run under (docs/cpu-backend.md, "Threads of
+ * a block"), named in the module for whoever inspects its IR. */
+static void name_scheme(Ctx *c, const char *scheme) {
+    LLVMValueRef s = LLVMMDStringInContext(c->llctx, scheme, (unsigned)strlen(scheme));
+    LLVMAddNamedMetadataOperand(c->mod, "gpujit.cpu_threads", LLVMMDNodeInContext(c->llctx, &s, 1));
+}
+
 static int finish(Ctx *c) {
-    CoroMode coro = interleave(c);
+    /* a barrier kernel whose only barrier is syncthreads() in its body:
+     * loops over the threads between barriers (regions.c) where it fits */
+    LLVMValueRef regions = NULL, *sites = NULL;
+    int ns = ctx_root(c)->uses_barrier ? barrier_sites(c, &sites) : 0;
+    if (ns > 0 && host_regions(c, sites, ns, &regions) < 0) return -1;
+    CoroMode coro = regions ? CORO_NONE : interleave(c);
+    name_scheme(c, regions                 ? "regions"
+                   : coro == CORO_LOOPS    ? "interleaved-loops"
+                   : coro == CORO_BARRIERS ? "interleaved-barriers"
+                   : ctx_root(c)->uses_barrier ? "fibers"
+                                                : "loop");
+    if (regions) ctx_root(c)->uses_barrier = false; /* the runtime runs it as a block function */
     unsigned n = LLVMCountParams(c->fn);
     LLVMTypeRef body_ty = LLVMGlobalGetValueType(c->fn);
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * n);
@@ -581,6 +599,12 @@ static int finish(Ctx *c) {
     LLVMValueRef dims[3] = {load_i32(c, OFF_NTID), load_i32(c, OFF_NTID + 4), load_i32(c, OFF_NTID + 8)};
     c->host_blk = saved;
     args[0] = blk;
+    if (regions) {
+        for (int d = 0; d < 3; d++) args[1 + d] = LLVMConstInt(c->i32, 0, 0);
+        LLVMBuildCall2(c->b, body_ty, regions, args, n, "");
+        LLVMBuildRetVoid(c->b);
+        return 0;
+    }
     LLVMBasicBlockRef pre = entry;
     LLVMBasicBlockRef head[3], latch[3];
     LLVMValueRef iv[3];
