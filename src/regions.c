@@ -680,14 +680,14 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMValueRef mn1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, e, mnx, ""), e, mnx, "");
     LLVMValueRef mx1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, mxx, ""), e, mxx, "");
     if (B->next_ptr) LLVMBuildStore(c->b, e, B->next_ptr);
-    LLVMValueRef tx1 = LLVMBuildNUWAdd(c->b, tx, one, "");
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, tx1, dims[0], ""), hx, ly);
+    LLVMValueRef tx1 = LLVMBuildNSWAdd(c->b, tx, one, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tx1, dims[0], ""), hx, ly);
     LLVMPositionBuilderAtEnd(c->b, ly);
-    LLVMValueRef ty1 = LLVMBuildNUWAdd(c->b, ty, one, "");
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, ty1, dims[1], ""), hy, lz);
+    LLVMValueRef ty1 = LLVMBuildNSWAdd(c->b, ty, one, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ty1, dims[1], ""), hy, lz);
     LLVMPositionBuilderAtEnd(c->b, lz);
-    LLVMValueRef tz1 = LLVMBuildNUWAdd(c->b, tz, one, "");
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, tz1, dims[2], ""), hz, after);
+    LLVMValueRef tz1 = LLVMBuildNSWAdd(c->b, tz, one, "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tz1, dims[2], ""), hz, after);
     LLVMBasicBlockRef pre = B->pre[r];
     LLVMAddIncoming(tz, (LLVMValueRef[]){zero, tz1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
     LLVMAddIncoming(mnz, (LLVMValueRef[]){top, mn1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
@@ -776,6 +776,13 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
         LLVMValueRef o = LLVMConstInt(c->i64, offsetof(GjBlockCtx, ntid) + 4 * (unsigned)d, 0);
         dims[d] = LLVMBuildLoad2(c->b, c->i32, LLVMBuildInBoundsGEP2(c->b, c->i8, blk, &o, 1, ""), "");
         LLVMSetAlignment(dims[d], 4);
+        /* never negative (as target_host.c says of every geometry field):
+         * a thread index is then known not to be, and an index built from
+         * it needs no wrap-around */
+        LLVMMetadataRef range[2] = {LLVMValueAsMetadata(LLVMConstInt(c->i32, 0, 0)),
+                                    LLVMValueAsMetadata(LLVMConstInt(c->i32, 0x80000000u, 0))};
+        LLVMSetMetadata(dims[d], LLVMGetMDKindIDInContext(c->llctx, "range", 5),
+                        LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, range, 2)));
     }
     if (per_thread) {
         LLVMTypeRef pt[2] = {c->ptr, c->i64};
@@ -827,7 +834,7 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     R.site = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nsites + 1));
     if (!R.site) return -1;
     for (int i = 0; i < nsites; i++) R.site[i + 1] = split_at(c, c->fn, sites[i]);
-    RETURN_IF_ERROR(run_passes(c, "function(reg2mem)", "barrier regions", false));
+    RETURN_IF_ERROR(run_passes(c, "function(sroa,reg2mem)", "barrier regions", false));
     RETURN_IF_ERROR(index_blocks(c, &R));
     int nb = R.nb;
     R.nr = nb + 2;
