@@ -729,6 +729,20 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
 
 static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     Build B = {.R = R};
+    B.stride = arena_alloc(&c->arena, sizeof(uint64_t) * (size_t)(R->na + 1));
+    if (!B.stride) return -1;
+    /* each thread's values, past a limit a fiber's stack serves better */
+    LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
+    uint64_t total = R->g >= 0 ? 4 + 64 : 0;
+    for (int a = 0; a < R->na; a++)
+        if (R->kind[a] == A_CONTEXT) {
+            uint64_t al = LLVMGetAlignment(R->allocas[a]), size = LLVMABISizeOfType(td, LLVMGetAllocatedType(R->allocas[a]));
+            if (al < 1) al = 1;
+            if (al > 64) return 0;
+            B.stride[a] = (size + al - 1) / al * al;
+            total += B.stride[a] + 64;
+            if (total > REGION_MAX_CONTEXT) return 0;
+        }
     LLVMTypeRef fty = LLVMGlobalGetValueType(R->fn);
     size_t len;
     const char *name = LLVMGetValueName2(R->fn, &len);
@@ -741,17 +755,15 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     B.fa = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
     B.cbase = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
     B.cptr = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
-    B.stride = arena_alloc(&c->arena, sizeof(uint64_t) * (size_t)(R->na + 1));
     B.clone = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)R->nbb);
     B.pre = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nr + 1));
     B.stub = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nb + 2));
     unsigned ninstr = 0;
     for (int b = 0; b < R->nbb; b++)
         for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) ninstr++;
-    if (!B.fa || !B.cbase || !B.cptr || !B.stride || !B.clone || !B.pre || !B.stub || map_init(c, &B.vmap, ninstr) < 0)
+    if (!B.fa || !B.cbase || !B.cptr || !B.clone || !B.pre || !B.stub || map_init(c, &B.vmap, ninstr) < 0)
         return -1;
 
-    LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
     LLVMBasicBlockRef fentry = LLVMAppendBasicBlockInContext(c->llctx, nf, "entry");
     LLVMPositionBuilderAtEnd(c->b, fentry);
     uint64_t per_thread = 0;
@@ -762,14 +774,9 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
             LLVMSetAlignment(B.fa[a], LLVMGetAlignment(R->allocas[a]));
             continue;
         }
-        uint64_t al = LLVMGetAlignment(R->allocas[a]), size = LLVMABISizeOfType(td, t);
-        if (al < 1) al = 1;
-        if (al > 64) return 0;
-        B.stride[a] = (size + al - 1) / al * al;
         per_thread += B.stride[a] + 64;
     }
     if (R->g >= 0) per_thread += 4 + 64;
-    if (per_thread > REGION_MAX_CONTEXT) return 0;
     LLVMValueRef blk = LLVMGetParam(nf, 0);
     LLVMValueRef dims[3];
     for (int d = 0; d < 3; d++) {
