@@ -27,6 +27,8 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
+#include <llvm-c/IRReader.h>
 
 #include "gj.h"
 
@@ -500,6 +502,7 @@ typedef struct {
     LLVMBasicBlockRef ret;
     LLVMValueRef next_base; /* the divergent loop's per-thread next barrier */
     LLVMValueRef next_ptr;
+    LLVMValueRef group; /* the access group of the region being built */
 } Build;
 
 static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
@@ -516,6 +519,43 @@ static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
     LLVMValueRef m = (LLVMValueRef)map_get(&B->vmap, v);
     if (!m) internal_error(c, NO_LOCATION, "barrier regions: a value used outside its block");
     return m;
+}
+
+/* A new access group (a distinct metadata node without operands, which the C
+ * API cannot make directly: parsed in the compilation's context, where it
+ * outlives the scrap module); NULL where that fails. */
+static LLVMMetadataRef access_group(Ctx *c) {
+    static const char text[] = "!g = !{!0}\n!0 = distinct !{}\n"; /* !g names !0 itself */
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(text, sizeof text - 1, "access group");
+    LLVMModuleRef m = NULL;
+    char *msg = NULL;
+    if (!buf) return NULL;
+    if (LLVMParseIRInContext(c->llctx, buf, &m, &msg)) { /* takes the buffer */
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    LLVMValueRef node = NULL;
+    if (LLVMGetNamedMetadataNumOperands(m, "g") == 1) LLVMGetNamedMetadataOperands(m, "g", &node);
+    LLVMMetadataRef g = node && LLVMGetMDNodeNumOperands(node) == 0 ? LLVMValueAsMetadata(node) : NULL;
+    LLVMDisposeModule(m);
+    return g;
+}
+
+/* Threads do not see each other's writes between two barriers (that would
+ * be a data race in CUDA), so the iterations of a loop over threads are
+ * independent: its loads, stores and calls join the loop's access group,
+ * which lets the vectoriser go without run-time overlap checks (inlined
+ * device functions inherit the call's group). */
+static void join_group(Ctx *c, LLVMValueRef in, LLVMValueRef group) {
+    if (!group) return;
+    if (LLVMIsALoadInst(in) || LLVMIsAStoreInst(in)) {
+        if (LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic || LLVMGetVolatile(in)) return;
+    } else if (LLVMIsACallInst(in)) {
+        LLVMValueRef f = LLVMGetCalledValue(in);
+        if (!LLVMIsAFunction(f) || LLVMIsDeclaration(f)) return;
+    } else
+        return;
+    LLVMSetMetadata(in, LLVMGetMDKindIDInContext(c->llctx, "llvm.access.group", 17), group);
 }
 
 /* The value an A_REMAT alloca holds, computed again at the builder. */
@@ -539,6 +579,7 @@ static LLVMValueRef remat(Ctx *c, Build *B, LLVMValueRef v) {
         m = LLVMInstructionClone(v);
         for (int i = 0; i < LLVMGetNumOperands(v); i++) LLVMSetOperand(m, (unsigned)i, ops[i]);
         LLVMInsertIntoBuilder(c->b, m);
+        join_group(c, m, B->group);
     }
     map_put(&B->vmap, v, (intptr_t)m);
     return m;
@@ -560,6 +601,20 @@ static LLVMValueRef blk_call(Ctx *c, LLVMValueRef blk, size_t off, LLVMTypeRef r
     return LLVMBuildCall2(c->b, LLVMFunctionType(ret, pt, n, 0), fp, args, n, "");
 }
 
+/* The loop over threadIdx.x runs blockDim.x times, often 16 or 32: a
+ * vectorised loop that also interleaves (four vectors an iteration) would
+ * need 64 threads and more before its vector body ran at all. */
+static LLVMValueRef thread_loop_md(Ctx *c, LLVMMetadataRef group) {
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(c->llctx, NULL, 0);
+    LLVMMetadataRef cnt[2] = {LLVMMDStringInContext2(c->llctx, "llvm.loop.interleave.count", 26),
+                              LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
+    LLVMMetadataRef par[2] = {LLVMMDStringInContext2(c->llctx, "llvm.loop.parallel_accesses", 27), group};
+    LLVMMetadataRef ops[3] = {tmp, LLVMMDNodeInContext2(c->llctx, cnt, 2), LLVMMDNodeInContext2(c->llctx, par, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(c->llctx, ops, group ? 3 : 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, id); /* the loop's id names itself */
+    return LLVMMetadataAsValue(c->llctx, id);
+}
+
 /* Region r as a loop nest over the block's threads, from B->pre[r]. */
 static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasicBlockRef dead) {
     Regions *R = B->R;
@@ -576,6 +631,8 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBasicBlockRef ly = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.next.y");
     LLVMBasicBlockRef lz = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.next.z");
     LLVMBasicBlockRef after = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.after");
+    LLVMMetadataRef gmd = access_group(c);
+    LLVMValueRef group = B->group = gmd ? LLVMMetadataAsValue(c->llctx, gmd) : NULL;
 
     /* the uniform values as every thread finds them at the region's start */
     LLVMPositionBuilderAtEnd(c->b, B->pre[r]);
@@ -610,12 +667,12 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
         }
     if (r > 0) {
         for (int a = 0; a < R->na; a++)
-            if (R->kind[a] == A_UNIFORM) LLVMBuildStore(c->b, snap[a], B->fa[a]);
+            if (R->kind[a] == A_UNIFORM) join_group(c, LLVMBuildStore(c->b, snap[a], B->fa[a]), group);
         for (int a = 0; a < R->na; a++)
             if (R->kind[a] == A_REMAT && R->exposed[a]) {
                 LLVMValueRef v = remat(c, B, LLVMGetOperand(R->store[a], 0));
                 if (!v) return -1;
-                LLVMBuildStore(c->b, v, B->fa[a]);
+                join_group(c, LLVMBuildStore(c->b, v, B->fa[a]), group);
             }
         map_clear(&B->vmap);
     }
@@ -627,6 +684,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     for (int i = 0; i < R->nblocks[r]; i++) B->clone[list[i]] = LLVMAppendBasicBlockInContext(c->llctx, nf, "");
     if (r == R->g) {
         LLVMValueRef nx = LLVMBuildLoad2(c->b, i32, B->next_ptr, "");
+        join_group(c, nx, group);
         LLVMValueRef sw = LLVMBuildSwitch(c->b, nx, B->clone[R->bblock[1]], (unsigned)R->nb);
         for (int k = 2; k <= R->nb; k++) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), B->clone[R->bblock[k]]);
     } else
@@ -654,6 +712,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
                 LLVMSetOperand(cl, (unsigned)k, m);
             }
             LLVMInsertIntoBuilder(c->b, cl);
+            join_group(c, cl, group);
             map_put(&B->vmap, in, (intptr_t)cl);
             if (LLVMIsATerminatorInst(in))
                 for (unsigned k = 0, n = LLVMGetNumSuccessors(in); k < n; k++) {
@@ -679,9 +738,10 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     }
     LLVMValueRef mn1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, e, mnx, ""), e, mnx, "");
     LLVMValueRef mx1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, mxx, ""), e, mxx, "");
-    if (B->next_ptr) LLVMBuildStore(c->b, e, B->next_ptr);
+    if (B->next_ptr) join_group(c, LLVMBuildStore(c->b, e, B->next_ptr), group);
     LLVMValueRef tx1 = LLVMBuildNSWAdd(c->b, tx, one, "");
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tx1, dims[0], ""), hx, ly);
+    LLVMValueRef xbr = LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tx1, dims[0], ""), hx, ly);
+    LLVMSetMetadata(xbr, LLVMGetMDKindIDInContext(c->llctx, "llvm.loop", 9), thread_loop_md(c, gmd));
     LLVMPositionBuilderAtEnd(c->b, ly);
     LLVMValueRef ty1 = LLVMBuildNSWAdd(c->b, ty, one, "");
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, ty1, dims[1], ""), hy, lz);
