@@ -543,18 +543,12 @@ static LLVMMetadataRef access_group(Ctx *c) {
 
 /* Threads do not see each other's writes between two barriers (that would
  * be a data race in CUDA), so the iterations of a loop over threads are
- * independent: its loads, stores and calls join the loop's access group,
- * which lets the vectoriser go without run-time overlap checks (inlined
- * device functions inherit the call's group). */
+ * independent: its loads and stores join the loop's access group, which
+ * lets the vectoriser go without run-time overlap checks. Not calls: a
+ * device function's local array, once inlined, is one for all iterations. */
 static void join_group(Ctx *c, LLVMValueRef in, LLVMValueRef group) {
-    if (!group) return;
-    if (LLVMIsALoadInst(in) || LLVMIsAStoreInst(in)) {
-        if (LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic || LLVMGetVolatile(in)) return;
-    } else if (LLVMIsACallInst(in)) {
-        LLVMValueRef f = LLVMGetCalledValue(in);
-        if (!LLVMIsAFunction(f) || LLVMIsDeclaration(f)) return;
-    } else
-        return;
+    if (!group || !(LLVMIsALoadInst(in) || LLVMIsAStoreInst(in))) return;
+    if (LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic || LLVMGetVolatile(in)) return;
     LLVMSetMetadata(in, LLVMGetMDKindIDInContext(c->llctx, "llvm.access.group", 17), group);
 }
 

@@ -350,3 +350,35 @@ def test_tiled_matmul(rng):
     tiles[((n + 7) // 8, (m + 7) // 8), (8, 8)](A, B, C)
     np.testing.assert_allclose(C, A @ B, rtol=1e-12)
     assert scheme(tiles) == "regions"
+
+
+@gpu.jit(device=True)
+def scratch_sum(v, k):
+    # a local array of a device function: one per call, even inlined into a loop over threads
+    a = gpu.local.array(4, gpu.float32)
+    for j in range(4):
+        a[j] = v * (j + 1)
+    return a[k % 4] + a[(k + 1) % 4]
+
+
+@gpu.jit
+def calls_device(x, out, k):
+    sh = gpu.shared.array(64, gpu.float32)
+    t = gpu.threadIdx.x
+    sh[t] = x[t]
+    gpu.syncthreads()
+    out[t] = scratch_sum(sh[63 - t], t + k)
+
+
+@pytest.mark.parametrize("boundscheck", [True, False])
+def test_device_function_locals_per_thread(rng, boundscheck):
+    k = gpu.jit(calls_device.py_func, boundscheck=boundscheck)
+    x = rng.random(64, dtype=np.float32)
+    out = poisoned(64, np.float32)
+    shift = int(rng.integers(0, 4))
+    k[1, 64](x, out, shift)
+    t = np.arange(64)
+    v = x[63 - t]
+    ref = v * ((t + shift) % 4 + 1).astype(np.float32) + v * ((t + shift + 1) % 4 + 1).astype(np.float32)
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+    assert scheme(k) == "regions"
