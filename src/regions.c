@@ -117,6 +117,9 @@ typedef struct {
     AllocaKind *kind;
     Map memo;
     bool *ctl_div;       /* block -> run by some threads of a block and not others */
+    bool *trapok;        /* block -> every path from it ends at a bounds check's trap */
+    bool *saved;         /* alloca -> its value is kept for a deferred trap */
+    bool any_trap;
 } Regions;
 
 static int bb_of(Regions *R, LLVMBasicBlockRef bb) { return (int)map_get(&R->bbidx, bb) - 1; }
@@ -125,6 +128,10 @@ static int alloca_of(Regions *R, LLVMValueRef v) { return LLVMIsAAllocaInst(v) ?
 static bool is_blk_field(Regions *R, LLVMValueRef p) {
     return LLVMIsAGetElementPtrInst(p) && LLVMGetNumOperands(p) == 2 && LLVMGetOperand(p, 0) == LLVMGetParam(R->fn, 0) &&
            LLVMIsAConstantInt(LLVMGetOperand(p, 1));
+}
+
+static bool is_blk_field_at(Regions *R, LLVMValueRef p, size_t off) {
+    return is_blk_field(R, p) && LLVMConstIntGetZExtValue(LLVMGetOperand(p, 1)) == off;
 }
 
 static int value_kind(Regions *R, LLVMValueRef v, bool spine_only, int depth);
@@ -487,6 +494,47 @@ static int classify(Ctx *c, Regions *R) {
     return 0;
 }
 
+/* ---- deferred traps ----
+ *
+ * A bounds check's failure path (checks.c: the error record, then
+ * blk->trap, which never returns) would keep the loop over threads from
+ * being vectorised. In the loop, a failing thread instead keeps the values
+ * that path reads and stops there (the bad access is never made); the other
+ * threads finish the region; then the failure path runs for the first
+ * failing thread, in thread order, which records the error and ends the
+ * launch as before. */
+
+static bool is_trap_block(Regions *R, int b) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(R->bbs[b]);
+    LLVMValueRef call = t && LLVMIsAUnreachableInst(t) ? LLVMGetPreviousInstruction(t) : NULL;
+    LLVMValueRef fp = call && LLVMIsACallInst(call) ? LLVMGetCalledValue(call) : NULL;
+    return fp && LLVMIsALoadInst(fp) && is_blk_field_at(R, LLVMGetOperand(fp, 0), offsetof(GjBlockCtx, trap));
+}
+
+static int find_deferred_traps(Ctx *c, Regions *R) {
+    R->trapok = arena_alloc(&c->arena, sizeof(bool) * (size_t)R->nbb);
+    R->saved = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
+    if (!R->trapok || !R->saved) return -1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int b = 0; b < R->nbb; b++) {
+            if (R->trapok[b] || R->live[b]) continue;
+            bool ok = R->nsucc[b] ? true : is_trap_block(R, b);
+            for (int k = 0; k < R->nsucc[b] && ok; k++) ok = R->trapok[R->succ[b][k]];
+            if (ok) R->trapok[b] = changed = true;
+        }
+    }
+    for (int b = 0; b < R->nbb; b++) {
+        if (!R->trapok[b]) continue;
+        R->any_trap = true;
+        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
+            int a = LLVMIsALoadInst(in) ? alloca_of(R, LLVMGetOperand(in, 0)) : -1;
+            if (a >= 0 && R->kind[a] != A_CONTEXT) R->saved[a] = true;
+        }
+    }
+    return 0;
+}
+
 /* ---- building the region loops ---- */
 
 typedef struct {
@@ -503,6 +551,10 @@ typedef struct {
     LLVMValueRef next_base; /* the divergent loop's per-thread next barrier */
     LLVMValueRef next_ptr;
     LLVMValueRef group; /* the access group of the region being built */
+    LLVMValueRef *sbase; /* alloca -> its kept values (deferred traps) */
+    LLVMValueRef trap_base; /* each thread's failure path, as its block's index + 1 */
+    LLVMBasicBlockRef *defer; /* failure path -> the block that defers it, in the region being built */
+    unsigned char *seen;
 } Build;
 
 static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
@@ -609,13 +661,107 @@ static LLVMValueRef thread_loop_md(Ctx *c, LLVMMetadataRef group) {
     return LLVMMetadataAsValue(c->llctx, id);
 }
 
+/* The block that defers failure path d (a block index): the values it
+ * reads kept, which one it is, then the thread's exit. */
+static LLVMBasicBlockRef defer_block(Ctx *c, Build *B, int d, LLVMValueRef lin, LLVMBasicBlockRef latch) {
+    Regions *R = B->R;
+    if (B->defer[d]) return B->defer[d];
+    LLVMBasicBlockRef bb = B->defer[d] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.defer");
+    LLVMBasicBlockRef exit = stub(c, B, latch, R->nb + 2);
+    LLVMPositionBuilderAtEnd(c->b, bb);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, c->i32, B->trap_base, &lin, 1, "");
+    join_group(c, LLVMBuildStore(c->b, LLVMConstInt(c->i32, (unsigned)d + 1, 0), p), B->group);
+    /* the allocas its blocks read */
+    int *stack = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
+    if (!stack) return NULL;
+    bool *done = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
+    if (!done) return NULL;
+    memset(B->seen, 0, (size_t)R->nbb);
+    int sp = 0;
+    stack[sp++] = d;
+    B->seen[d] = 1;
+    while (sp) {
+        int b = stack[--sp];
+        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
+            int a = LLVMIsALoadInst(in) ? alloca_of(R, LLVMGetOperand(in, 0)) : -1;
+            if (a < 0 || !R->saved[a] || done[a]) continue;
+            done[a] = true;
+            LLVMTypeRef t = LLVMGetAllocatedType(R->allocas[a]);
+            LLVMValueRef o = LLVMBuildMul(c->b, lin, LLVMConstInt(c->i64, B->stride[a], 0), "");
+            LLVMValueRef v = LLVMBuildLoad2(c->b, t, B->fa[a], "");
+            join_group(c, v, B->group);
+            join_group(c, LLVMBuildStore(c->b, v, LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[a], &o, 1, "")), B->group);
+        }
+        for (int k = 0; k < R->nsucc[b]; k++)
+            if (!B->seen[R->succ[b][k]]) B->seen[R->succ[b][k]] = 1, stack[sp++] = R->succ[b][k];
+    }
+    LLVMBuildBr(c->b, exit);
+    return bb;
+}
+
+/* After the loop: failure path d of thread lin_f, its kept values read back. */
+static int replay_traps(Ctx *c, Build *B, int r, LLVMValueRef lin_f, LLVMValueRef dims[3]) {
+    Regions *R = B->R;
+    LLVMValueRef *fa = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
+    int *list = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
+    if (!fa || !list) return -1;
+    memcpy(fa, B->fa, sizeof(LLVMValueRef) * (size_t)R->na);
+    for (int a = 0; a < R->na; a++) {
+        LLVMValueRef o = LLVMBuildMul(c->b, lin_f, LLVMConstInt(c->i64, B->stride[a], 0), "");
+        if (R->saved[a]) B->fa[a] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[a], &o, 1, "");
+        if (R->kind[a] == A_CONTEXT) B->cptr[a] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->cbase[a], &o, 1, "");
+    }
+    LLVMValueRef nx = LLVMBuildZExt(c->b, dims[0], c->i64, ""), ny = LLVMBuildZExt(c->b, dims[1], c->i64, "");
+    LLVMValueRef row = LLVMBuildUDiv(c->b, lin_f, nx, "");
+    B->tid[0] = LLVMBuildTrunc(c->b, LLVMBuildURem(c->b, lin_f, nx, ""), c->i32, "");
+    B->tid[1] = LLVMBuildTrunc(c->b, LLVMBuildURem(c->b, row, ny, ""), c->i32, "");
+    B->tid[2] = LLVMBuildTrunc(c->b, LLVMBuildUDiv(c->b, row, ny, ""), c->i32, "");
+    LLVMValueRef d = LLVMBuildLoad2(c->b, c->i32, LLVMBuildInBoundsGEP2(c->b, c->i32, B->trap_base, &lin_f, 1, ""), "");
+    /* the failure paths this region defers */
+    int n = 0;
+    memset(B->seen, 0, (size_t)R->nbb);
+    for (int b = 0; b < R->nbb; b++)
+        if (B->defer[b]) B->seen[b] = 1, list[n++] = b;
+    int nentries = n;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < R->nsucc[list[i]]; k++) {
+            int s = R->succ[list[i]][k];
+            if (!B->seen[s]) B->seen[s] = 1, list[n++] = s;
+        }
+    for (int i = 0; i < n; i++) B->clone[list[i]] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.trap");
+    LLVMValueRef sw = LLVMBuildSwitch(c->b, d, B->clone[list[0]], (unsigned)nentries);
+    for (int i = 0; i < nentries; i++) LLVMAddCase(sw, LLVMConstInt(c->i32, (unsigned)list[i] + 1, 0), B->clone[list[i]]);
+    map_clear(&B->vmap);
+    for (int i = 0; i < n; i++) {
+        int b = list[i];
+        LLVMPositionBuilderAtEnd(c->b, B->clone[b]);
+        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
+            LLVMValueRef cl = LLVMInstructionClone(in);
+            for (int k = 0, nop = LLVMGetNumOperands(in); k < nop; k++) {
+                LLVMValueRef op = LLVMGetOperand(in, (unsigned)k);
+                if (LLVMValueIsBasicBlock(op)) continue;
+                LLVMValueRef m = remap(c, B, op);
+                if (!m) return -1;
+                LLVMSetOperand(cl, (unsigned)k, m);
+            }
+            LLVMInsertIntoBuilder(c->b, cl);
+            map_put(&B->vmap, in, (intptr_t)cl);
+            if (LLVMIsATerminatorInst(in))
+                for (unsigned k = 0, ns = LLVMGetNumSuccessors(in); k < ns; k++)
+                    LLVMSetSuccessor(cl, k, B->clone[bb_of(R, LLVMGetSuccessor(in, k))]);
+        }
+    }
+    memcpy(B->fa, fa, sizeof(LLVMValueRef) * (size_t)R->na);
+    (void)r;
+    return 0;
+}
+
 /* Region r as a loop nest over the block's threads, from B->pre[r]. */
 static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasicBlockRef dead) {
     Regions *R = B->R;
     LLVMValueRef nf = B->nf, blk = LLVMGetParam(nf, 0);
     LLVMTypeRef i32 = c->i32;
-    int nex = R->nb + 2;
-    const unsigned char *ex = R->exits + (size_t)r * (size_t)nex;
+    int nex = R->nb + 3, trap = R->nb + 2; /* exits: barriers 1..nb, return, a deferred trap */
     LLVMValueRef zero = LLVMConstInt(i32, 0, 0), one = LLVMConstInt(i32, 1, 0);
     LLVMValueRef top = LLVMConstInt(i32, 0xFFFFFFFFu, 0);
     LLVMBasicBlockRef hz = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.z");
@@ -651,6 +797,17 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBuildBr(c->b, hx);
     LLVMPositionBuilderAtEnd(c->b, hx);
     LLVMValueRef tx = LLVMBuildPhi(c->b, i32, "tx"), mnx = LLVMBuildPhi(c->b, i32, ""), mxx = LLVMBuildPhi(c->b, i32, "");
+    /* the first thread whose failure path was deferred */
+    LLVMValueRef ftz = NULL, fty = NULL, ftx = NULL, none = LLVMConstInt(c->i64, ~0ull, 0);
+    if (B->trap_base) {
+        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hz));
+        ftz = LLVMBuildPhi(c->b, c->i64, "");
+        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hy));
+        fty = LLVMBuildPhi(c->b, c->i64, "");
+        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hx));
+        ftx = LLVMBuildPhi(c->b, c->i64, "");
+        LLVMPositionBuilderAtEnd(c->b, hx);
+    }
     LLVMValueRef lin = LLVMBuildAdd(c->b, row, LLVMBuildZExt(c->b, tx, c->i64, ""), "lin");
     B->tid[0] = tx, B->tid[1] = ty, B->tid[2] = tz;
     map_clear(&B->vmap);
@@ -674,6 +831,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
 
     /* the region's blocks */
     memset(B->stub, 0, sizeof *B->stub * (size_t)nex);
+    memset(B->defer, 0, sizeof *B->defer * (size_t)R->nbb);
     int *list = R->blocks[r];
     for (int i = 0; i < R->nblocks[r]; i++) B->clone[list[i]] = LLVMAppendBasicBlockInContext(c->llctx, nf, "");
     if (r == R->g) {
@@ -711,7 +869,11 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
             if (LLVMIsATerminatorInst(in))
                 for (unsigned k = 0, n = LLVMGetNumSuccessors(in); k < n; k++) {
                     int s = bb_of(R, LLVMGetSuccessor(in, k));
-                    LLVMSetSuccessor(cl, k, R->barrier[s] ? stub(c, B, lx, R->barrier[s]) : B->clone[s]);
+                    LLVMBasicBlockRef to = R->barrier[s]                         ? stub(c, B, lx, R->barrier[s])
+                                           : B->trap_base && R->live[b] && R->trapok[s] ? defer_block(c, B, s, lin, lx)
+                                                                                     : B->clone[s];
+                    if (!to) return -1;
+                    LLVMSetSuccessor(cl, k, to);
                 }
         }
     }
@@ -733,6 +895,12 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMValueRef mn1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, e, mnx, ""), e, mnx, "");
     LLVMValueRef mx1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, mxx, ""), e, mxx, "");
     if (B->next_ptr) join_group(c, LLVMBuildStore(c->b, e, B->next_ptr), group);
+    LLVMValueRef ft1 = NULL;
+    if (ftx) {
+        LLVMValueRef first = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, lin, ftx, ""), lin, ftx, "");
+        ft1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e, LLVMConstInt(i32, (unsigned)trap, 0), ""), first,
+                              ftx, "");
+    }
     LLVMValueRef tx1 = LLVMBuildNSWAdd(c->b, tx, one, "");
     LLVMValueRef xbr = LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tx1, dims[0], ""), hx, ly);
     LLVMSetMetadata(xbr, LLVMGetMDKindIDInContext(c->llctx, "llvm.loop", 9), thread_loop_md(c, gmd));
@@ -752,9 +920,27 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMAddIncoming(tx, (LLVMValueRef[]){zero, tx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
     LLVMAddIncoming(mnx, (LLVMValueRef[]){mny, mn1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
     LLVMAddIncoming(mxx, (LLVMValueRef[]){mxy, mx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
+    if (ftx) {
+        LLVMAddIncoming(ftz, (LLVMValueRef[]){none, ft1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
+        LLVMAddIncoming(fty, (LLVMValueRef[]){ftz, ft1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
+        LLVMAddIncoming(ftx, (LLVMValueRef[]){fty, ft1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
+    }
 
-    /* after the loop: every thread took the same exit, whose region is next */
+    /* after the loop: a deferred failure path first */
     LLVMPositionBuilderAtEnd(c->b, after);
+    if (B->stub[trap]) {
+        LLVMBasicBlockRef replay = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.trap");
+        LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.go");
+        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)trap, 0), ""), replay, go);
+        LLVMPositionBuilderAtEnd(c->b, replay);
+        RETURN_IF_ERROR(replay_traps(c, B, r, ft1, dims));
+        LLVMPositionBuilderAtEnd(c->b, go);
+        nstubs--;
+        if (only == trap)
+            for (int k = 1; k < trap; k++)
+                if (B->stub[k]) only = k;
+    }
+    /* then every thread took the same exit, whose region is next */
     if (nstubs == 0) {
         LLVMBuildUnreachable(c->b);
         return 0;
@@ -769,7 +955,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mn1, mx1, ""), same, split);
     LLVMPositionBuilderAtEnd(c->b, same);
     LLVMValueRef sw = LLVMBuildSwitch(c->b, mn1, dead, (unsigned)nstubs);
-    for (int k = 1; k < nex; k++)
+    for (int k = 1; k < trap; k++)
         if (B->stub[k]) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), k == R->nb + 1 ? B->ret : B->pre[k]);
     LLVMPositionBuilderAtEnd(c->b, split);
     if (R->g >= 0) {
@@ -787,9 +973,9 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     if (!B.stride) return -1;
     /* each thread's values, past a limit a fiber's stack serves better */
     LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
-    uint64_t total = R->g >= 0 ? 4 + 64 : 0;
+    uint64_t total = (R->g >= 0 ? 4 + 64 : 0) + (R->any_trap ? 4 + 64 : 0);
     for (int a = 0; a < R->na; a++)
-        if (R->kind[a] == A_CONTEXT) {
+        if (R->kind[a] == A_CONTEXT || R->saved[a]) {
             uint64_t al = LLVMGetAlignment(R->allocas[a]), size = LLVMABISizeOfType(td, LLVMGetAllocatedType(R->allocas[a]));
             if (al < 1) al = 1;
             if (al > 64) return 0;
@@ -811,7 +997,11 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     B.cptr = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
     B.clone = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)R->nbb);
     B.pre = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nr + 1));
-    B.stub = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nb + 2));
+    B.stub = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nb + 3));
+    B.defer = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)R->nbb);
+    B.seen = arena_alloc(&c->arena, (size_t)R->nbb);
+    B.sbase = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
+    if (!B.defer || !B.seen || !B.sbase) return -1;
     unsigned ninstr = 0;
     for (int b = 0; b < R->nbb; b++)
         for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) ninstr++;
@@ -830,7 +1020,10 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
         }
         per_thread += B.stride[a] + 64;
     }
+    for (int a = 0; a < R->na; a++)
+        if (R->saved[a]) per_thread += B.stride[a] + 64;
     if (R->g >= 0) per_thread += 4 + 64;
+    if (R->any_trap) per_thread += 4 + 64;
     LLVMValueRef blk = LLVMGetParam(nf, 0);
     LLVMValueRef dims[3];
     for (int d = 0; d < 3; d++) {
@@ -856,15 +1049,16 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
                                                    LLVMBuildZExt(c->b, dims[1], c->i64, ""), ""),
                                       LLVMBuildZExt(c->b, dims[2], c->i64, ""), "");
         LLVMValueRef off = LLVMConstInt(c->i64, 0, 0);
-        for (int a = 0; a <= R->na; a++) {
-            if (a < R->na && R->kind[a] != A_CONTEXT) continue;
-            if (a == R->na && R->g < 0) break;
-            LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, c->i8, base, &off, 1, "");
-            uint64_t stride = a < R->na ? B.stride[a] : 4;
-            if (a < R->na)
-                B.cbase[a] = p;
-            else
-                B.next_base = p;
+        /* the arrays: context allocas, kept values, the next barriers, the failure paths */
+        for (int i = 0; i < 2 * R->na + 2; i++) {
+            int a = i % (R->na ? R->na : 1);
+            LLVMValueRef *slot = i < R->na                  ? (R->kind[a] == A_CONTEXT ? &B.cbase[a] : NULL)
+                                 : i < 2 * R->na            ? (R->saved[a] ? &B.sbase[a] : NULL)
+                                 : i == 2 * R->na           ? (R->g >= 0 ? &B.next_base : NULL)
+                                                            : (R->any_trap ? &B.trap_base : NULL);
+            if (!slot) continue;
+            LLVMValueRef p = *slot = LLVMBuildInBoundsGEP2(c->b, c->i8, base, &off, 1, "");
+            uint64_t stride = i < 2 * R->na ? B.stride[a] : 4;
             LLVMValueRef bytes = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, n, LLVMConstInt(c->i64, stride, 0), ""),
                                               LLVMConstInt(c->i64, 63, 0), "");
             off = LLVMBuildAnd(c->b, LLVMBuildAdd(c->b, off, bytes, ""), LLVMConstInt(c->i64, ~(uint64_t)63, 0), "");
@@ -928,5 +1122,6 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     if (ok <= 0) return ok;
     RETURN_IF_ERROR(find_exposed(c, &R));
     RETURN_IF_ERROR(classify(c, &R));
+    RETURN_IF_ERROR(find_deferred_traps(c, &R));
     return build(c, &R, out);
 }
