@@ -118,7 +118,8 @@ typedef struct {
     Map memo;
     bool *ctl_div;       /* block -> run by some threads of a block and not others */
     bool *trapok;        /* block -> every path from it ends at a bounds check's trap */
-    bool *saved;         /* alloca -> its value is kept for a deferred trap */
+    int nsave;           /* values a deferred trap keeps, at most */
+    uint64_t save_stride; /* bytes a kept value takes */
     bool any_trap;
 } Regions;
 
@@ -511,10 +512,33 @@ static bool is_trap_block(Regions *R, int b) {
     return fp && LLVMIsALoadInst(fp) && is_blk_field_at(R, LLVMGetOperand(fp, 0), offsetof(GjBlockCtx, trap));
 }
 
+/* The allocas failure path d (a block index) reads, in a fixed order, in
+ * out (at most R->na); their number. seen: R->nbb bytes of scratch. */
+static int entry_saves(Regions *R, int d, int *out, int *stack, unsigned char *seen, bool *done) {
+    memset(seen, 0, (size_t)R->nbb);
+    memset(done, 0, sizeof(bool) * (size_t)R->na);
+    int sp = 0, n = 0;
+    stack[sp++] = d;
+    seen[d] = 1;
+    while (sp) {
+        int b = stack[--sp];
+        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
+            int a = LLVMIsALoadInst(in) ? alloca_of(R, LLVMGetOperand(in, 0)) : -1;
+            if (a >= 0 && R->kind[a] != A_CONTEXT && !done[a]) done[a] = true, out[n++] = a;
+        }
+        for (int k = 0; k < R->nsucc[b]; k++)
+            if (!seen[R->succ[b][k]]) seen[R->succ[b][k]] = 1, stack[sp++] = R->succ[b][k];
+    }
+    return n;
+}
+
 static int find_deferred_traps(Ctx *c, Regions *R) {
     R->trapok = arena_alloc(&c->arena, sizeof(bool) * (size_t)R->nbb);
-    R->saved = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
-    if (!R->trapok || !R->saved) return -1;
+    int *list = arena_alloc(&c->arena, sizeof(int) * (size_t)(R->na + 1));
+    int *stack = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
+    unsigned char *seen = arena_alloc(&c->arena, (size_t)R->nbb);
+    bool *done = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
+    if (!R->trapok || !list || !stack || !seen || !done) return -1;
     for (bool changed = true; changed;) {
         changed = false;
         for (int b = 0; b < R->nbb; b++) {
@@ -524,14 +548,21 @@ static int find_deferred_traps(Ctx *c, Regions *R) {
             if (ok) R->trapok[b] = changed = true;
         }
     }
-    for (int b = 0; b < R->nbb; b++) {
-        if (!R->trapok[b]) continue;
-        R->any_trap = true;
-        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
-            int a = LLVMIsALoadInst(in) ? alloca_of(R, LLVMGetOperand(in, 0)) : -1;
-            if (a >= 0 && R->kind[a] != A_CONTEXT) R->saved[a] = true;
+    LLVMTargetDataRef td = LLVMGetModuleDataLayout(LLVMGetGlobalParent(R->fn));
+    R->save_stride = 8;
+    for (int b = 0; b < R->nbb; b++)
+        for (int k = 0; k < R->nsucc[b]; k++) {
+            int d = R->succ[b][k];
+            if (!R->live[b] || !R->trapok[d]) continue;
+            R->any_trap = true;
+            int n = entry_saves(R, d, list, stack, seen, done);
+            if (n > R->nsave) R->nsave = n;
+            for (int i = 0; i < n; i++) {
+                uint64_t size = LLVMABISizeOfType(td, LLVMGetAllocatedType(R->allocas[list[i]]));
+                size = (size + 7) / 8 * 8;
+                if (size > R->save_stride) R->save_stride = size;
+            }
         }
-    }
     return 0;
 }
 
@@ -551,10 +582,12 @@ typedef struct {
     LLVMValueRef next_base; /* the divergent loop's per-thread next barrier */
     LLVMValueRef next_ptr;
     LLVMValueRef group; /* the access group of the region being built */
-    LLVMValueRef *sbase; /* alloca -> its kept values (deferred traps) */
-    LLVMValueRef trap_base; /* each thread's failure path, as its block's index + 1 */
+    LLVMValueRef *sbase; /* the k-th value a deferred trap keeps, of each thread */
+    LLVMValueRef trap_base; /* each thread's failure path, as its block's index + 1; 0: none */
     LLVMBasicBlockRef *defer; /* failure path -> the block that defers it, in the region being built */
     unsigned char *seen;
+    int *list, *stack;
+    bool *done;
 } Build;
 
 static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
@@ -662,97 +695,108 @@ static LLVMValueRef thread_loop_md(Ctx *c, LLVMMetadataRef group) {
 }
 
 /* The block that defers failure path d (a block index): the values it
- * reads kept, which one it is, then the thread's exit. */
+ * reads kept, then to the latch (which records d). */
 static LLVMBasicBlockRef defer_block(Ctx *c, Build *B, int d, LLVMValueRef lin, LLVMBasicBlockRef latch) {
     Regions *R = B->R;
     if (B->defer[d]) return B->defer[d];
     LLVMBasicBlockRef bb = B->defer[d] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.defer");
-    LLVMBasicBlockRef exit = stub(c, B, latch, R->nb + 2);
     LLVMPositionBuilderAtEnd(c->b, bb);
-    LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, c->i32, B->trap_base, &lin, 1, "");
-    join_group(c, LLVMBuildStore(c->b, LLVMConstInt(c->i32, (unsigned)d + 1, 0), p), B->group);
-    /* the allocas its blocks read */
-    int *stack = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
-    if (!stack) return NULL;
-    bool *done = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
-    if (!done) return NULL;
-    memset(B->seen, 0, (size_t)R->nbb);
-    int sp = 0;
-    stack[sp++] = d;
-    B->seen[d] = 1;
-    while (sp) {
-        int b = stack[--sp];
-        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
-            int a = LLVMIsALoadInst(in) ? alloca_of(R, LLVMGetOperand(in, 0)) : -1;
-            if (a < 0 || !R->saved[a] || done[a]) continue;
-            done[a] = true;
-            LLVMTypeRef t = LLVMGetAllocatedType(R->allocas[a]);
-            LLVMValueRef o = LLVMBuildMul(c->b, lin, LLVMConstInt(c->i64, B->stride[a], 0), "");
-            LLVMValueRef v = LLVMBuildLoad2(c->b, t, B->fa[a], "");
-            join_group(c, v, B->group);
-            join_group(c, LLVMBuildStore(c->b, v, LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[a], &o, 1, "")), B->group);
-        }
-        for (int k = 0; k < R->nsucc[b]; k++)
-            if (!B->seen[R->succ[b][k]]) B->seen[R->succ[b][k]] = 1, stack[sp++] = R->succ[b][k];
+    int n = entry_saves(R, d, B->list, B->stack, B->seen, B->done);
+    LLVMValueRef o = LLVMBuildMul(c->b, lin, LLVMConstInt(c->i64, R->save_stride, 0), "");
+    for (int k = 0; k < n; k++) {
+        int a = B->list[k];
+        LLVMValueRef v = LLVMBuildLoad2(c->b, LLVMGetAllocatedType(R->allocas[a]), B->fa[a], "");
+        join_group(c, v, B->group);
+        join_group(c, LLVMBuildStore(c->b, v, LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[k], &o, 1, "")), B->group);
     }
-    LLVMBuildBr(c->b, exit);
+    LLVMBuildBr(c->b, latch);
     return bb;
 }
 
-/* After the loop: failure path d of thread lin_f, its kept values read back. */
-static int replay_traps(Ctx *c, Build *B, int r, LLVMValueRef lin_f, LLVMValueRef dims[3]) {
+/* After the loop, where some thread deferred its failure path: the first
+ * such thread's, its kept values read back. */
+static int replay_traps(Ctx *c, Build *B, LLVMValueRef dims[3]) {
     Regions *R = B->R;
     LLVMValueRef *fa = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
     int *list = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
     if (!fa || !list) return -1;
+    /* the first thread that deferred one */
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+    LLVMBasicBlockRef scan = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.trap.scan");
+    LLVMBasicBlockRef found = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.trap");
+    LLVMBuildBr(c->b, scan);
+    LLVMPositionBuilderAtEnd(c->b, scan);
+    LLVMValueRef i = LLVMBuildPhi(c->b, c->i64, "");
+    LLVMValueRef d = LLVMBuildLoad2(c->b, c->i32, LLVMBuildInBoundsGEP2(c->b, c->i32, B->trap_base, &i, 1, ""), "");
+    LLVMValueRef i1 = LLVMBuildNUWAdd(c->b, i, LLVMConstInt(c->i64, 1, 0), "");
+    LLVMAddIncoming(i, (LLVMValueRef[]){LLVMConstInt(c->i64, 0, 0), i1}, (LLVMBasicBlockRef[]){from, scan}, 2);
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, d, LLVMConstInt(c->i32, 0, 0), ""), found, scan);
+    LLVMPositionBuilderAtEnd(c->b, found);
+    LLVMValueRef lin_f = i;
+
     memcpy(fa, B->fa, sizeof(LLVMValueRef) * (size_t)R->na);
-    for (int a = 0; a < R->na; a++) {
-        LLVMValueRef o = LLVMBuildMul(c->b, lin_f, LLVMConstInt(c->i64, B->stride[a], 0), "");
-        if (R->saved[a]) B->fa[a] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[a], &o, 1, "");
-        if (R->kind[a] == A_CONTEXT) B->cptr[a] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->cbase[a], &o, 1, "");
-    }
+    for (int a = 0; a < R->na; a++)
+        if (R->kind[a] == A_CONTEXT) {
+            LLVMValueRef o = LLVMBuildMul(c->b, lin_f, LLVMConstInt(c->i64, B->stride[a], 0), "");
+            B->cptr[a] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->cbase[a], &o, 1, "");
+        }
     LLVMValueRef nx = LLVMBuildZExt(c->b, dims[0], c->i64, ""), ny = LLVMBuildZExt(c->b, dims[1], c->i64, "");
     LLVMValueRef row = LLVMBuildUDiv(c->b, lin_f, nx, "");
     B->tid[0] = LLVMBuildTrunc(c->b, LLVMBuildURem(c->b, lin_f, nx, ""), c->i32, "");
     B->tid[1] = LLVMBuildTrunc(c->b, LLVMBuildURem(c->b, row, ny, ""), c->i32, "");
     B->tid[2] = LLVMBuildTrunc(c->b, LLVMBuildUDiv(c->b, row, ny, ""), c->i32, "");
-    LLVMValueRef d = LLVMBuildLoad2(c->b, c->i32, LLVMBuildInBoundsGEP2(c->b, c->i32, B->trap_base, &lin_f, 1, ""), "");
-    /* the failure paths this region defers */
+    LLVMValueRef o = LLVMBuildMul(c->b, lin_f, LLVMConstInt(c->i64, R->save_stride, 0), "");
+    LLVMValueRef *slot = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->nsave + 1));
+    if (!slot) return -1;
+    for (int k = 0; k < R->nsave; k++) slot[k] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[k], &o, 1, "");
+    /* the failure paths this region defers, one entry block each; then their blocks */
     int n = 0;
-    memset(B->seen, 0, (size_t)R->nbb);
     for (int b = 0; b < R->nbb; b++)
-        if (B->defer[b]) B->seen[b] = 1, list[n++] = b;
+        if (B->defer[b]) list[n++] = b;
     int nentries = n;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < R->nsucc[list[i]]; k++) {
-            int s = R->succ[list[i]][k];
-            if (!B->seen[s]) B->seen[s] = 1, list[n++] = s;
-        }
-    for (int i = 0; i < n; i++) B->clone[list[i]] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.trap");
-    LLVMValueRef sw = LLVMBuildSwitch(c->b, d, B->clone[list[0]], (unsigned)nentries);
-    for (int i = 0; i < nentries; i++) LLVMAddCase(sw, LLVMConstInt(c->i32, (unsigned)list[i] + 1, 0), B->clone[list[i]]);
-    map_clear(&B->vmap);
-    for (int i = 0; i < n; i++) {
-        int b = list[i];
-        LLVMPositionBuilderAtEnd(c->b, B->clone[b]);
-        for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
-            LLVMValueRef cl = LLVMInstructionClone(in);
-            for (int k = 0, nop = LLVMGetNumOperands(in); k < nop; k++) {
-                LLVMValueRef op = LLVMGetOperand(in, (unsigned)k);
-                if (LLVMValueIsBasicBlock(op)) continue;
-                LLVMValueRef m = remap(c, B, op);
-                if (!m) return -1;
-                LLVMSetOperand(cl, (unsigned)k, m);
+    LLVMBasicBlockRef *entry = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(nentries + 1));
+    if (!entry) return -1;
+    for (int e = 0; e < nentries; e++) {
+        /* each entry with its own kept values, so its own copy of the path */
+        int dd = list[e];
+        int ns = entry_saves(R, dd, B->list, B->stack, B->seen, B->done);
+        for (int k = 0; k < ns; k++) B->fa[B->list[k]] = slot[k];
+        int m = 0;
+        memset(B->seen, 0, (size_t)R->nbb);
+        B->seen[dd] = 1, list[nentries + m++] = dd;
+        for (int q = 0; q < m; q++)
+            for (int k = 0; k < R->nsucc[list[nentries + q]]; k++) {
+                int s2 = R->succ[list[nentries + q]][k];
+                if (!B->seen[s2]) B->seen[s2] = 1, list[nentries + m++] = s2;
             }
-            LLVMInsertIntoBuilder(c->b, cl);
-            map_put(&B->vmap, in, (intptr_t)cl);
-            if (LLVMIsATerminatorInst(in))
-                for (unsigned k = 0, ns = LLVMGetNumSuccessors(in); k < ns; k++)
-                    LLVMSetSuccessor(cl, k, B->clone[bb_of(R, LLVMGetSuccessor(in, k))]);
+        for (int q = 0; q < m; q++)
+            B->clone[list[nentries + q]] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.trap.path");
+        entry[e] = B->clone[dd];
+        map_clear(&B->vmap);
+        for (int q = 0; q < m; q++) {
+            int b = list[nentries + q];
+            LLVMPositionBuilderAtEnd(c->b, B->clone[b]);
+            for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
+                LLVMValueRef cl = LLVMInstructionClone(in);
+                for (int k = 0, nop = LLVMGetNumOperands(in); k < nop; k++) {
+                    LLVMValueRef op = LLVMGetOperand(in, (unsigned)k);
+                    if (LLVMValueIsBasicBlock(op)) continue;
+                    LLVMValueRef mv = remap(c, B, op);
+                    if (!mv) return -1;
+                    LLVMSetOperand(cl, (unsigned)k, mv);
+                }
+                LLVMInsertIntoBuilder(c->b, cl);
+                map_put(&B->vmap, in, (intptr_t)cl);
+                if (LLVMIsATerminatorInst(in))
+                    for (unsigned k = 0, nsu = LLVMGetNumSuccessors(in); k < nsu; k++)
+                        LLVMSetSuccessor(cl, k, B->clone[bb_of(R, LLVMGetSuccessor(in, k))]);
+            }
         }
+        memcpy(B->fa, fa, sizeof(LLVMValueRef) * (size_t)R->na);
     }
-    memcpy(B->fa, fa, sizeof(LLVMValueRef) * (size_t)R->na);
-    (void)r;
+    LLVMPositionBuilderAtEnd(c->b, found);
+    LLVMValueRef sw = LLVMBuildSwitch(c->b, d, entry[0], (unsigned)nentries);
+    for (int e = 0; e < nentries; e++) LLVMAddCase(sw, LLVMConstInt(c->i32, (unsigned)list[e] + 1, 0), entry[e]);
     return 0;
 }
 
@@ -797,17 +841,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBuildBr(c->b, hx);
     LLVMPositionBuilderAtEnd(c->b, hx);
     LLVMValueRef tx = LLVMBuildPhi(c->b, i32, "tx"), mnx = LLVMBuildPhi(c->b, i32, ""), mxx = LLVMBuildPhi(c->b, i32, "");
-    /* the first thread whose failure path was deferred */
-    LLVMValueRef ftz = NULL, fty = NULL, ftx = NULL, none = LLVMConstInt(c->i64, ~0ull, 0);
-    if (B->trap_base) {
-        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hz));
-        ftz = LLVMBuildPhi(c->b, c->i64, "");
-        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hy));
-        fty = LLVMBuildPhi(c->b, c->i64, "");
-        LLVMPositionBuilderBefore(c->b, LLVMGetFirstInstruction(hx));
-        ftx = LLVMBuildPhi(c->b, c->i64, "");
-        LLVMPositionBuilderAtEnd(c->b, hx);
-    }
+
     LLVMValueRef lin = LLVMBuildAdd(c->b, row, LLVMBuildZExt(c->b, tx, c->i64, ""), "lin");
     B->tid[0] = tx, B->tid[1] = ty, B->tid[2] = tz;
     map_clear(&B->vmap);
@@ -881,26 +915,40 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     /* the latch: which exit this thread took; the least and the most of them */
     LLVMPositionBuilderAtEnd(c->b, lx);
     LLVMValueRef e = LLVMBuildPhi(c->b, i32, "exit");
-    int nstubs = 0, only = -1;
+    int nstubs = 0, only = -1, ndefer = 0;
     for (int k = 1; k < nex; k++)
         if (B->stub[k]) {
             LLVMValueRef kv = LLVMConstInt(i32, (unsigned)k, 0);
             LLVMAddIncoming(e, &kv, &B->stub[k], 1);
             nstubs++, only = k;
         }
-    if (!nstubs) { /* every path traps */
+    /* a deferred failure path: which one, for every thread (0: none) */
+    LLVMValueRef kt = LLVMConstInt(i32, (unsigned)trap, 0), which = NULL;
+    for (int d = 0; d < R->nbb; d++)
+        if (B->defer[d]) {
+            if (!which) {
+                which = LLVMBuildPhi(c->b, i32, "trap");
+                LLVMValueRef z = LLVMConstInt(i32, 0, 0);
+                for (int k = 1; k < nex; k++)
+                    if (B->stub[k]) LLVMAddIncoming(which, &z, &B->stub[k], 1);
+            }
+            LLVMValueRef dv = LLVMConstInt(i32, (unsigned)d + 1, 0);
+            LLVMAddIncoming(e, &kt, &B->defer[d], 1);
+            LLVMAddIncoming(which, &dv, &B->defer[d], 1);
+            ndefer++;
+        }
+    if (ndefer) {
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(c->b, i32, B->trap_base, &lin, 1, "");
+        join_group(c, LLVMBuildStore(c->b, which, p), group);
+    }
+    if (!nstubs && !ndefer) { /* every path traps */
         LLVMInstructionEraseFromParent(e);
         e = LLVMConstInt(i32, 0, 0);
     }
     LLVMValueRef mn1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, e, mnx, ""), e, mnx, "");
     LLVMValueRef mx1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, mxx, ""), e, mxx, "");
     if (B->next_ptr) join_group(c, LLVMBuildStore(c->b, e, B->next_ptr), group);
-    LLVMValueRef ft1 = NULL;
-    if (ftx) {
-        LLVMValueRef first = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, lin, ftx, ""), lin, ftx, "");
-        ft1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, e, LLVMConstInt(i32, (unsigned)trap, 0), ""), first,
-                              ftx, "");
-    }
+
     LLVMValueRef tx1 = LLVMBuildNSWAdd(c->b, tx, one, "");
     LLVMValueRef xbr = LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tx1, dims[0], ""), hx, ly);
     LLVMSetMetadata(xbr, LLVMGetMDKindIDInContext(c->llctx, "llvm.loop", 9), thread_loop_md(c, gmd));
@@ -920,25 +968,16 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMAddIncoming(tx, (LLVMValueRef[]){zero, tx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
     LLVMAddIncoming(mnx, (LLVMValueRef[]){mny, mn1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
     LLVMAddIncoming(mxx, (LLVMValueRef[]){mxy, mx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
-    if (ftx) {
-        LLVMAddIncoming(ftz, (LLVMValueRef[]){none, ft1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
-        LLVMAddIncoming(fty, (LLVMValueRef[]){ftz, ft1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
-        LLVMAddIncoming(ftx, (LLVMValueRef[]){fty, ft1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
-    }
 
     /* after the loop: a deferred failure path first */
     LLVMPositionBuilderAtEnd(c->b, after);
-    if (B->stub[trap]) {
+    if (ndefer) {
         LLVMBasicBlockRef replay = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.trap");
         LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.go");
         LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)trap, 0), ""), replay, go);
         LLVMPositionBuilderAtEnd(c->b, replay);
-        RETURN_IF_ERROR(replay_traps(c, B, r, ft1, dims));
+        RETURN_IF_ERROR(replay_traps(c, B, dims));
         LLVMPositionBuilderAtEnd(c->b, go);
-        nstubs--;
-        if (only == trap)
-            for (int k = 1; k < trap; k++)
-                if (B->stub[k]) only = k;
     }
     /* then every thread took the same exit, whose region is next */
     if (nstubs == 0) {
@@ -973,9 +1012,11 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     if (!B.stride) return -1;
     /* each thread's values, past a limit a fiber's stack serves better */
     LLVMTargetDataRef td = LLVMGetModuleDataLayout(c->mod);
-    uint64_t total = (R->g >= 0 ? 4 + 64 : 0) + (R->any_trap ? 4 + 64 : 0);
+    uint64_t total = (R->g >= 0 ? 4 + 64 : 0) + (R->any_trap ? 4 + 64 : 0) +
+                     (uint64_t)R->nsave * (R->save_stride + 64);
+    if (total > REGION_MAX_CONTEXT) return 0;
     for (int a = 0; a < R->na; a++)
-        if (R->kind[a] == A_CONTEXT || R->saved[a]) {
+        if (R->kind[a] == A_CONTEXT) {
             uint64_t al = LLVMGetAlignment(R->allocas[a]), size = LLVMABISizeOfType(td, LLVMGetAllocatedType(R->allocas[a]));
             if (al < 1) al = 1;
             if (al > 64) return 0;
@@ -1000,8 +1041,11 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     B.stub = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(R->nb + 3));
     B.defer = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)R->nbb);
     B.seen = arena_alloc(&c->arena, (size_t)R->nbb);
-    B.sbase = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
-    if (!B.defer || !B.seen || !B.sbase) return -1;
+    B.sbase = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->nsave + 1));
+    B.list = arena_alloc(&c->arena, sizeof(int) * (size_t)(R->na + 1));
+    B.stack = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
+    B.done = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
+    if (!B.defer || !B.seen || !B.sbase || !B.list || !B.stack || !B.done) return -1;
     unsigned ninstr = 0;
     for (int b = 0; b < R->nbb; b++)
         for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) ninstr++;
@@ -1020,8 +1064,7 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
         }
         per_thread += B.stride[a] + 64;
     }
-    for (int a = 0; a < R->na; a++)
-        if (R->saved[a]) per_thread += B.stride[a] + 64;
+    per_thread += (uint64_t)R->nsave * (R->save_stride + 64);
     if (R->g >= 0) per_thread += 4 + 64;
     if (R->any_trap) per_thread += 4 + 64;
     LLVMValueRef blk = LLVMGetParam(nf, 0);
@@ -1050,15 +1093,15 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
                                       LLVMBuildZExt(c->b, dims[2], c->i64, ""), "");
         LLVMValueRef off = LLVMConstInt(c->i64, 0, 0);
         /* the arrays: context allocas, kept values, the next barriers, the failure paths */
-        for (int i = 0; i < 2 * R->na + 2; i++) {
-            int a = i % (R->na ? R->na : 1);
-            LLVMValueRef *slot = i < R->na                  ? (R->kind[a] == A_CONTEXT ? &B.cbase[a] : NULL)
-                                 : i < 2 * R->na            ? (R->saved[a] ? &B.sbase[a] : NULL)
-                                 : i == 2 * R->na           ? (R->g >= 0 ? &B.next_base : NULL)
-                                                            : (R->any_trap ? &B.trap_base : NULL);
+        for (int i = 0; i < R->na + R->nsave + 2; i++) {
+            int a = i, k = i - R->na;
+            LLVMValueRef *slot = i < R->na            ? (R->kind[a] == A_CONTEXT ? &B.cbase[a] : NULL)
+                                 : k < R->nsave       ? &B.sbase[k]
+                                 : k == R->nsave      ? (R->g >= 0 ? &B.next_base : NULL)
+                                                      : (R->any_trap ? &B.trap_base : NULL);
             if (!slot) continue;
-            LLVMValueRef p = *slot = LLVMBuildInBoundsGEP2(c->b, c->i8, base, &off, 1, "");
-            uint64_t stride = i < 2 * R->na ? B.stride[a] : 4;
+            *slot = LLVMBuildInBoundsGEP2(c->b, c->i8, base, &off, 1, "");
+            uint64_t stride = i < R->na ? B.stride[a] : k < R->nsave ? R->save_stride : 4;
             LLVMValueRef bytes = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, n, LLVMConstInt(c->i64, stride, 0), ""),
                                               LLVMConstInt(c->i64, 63, 0), "");
             off = LLVMBuildAnd(c->b, LLVMBuildAdd(c->b, off, bytes, ""), LLVMConstInt(c->i64, ~(uint64_t)63, 0), "");
