@@ -382,3 +382,32 @@ def test_device_function_locals_per_thread(rng, boundscheck):
     ref = v * ((t + shift) % 4 + 1).astype(np.float32) + v * ((t + shift + 1) % 4 + 1).astype(np.float32)
     np.testing.assert_allclose(out, ref, rtol=1e-6)
     assert scheme(k) == "regions"
+
+
+@gpu.jit
+def gather_2d(out, idx, x):
+    # several threads index out of bounds in one region: the first in linear order is reported
+    sh = gpu.shared.array(64, gpu.float32)
+    t = gpu.threadIdx.x + gpu.blockDim.x * gpu.threadIdx.y
+    sh[t] = x[t]
+    gpu.syncthreads()
+    v = sh[63 - t]
+    out[idx[t]] = v
+
+
+def test_first_failing_thread_is_reported(rng):
+    x = rng.random(64, dtype=np.float32)
+    idx = rng.permutation(64).astype(np.int64)
+    bad = np.sort(rng.choice(np.arange(1, 64), 3, replace=False))
+    idx[bad] = 64 + bad  # out of range, each a different index
+    out = np.zeros(64, np.float32)
+    with pytest.raises(IndexError, match=r"index %d is out of bounds for axis 0 with size 64" % (64 + bad[0])):
+        gather_2d[1, (8, 8)](out, idx, x)
+    idx[bad] = bad
+    out = poisoned(64, np.float32)
+    good = rng.permutation(64).astype(np.int64)
+    gather_2d[1, (8, 8)](out, good, x)
+    ref = np.empty(64, np.float32)
+    ref[good] = x[::-1]
+    np.testing.assert_array_equal(out, ref)
+    assert scheme(gather_2d) == "regions"
