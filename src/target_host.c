@@ -577,10 +577,15 @@ static int finish(Ctx *c) {
                                       LLVMFunctionType(c->voidt, tp, 5, 0));
     probe_stack(c, th);
     LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->llctx, th, "entry"));
-    load_params(c, LLVMGetParam(th, 0), args);
-    for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
-    LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
-    if (coro) coro_run(c, LLVMGetParam(th, 1), coro);
+    /* The runtime only runs _thread for kernels with barriers or a grid barrier,
+     * which a kernel run as regions has neither of: its _thread stays empty, so
+     * that the body is not optimised and compiled twice. */
+    if (!regions) {
+        load_params(c, LLVMGetParam(th, 0), args);
+        for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
+        LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
+        if (coro) coro_run(c, LLVMGetParam(th, 1), coro);
+    }
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol),
