@@ -34,7 +34,7 @@
 
 enum {
     REGION_MAX_CONTEXT = 16384, /* bytes of per-thread values a thread may keep across barriers */
-    REGION_MAX_CLONES = 20000,  /* basic blocks of all region loops together */
+    REGION_MAX_CLONES = 4000,   /* basic blocks of all region loops together: compile time grows with them */
 };
 
 /* a pointer-keyed hash map, in the arena */
@@ -588,6 +588,8 @@ typedef struct {
     unsigned char *seen;
     int *list, *stack;
     bool *done;
+    bool *deferred;      /* failure path -> some region defers it */
+    LLVMBasicBlockRef replay; /* where every region goes when a thread deferred one */
 } Build;
 
 static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
@@ -699,6 +701,7 @@ static LLVMValueRef thread_loop_md(Ctx *c, LLVMMetadataRef group) {
 static LLVMBasicBlockRef defer_block(Ctx *c, Build *B, int d, LLVMValueRef lin, LLVMBasicBlockRef latch) {
     Regions *R = B->R;
     if (B->defer[d]) return B->defer[d];
+    B->deferred[d] = true;
     LLVMBasicBlockRef bb = B->defer[d] = LLVMAppendBasicBlockInContext(c->llctx, B->nf, "region.defer");
     LLVMPositionBuilderAtEnd(c->b, bb);
     int n = entry_saves(R, d, B->list, B->stack, B->seen, B->done);
@@ -713,8 +716,9 @@ static LLVMBasicBlockRef defer_block(Ctx *c, Build *B, int d, LLVMValueRef lin, 
     return bb;
 }
 
-/* After the loop, where some thread deferred its failure path: the first
- * such thread's, its kept values read back. */
+/* After a region's loop, where some thread deferred its failure path: the
+ * first such thread's, its kept values read back. One for all regions: the
+ * values are the same arrays whichever region kept them. */
 static int replay_traps(Ctx *c, Build *B, LLVMValueRef dims[3]) {
     Regions *R = B->R;
     LLVMValueRef *fa = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->na + 1));
@@ -749,10 +753,10 @@ static int replay_traps(Ctx *c, Build *B, LLVMValueRef dims[3]) {
     LLVMValueRef *slot = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(R->nsave + 1));
     if (!slot) return -1;
     for (int k = 0; k < R->nsave; k++) slot[k] = LLVMBuildInBoundsGEP2(c->b, c->i8, B->sbase[k], &o, 1, "");
-    /* the failure paths this region defers, one entry block each; then their blocks */
+    /* the failure paths some region defers, one entry block each; then their blocks */
     int n = 0;
     for (int b = 0; b < R->nbb; b++)
-        if (B->defer[b]) list[n++] = b;
+        if (B->deferred[b]) list[n++] = b;
     int nentries = n;
     LLVMBasicBlockRef *entry = arena_alloc(&c->arena, sizeof(LLVMBasicBlockRef) * (size_t)(nentries + 1));
     if (!entry) return -1;
@@ -867,7 +871,18 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     memset(B->stub, 0, sizeof *B->stub * (size_t)nex);
     memset(B->defer, 0, sizeof *B->defer * (size_t)R->nbb);
     int *list = R->blocks[r];
-    for (int i = 0; i < R->nblocks[r]; i++) B->clone[list[i]] = LLVMAppendBasicBlockInContext(c->llctx, nf, "");
+    /* a failure path that is deferred is not cloned into the loop */
+    memset(B->seen, 0, (size_t)R->nbb);
+    for (int i = 0; i < R->nblocks[r]; i++) {
+        int b = list[i];
+        bool skip = B->trap_base && R->trapok[b] && !R->barrier[b] && b != 0;
+        for (int p = 0; p < R->npred[b] && skip; p++) {
+            int q = R->pred[b][p];
+            skip = !R->in[(size_t)r * (size_t)R->nbb + (size_t)q] || R->live[q] || R->trapok[q];
+        }
+        B->seen[b] = skip;
+        B->clone[b] = skip ? NULL : LLVMAppendBasicBlockInContext(c->llctx, nf, "");
+    }
     if (r == R->g) {
         LLVMValueRef nx = LLVMBuildLoad2(c->b, i32, B->next_ptr, "");
         join_group(c, nx, group);
@@ -876,8 +891,12 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     } else
         LLVMBuildBr(c->b, B->clone[list[0]]);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(R->fn);
+    unsigned char *skipped = arena_alloc(&c->arena, (size_t)R->nbb);
+    if (!skipped) return -1;
+    memcpy(skipped, B->seen, (size_t)R->nbb);
     for (int i = 0; i < R->nblocks[r]; i++) {
         int b = list[i];
+        if (skipped[b]) continue;
         LLVMValueRef skip = R->barrier[b] ? R->site[R->barrier[b]] : NULL;
         for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) {
             LLVMPositionBuilderAtEnd(c->b, B->clone[b]);
@@ -972,11 +991,10 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     /* after the loop: a deferred failure path first */
     LLVMPositionBuilderAtEnd(c->b, after);
     if (ndefer) {
-        LLVMBasicBlockRef replay = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.trap");
+        if (!B->replay) B->replay = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.trap");
         LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.go");
-        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)trap, 0), ""), replay, go);
-        LLVMPositionBuilderAtEnd(c->b, replay);
-        RETURN_IF_ERROR(replay_traps(c, B, dims));
+        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)trap, 0), ""), B->replay,
+                        go);
         LLVMPositionBuilderAtEnd(c->b, go);
     }
     /* then every thread took the same exit, whose region is next */
@@ -1045,7 +1063,8 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     B.list = arena_alloc(&c->arena, sizeof(int) * (size_t)(R->na + 1));
     B.stack = arena_alloc(&c->arena, sizeof(int) * (size_t)R->nbb);
     B.done = arena_alloc(&c->arena, sizeof(bool) * (size_t)(R->na + 1));
-    if (!B.defer || !B.seen || !B.sbase || !B.list || !B.stack || !B.done) return -1;
+    B.deferred = arena_alloc(&c->arena, sizeof(bool) * (size_t)R->nbb);
+    if (!B.defer || !B.seen || !B.sbase || !B.list || !B.stack || !B.done || !B.deferred) return -1;
     unsigned ninstr = 0;
     for (int b = 0; b < R->nbb; b++)
         for (LLVMValueRef in = LLVMGetFirstInstruction(R->bbs[b]); in; in = LLVMGetNextInstruction(in)) ninstr++;
@@ -1120,6 +1139,10 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, nr, 0));
     LLVMBuildUnreachable(c->b);
     for (int r = 0; r < R->nr; r++) RETURN_IF_ERROR(build_region(c, &B, r, dims, dead));
+    if (B.replay) {
+        LLVMPositionBuilderAtEnd(c->b, B.replay);
+        RETURN_IF_ERROR(replay_traps(c, &B, dims));
+    }
     if (LLVMVerifyFunction(nf, LLVMReturnStatusAction))
         return internal_error(c, NO_LOCATION, "barrier regions: the loops over threads of %s do not verify", name);
     *out = nf;
