@@ -411,3 +411,46 @@ def test_first_failing_thread_is_reported(rng):
     ref[good] = x[::-1]
     np.testing.assert_array_equal(out, ref)
     assert scheme(gather_2d) == "regions"
+
+
+@gpu.jit
+def mixed_state(out, limit, stop):
+    # values kept across barriers in the ways a kernel keeps them: updated by some threads
+    # only (u), alike by all (k, w), from shared memory (the while condition), with a break
+    sh = gpu.shared.array(1, gpu.int64)
+    t = gpu.threadIdx.x
+    if t == 0:
+        sh[0] = 0
+    u = t
+    w = limit * 2
+    gpu.syncthreads()
+    while sh[0] < limit:
+        gpu.syncthreads()
+        if t % 3 == 1:
+            u += 5
+        w -= 1
+        gpu.syncthreads()
+        if t == 0:
+            sh[0] += 1
+        gpu.syncthreads()
+    k = 0
+    for k in range(10):
+        gpu.syncthreads()
+        u += k
+        if k == stop:
+            break
+    out[t] = u * 1000 + w * 10 + k
+
+
+def test_values_of_every_kind_across_barriers(rng):
+    nt = int(rng.integers(1, 100))
+    limit, stop = int(rng.integers(0, 6)), int(rng.integers(0, 12))
+    out = poisoned(nt, np.int64)
+    mixed_state[1, nt](out, limit, stop)
+    t = np.arange(nt)
+    u = t + np.where(t % 3 == 1, 5 * limit, 0)
+    last = min(stop, 9)
+    u = u + sum(range(last + 1))
+    w = 2 * limit - limit
+    np.testing.assert_array_equal(out, u * 1000 + w * 10 + last)
+    assert scheme(mixed_state) == "regions"
