@@ -21,7 +21,10 @@
  * recomputed from the thread's index in each region (tid, gpu.grid()). The
  * others live in per-thread arrays [threads x type] from the runtime
  * (GjBlockCtx.region_scratch), indexed by the linear thread id, so that a
- * vector of threads reads consecutive elements. */
+ * vector of threads reads consecutive elements. A bounds check's failure
+ * is deferred to the end of its loop (below), so that the loop stays
+ * vectorisable. The body itself is left for target_host.c's other schemes
+ * where the kernel does not fit (host_regions returns 0). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -807,7 +810,7 @@ static int replay_traps(Ctx *c, Build *B, LLVMValueRef dims[3]) {
 /* Region r as a loop nest over the block's threads, from B->pre[r]. */
 static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasicBlockRef dead) {
     Regions *R = B->R;
-    LLVMValueRef nf = B->nf, blk = LLVMGetParam(nf, 0);
+    LLVMValueRef nf = B->nf;
     LLVMTypeRef i32 = c->i32;
     int nex = R->nb + 3, trap = R->nb + 2; /* exits: barriers 1..nb, return, a deferred trap */
     LLVMValueRef zero = LLVMConstInt(i32, 0, 0), one = LLVMConstInt(i32, 1, 0);
@@ -1020,7 +1023,6 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
         LLVMBuildCondBr(c->b, returned, dead, B->pre[R->g]);
     } else
         LLVMBuildBr(c->b, dead);
-    (void)blk;
     return 0;
 }
 
