@@ -38,6 +38,7 @@
 enum {
     REGION_MAX_CONTEXT = 16384, /* bytes of per-thread values a thread may keep across barriers */
     REGION_MAX_CLONES = 4000,   /* basic blocks of all region loops together: compile time grows with them */
+    REGION_MAX_BARRIERS = 60,   /* exits (barriers, return, a deferred trap) are bits of an i64 */
 };
 
 /* a pointer-keyed hash map, in the arena */
@@ -814,7 +815,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMTypeRef i32 = c->i32;
     int nex = R->nb + 3, trap = R->nb + 2; /* exits: barriers 1..nb, return, a deferred trap */
     LLVMValueRef zero = LLVMConstInt(i32, 0, 0), one = LLVMConstInt(i32, 1, 0);
-    LLVMValueRef top = LLVMConstInt(i32, 0xFFFFFFFFu, 0);
+    LLVMValueRef none = LLVMConstInt(c->i64, 0, 0);
     LLVMBasicBlockRef hz = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.z");
     LLVMBasicBlockRef hy = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.y");
     LLVMBasicBlockRef hx = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.x");
@@ -836,10 +837,11 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBuildBr(c->b, hz);
 
     LLVMPositionBuilderAtEnd(c->b, hz);
-    LLVMValueRef tz = LLVMBuildPhi(c->b, i32, "tz"), mnz = LLVMBuildPhi(c->b, i32, ""), mxz = LLVMBuildPhi(c->b, i32, "");
+    /* seen: the exits some thread took, a bit each (an or, which the vectoriser reduces) */
+    LLVMValueRef tz = LLVMBuildPhi(c->b, i32, "tz"), seenz = LLVMBuildPhi(c->b, c->i64, "");
     LLVMBuildBr(c->b, hy);
     LLVMPositionBuilderAtEnd(c->b, hy);
-    LLVMValueRef ty = LLVMBuildPhi(c->b, i32, "ty"), mny = LLVMBuildPhi(c->b, i32, ""), mxy = LLVMBuildPhi(c->b, i32, "");
+    LLVMValueRef ty = LLVMBuildPhi(c->b, i32, "ty"), seeny = LLVMBuildPhi(c->b, c->i64, "");
     LLVMValueRef row = LLVMBuildMul(c->b,
                                     LLVMBuildAdd(c->b, LLVMBuildMul(c->b, LLVMBuildZExt(c->b, tz, c->i64, ""),
                                                                     LLVMBuildZExt(c->b, dims[1], c->i64, ""), ""),
@@ -847,7 +849,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
                                     LLVMBuildZExt(c->b, dims[0], c->i64, ""), "");
     LLVMBuildBr(c->b, hx);
     LLVMPositionBuilderAtEnd(c->b, hx);
-    LLVMValueRef tx = LLVMBuildPhi(c->b, i32, "tx"), mnx = LLVMBuildPhi(c->b, i32, ""), mxx = LLVMBuildPhi(c->b, i32, "");
+    LLVMValueRef tx = LLVMBuildPhi(c->b, i32, "tx"), seenx = LLVMBuildPhi(c->b, c->i64, "");
 
     LLVMValueRef lin = LLVMBuildAdd(c->b, row, LLVMBuildZExt(c->b, tx, c->i64, ""), "lin");
     B->tid[0] = tx, B->tid[1] = ty, B->tid[2] = tz;
@@ -967,8 +969,8 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
         LLVMInstructionEraseFromParent(e);
         e = LLVMConstInt(i32, 0, 0);
     }
-    LLVMValueRef mn1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntULT, e, mnx, ""), e, mnx, "");
-    LLVMValueRef mx1 = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntUGT, e, mxx, ""), e, mxx, "");
+    LLVMValueRef seen1 =
+            LLVMBuildOr(c->b, seenx, LLVMBuildShl(c->b, LLVMConstInt(c->i64, 1, 0), LLVMBuildZExt(c->b, e, c->i64, ""), ""), "");
     if (B->next_ptr) join_group(c, LLVMBuildStore(c->b, e, B->next_ptr), group);
 
     LLVMValueRef tx1 = LLVMBuildNSWAdd(c->b, tx, one, "");
@@ -982,21 +984,19 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, tz1, dims[2], ""), hz, after);
     LLVMBasicBlockRef pre = B->pre[r];
     LLVMAddIncoming(tz, (LLVMValueRef[]){zero, tz1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
-    LLVMAddIncoming(mnz, (LLVMValueRef[]){top, mn1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
-    LLVMAddIncoming(mxz, (LLVMValueRef[]){zero, mx1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
+    LLVMAddIncoming(seenz, (LLVMValueRef[]){none, seen1}, (LLVMBasicBlockRef[]){pre, lz}, 2);
     LLVMAddIncoming(ty, (LLVMValueRef[]){zero, ty1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
-    LLVMAddIncoming(mny, (LLVMValueRef[]){mnz, mn1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
-    LLVMAddIncoming(mxy, (LLVMValueRef[]){mxz, mx1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
+    LLVMAddIncoming(seeny, (LLVMValueRef[]){seenz, seen1}, (LLVMBasicBlockRef[]){hz, ly}, 2);
     LLVMAddIncoming(tx, (LLVMValueRef[]){zero, tx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
-    LLVMAddIncoming(mnx, (LLVMValueRef[]){mny, mn1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
-    LLVMAddIncoming(mxx, (LLVMValueRef[]){mxy, mx1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
+    LLVMAddIncoming(seenx, (LLVMValueRef[]){seeny, seen1}, (LLVMBasicBlockRef[]){hy, lx}, 2);
 
     /* after the loop: a deferred failure path first */
     LLVMPositionBuilderAtEnd(c->b, after);
     if (ndefer) {
         if (!B->replay) B->replay = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.trap");
         LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.go");
-        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)trap, 0), ""), B->replay,
+        LLVMValueRef bit = LLVMBuildAnd(c->b, seen1, LLVMConstInt(c->i64, 1ull << trap, 0), "");
+        LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, bit, none, ""), B->replay,
                         go);
         LLVMPositionBuilderAtEnd(c->b, go);
     }
@@ -1012,14 +1012,18 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     }
     LLVMBasicBlockRef same = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.same");
     LLVMBasicBlockRef split = LLVMAppendBasicBlockInContext(c->llctx, nf, "region.split");
-    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, mn1, mx1, ""), same, split);
+    LLVMValueRef lowest = LLVMBuildAnd(c->b, seen1, LLVMBuildSub(c->b, seen1, LLVMConstInt(c->i64, 1, 0), ""), "");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, lowest, none, ""), same, split);
     LLVMPositionBuilderAtEnd(c->b, same);
-    LLVMValueRef sw = LLVMBuildSwitch(c->b, mn1, dead, (unsigned)nstubs);
+    LLVMValueRef cz[2] = {seen1, LLVMConstInt(c->i1, 1, 0)};
+    LLVMValueRef only_exit = LLVMBuildTrunc(c->b, call_intrinsic(c, "llvm.cttz", &c->i64, 1, cz, 2), i32, "");
+    LLVMValueRef sw = LLVMBuildSwitch(c->b, only_exit, dead, (unsigned)nstubs);
     for (int k = 1; k < trap; k++)
         if (B->stub[k]) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), k == R->nb + 1 ? B->ret : B->pre[k]);
     LLVMPositionBuilderAtEnd(c->b, split);
     if (R->g >= 0) {
-        LLVMValueRef returned = LLVMBuildICmp(c->b, LLVMIntEQ, mx1, LLVMConstInt(i32, (unsigned)(R->nb + 1), 0), "");
+        LLVMValueRef bit = LLVMBuildAnd(c->b, seen1, LLVMConstInt(c->i64, 1ull << (R->nb + 1), 0), "");
+        LLVMValueRef returned = LLVMBuildICmp(c->b, LLVMIntNE, bit, none, "");
         LLVMBuildCondBr(c->b, returned, dead, B->pre[R->g]);
     } else
         LLVMBuildBr(c->b, dead);
@@ -1154,6 +1158,7 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
 int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     Regions R = {.fn = c->fn, .nb = nsites, .g = -1};
     *out = NULL;
+    if (nsites > REGION_MAX_BARRIERS) return 0;
     R.site = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nsites + 1));
     if (!R.site) return -1;
     for (int i = 0; i < nsites; i++) R.site[i + 1] = split_at(c, c->fn, sites[i]);
