@@ -5,9 +5,11 @@
  * Blocks are spread over a persistent pool of worker threads, the launching
  * thread joining in; workers take block indices from an atomic counter. A
  * block runs either as one call of the compiled block function (kernels
- * without barriers: the compiled code loops over the threads itself; those
- * with loops, or with syncthreads() only in their body, start each thread as
- * a coroutine and coro_run below interleaves them) or, for the other kernels
+ * without barriers, and those with syncthreads() only in their body
+ * compiled as loops over the threads between barriers: the compiled code
+ * loops over the threads itself; those with loops, or the other kernels with
+ * syncthreads() only in their body, start each thread as a coroutine and
+ * coro_run below interleaves them) or, for the other kernels
  * that call syncthreads() or warp-level operations, as one fiber per
  * CUDA thread: each thread runs on a small private stack, a barrier or warp
  * operation switches back to a scheduler on the worker's own stack, and the

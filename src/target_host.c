@@ -4,8 +4,10 @@
  * entry points unpack a cuLaunchKernel-style params array: _block loops over
  * every thread of a block (kernels without barriers), _thread runs one
  * thread (kernels with barriers run each thread on a fiber). Kernels with
- * loops, or with syncthreads() only in their body, become coroutines whose
- * threads the runtime interleaves (interleave, below). */
+ * syncthreads() only in their body become loops over the threads between
+ * barriers (regions.c) where they fit; those with loops, and the other such
+ * barrier kernels, become coroutines whose threads the runtime interleaves
+ * (interleave, below). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -307,7 +309,7 @@ static void suspend_here(Ctx *c, bool final, LLVMBasicBlockRef resume, LLVMBasic
 
 /* The phis of `head`: what came from `from` now comes from each of via[]. */
 void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
-                          unsigned nvia) {
+                   unsigned nvia) {
     LLVMValueRef phi = LLVMGetFirstInstruction(head);
     while (phi && LLVMIsAPHINode(phi)) {
         LLVMValueRef nxt = LLVMGetNextInstruction(phi);
