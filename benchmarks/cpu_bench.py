@@ -11,6 +11,9 @@
 3. The cost of the CPU target's bounds checks (on by default there): the
    kernels of 1. and 2. with checks and with @jit(boundscheck=False), timed
    alternately in the same run. Sections 1 and 2 time the default (checked).
+4. The barrier kernels (block_sum, matmul) of 3. against their algorithms
+   written as C loops over the threads of each phase (gcc -O2 -march=native,
+   one thread).
 
     PYTHONPATH=python python3 benchmarks/cpu_bench.py [--json OUT.json]
         [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck] [--cpu-time]
@@ -272,6 +275,105 @@ int main(int argc, char **argv) {
 
 C_FLAGS = ["-O2", "-march=native"]
 
+# The barrier kernels' algorithms as a C programmer would write them for one
+# core: block_sum's 128-element tree reduction per block, matmul's 16x16
+# shared tiles, each phase between two barriers a loop over the threads.
+C_BARRIER = r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <math.h>
+static clockid_t clk = CLOCK_MONOTONIC;
+static double now(void) { struct timespec t; clock_gettime(clk, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+#define TPB 128
+__attribute__((noinline)) static float block_sum(const float *restrict x, long n) {
+    float total = 0;
+    for (long b = 0; b < (n + TPB - 1) / TPB; b++) {
+        float sh[TPB];
+        for (int t = 0; t < TPB; t++) { long i = b * TPB + t; sh[t] = i < n ? x[i] : 0.0f; }
+        for (int s = TPB / 2; s > 0; s /= 2)
+            for (int t = 0; t < s; t++) sh[t] += sh[t + s];
+        total += sh[0];
+    }
+    return total;
+}
+#define T 16
+__attribute__((noinline)) static void matmul(const float *restrict A, const float *restrict B, float *restrict C, int n) {
+    int g = (n + T - 1) / T;
+    for (int by = 0; by < g; by++)
+        for (int bx = 0; bx < g; bx++) {
+            float sA[T][T], sB[T][T], tmp[T][T] = {{0}};
+            for (int i = 0; i < g; i++) {
+                for (int ty = 0; ty < T; ty++)
+                    for (int tx = 0; tx < T; tx++) {
+                        int y = by * T + ty, x = bx * T + tx;
+                        sA[ty][tx] = y < n && tx + i * T < n ? A[y * n + tx + i * T] : 0.0f;
+                        sB[ty][tx] = x < n && ty + i * T < n ? B[(ty + i * T) * n + x] : 0.0f;
+                    }
+                for (int ty = 0; ty < T; ty++)
+                    for (int tx = 0; tx < T; tx++) {
+                        float acc = tmp[ty][tx];
+                        for (int j = 0; j < T; j++) acc += sA[ty][j] * sB[j][tx];
+                        tmp[ty][tx] = acc;
+                    }
+            }
+            for (int ty = 0; ty < T; ty++)
+                for (int tx = 0; tx < T; tx++) {
+                    int y = by * T + ty, x = bx * T + tx;
+                    if (y < n && x < n) C[y * n + x] = tmp[ty][tx];
+                }
+        }
+}
+int main(int argc, char **argv) {
+    long n = atol(argv[1]);
+    int m = atoi(argv[2]), reps = atoi(argv[3]);
+    if (argc > 4) clk = CLOCK_THREAD_CPUTIME_ID;
+    float *x = malloc(n * sizeof *x), *A = malloc(m * m * sizeof *A), *B = malloc(m * m * sizeof *B),
+          *C = malloc(m * m * sizeof *C);
+    double ref = 0;
+    for (long i = 0; i < n; i++) ref += x[i] = (float)(i % 1000) * 1e-3f;
+    for (int i = 0; i < m * m; i++) A[i] = (float)(i % 13) * 0.1f, B[i] = (float)(i % 7) * 0.2f;
+    double best[2] = {1e9, 1e9};
+    volatile float sink = 0;
+    for (int r = 0; r < reps + 1; r++) {
+        double t0 = now();
+        float s = block_sum(x, n);
+        double t1 = now();
+        matmul(A, B, C, m);
+        double t2 = now();
+        sink = s;
+        if (fabs(s - ref) > 1e-5 * ref) { printf("BAD block_sum\n"); return 1; }
+        if (r && t1 - t0 < best[0]) best[0] = t1 - t0;
+        if (r && t2 - t1 < best[1]) best[1] = t2 - t1;
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++) {
+            double acc = 0;
+            for (int k = 0; k < m; k++) acc += (double)A[i * m + k] * B[k * m + j];
+            if (fabs(C[i * m + j] - acc) > 1e-3 * (1 + fabs(acc))) { printf("BAD matmul\n"); return 1; }
+        }
+    (void)sink;
+    printf("%.9f %.9f\n", best[0], best[1]);
+    return 0;
+}
+'''
+
+
+def c_barrier_kernels(reps):
+    """(block_sum, matmul) seconds of C_BARRIER, best of reps."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise SystemExit("no C compiler for the C baseline")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "barrier.c"), os.path.join(tmp, "barrier")
+        with open(src, "w") as f:
+            f.write(C_BARRIER)
+        subprocess.run([cc, *C_FLAGS, "-o", exe, src, "-lm"], check=True)
+        cmd = [exe, str(BSUM_N), str(MM_N), str(reps)] + (["cpu-time"] if CLOCK is time.thread_time else [])
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+    bs, mm = (float(v) for v in p.stdout.split())
+    return bs, mm
+
 
 def c_saxpy(n, reps):
     cc = shutil.which("gcc") or shutil.which("cc")
@@ -448,6 +550,19 @@ def main():
         print("%-30s %9.3f ms %9.3f ms %+7.1f%%" % (r["kernel"], r["checked_s"] * 1e3, r["unchecked_s"] * 1e3,
                                                   100 * r["cost"]))
     results["boundscheck"] = bc
+    cb, cm = c_barrier_kernels(args.repeat)
+    print("\n4. barrier kernels vs C of the same algorithm (%s, one thread), same run" % " ".join(C_FLAGS))
+    hdr = "%-30s %12s %12s %12s %10s %10s" % ("kernel", "checked", "unchecked", "C", "vs C", "unch. vs C")
+    print(hdr)
+    print("-" * len(hdr))
+    rows4 = []
+    for name, c_s in (("block_sum n=%d" % BSUM_N, cb), ("matmul %dx%d" % (MM_N, MM_N), cm)):
+        r = next(r for r in bc if r["kernel"] == name)
+        rows4.append({"kernel": name, "checked_s": r["checked_s"], "unchecked_s": r["unchecked_s"], "c_s": c_s})
+        print("%-30s %9.3f ms %9.3f ms %9.3f ms %9.1fx %9.1fx" % (
+            name, r["checked_s"] * 1e3, r["unchecked_s"] * 1e3, c_s * 1e3, r["checked_s"] / c_s,
+            r["unchecked_s"] / c_s))
+    results["barrier_vs_c"] = rows4
     results["boundscheck_clock"] = "thread_time, 1 thread" if args.cpu_time else "perf_counter"
     results["loadavg_at_end"] = os.getloadavg()
     print("load average at end %.2f %.2f %.2f" % results["loadavg_at_end"])

@@ -5,9 +5,11 @@
  * Blocks are spread over a persistent pool of worker threads, the launching
  * thread joining in; workers take block indices from an atomic counter. A
  * block runs either as one call of the compiled block function (kernels
- * without barriers: the compiled code loops over the threads itself; those
- * with loops, or with syncthreads() only in their body, start each thread as
- * a coroutine and coro_run below interleaves them) or, for the other kernels
+ * without barriers, and those with syncthreads() only in their body
+ * compiled as loops over the threads between barriers: the compiled code
+ * loops over the threads itself; those with loops, or the other kernels with
+ * syncthreads() only in their body, start each thread as a coroutine and
+ * coro_run below interleaves them) or, for the other kernels
  * that call syncthreads() or warp-level operations, as one fiber per
  * CUDA thread: each thread runs on a small private stack, a barrier or warp
  * operation switches back to a scheduler on the worker's own stack, and the
@@ -340,6 +342,32 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
     w->coro_n = 0;
 }
 
+/* ---- loops over the threads between barriers ---------------------------- */
+
+/* blk->region_scratch: room for per_thread bytes of each thread of the
+ * block, the worker's buffer, grown as needed (no block's values are live
+ * between two blocks). */
+static void *region_scratch(GjBlockCtx *blk, uint64_t per_thread) {
+    Worker *w = cpu_tls_worker;
+    uint64_t n = (uint64_t)blk->ntid[0] * (uint64_t)blk->ntid[1], bytes;
+    if (__builtin_mul_overflow(n, (uint64_t)blk->ntid[2], &n) || __builtin_mul_overflow(n, per_thread, &bytes) ||
+        bytes > SIZE_MAX / 2)
+        cpu_trap_nomem();
+    if (bytes > w->region_cap) {
+        free(w->region_buf);
+        w->region_buf = aligned_alloc(64, (bytes + 63) & ~(uint64_t)63);
+        w->region_cap = w->region_buf ? bytes : 0;
+        if (!w->region_buf) cpu_trap_nomem();
+    }
+    return w->region_buf;
+}
+
+/* blk->region_deadlock: the threads of a block did not all reach the same barrier. */
+static void region_deadlock(GjBlockCtx *blk) {
+    (void)blk;
+    cpu_trap_deadlock();
+}
+
 /* ---- blocks and jobs ---------------------------------------------------- */
 
 /* Block b's geometry and runtime hooks, in blk. */
@@ -364,6 +392,8 @@ static void block_ctx(const Job *j, GjBlockCtx *blk_, uint64_t b, char *shared) 
     blk.coro_begin = coro_begin;
     blk.coro_run = coro_run;
     blk.coro_every = coro_every(j->block.x * j->block.y * j->block.z);
+    blk.region_scratch = region_scratch;
+    blk.region_deadlock = region_deadlock;
 #undef blk
 }
 

@@ -61,6 +61,15 @@ struct GjBlockCtx {
     void (*coro_run)(GjBlockCtx *, int32_t barriers);
     int32_t coro_every; /* back edges a thread crosses between yields */
     int32_t pad2;
+    /* Kernels compiled as loops over the threads between barriers
+     * (src/regions.c): region_scratch gives the block's per-thread values
+     * that live across a barrier, per_thread bytes for each thread of the
+     * block (64-aligned, the worker's, reused block after block);
+     * region_deadlock ends the launch with the barrier rule's error when
+     * the threads of a block left a region for different barriers, some
+     * returning. Neither returns on failure. */
+    void *(*region_scratch)(GjBlockCtx *, uint64_t per_thread);
+    void (*region_deadlock)(GjBlockCtx *) __attribute__((noreturn));
 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,

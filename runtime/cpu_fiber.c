@@ -462,6 +462,9 @@ void cpu_worker_free(Worker *w) {
     w->shared_cap = 0;
     free(w->coro_buf);
     w->coro_buf = NULL;
+    free(w->region_buf);
+    w->region_buf = NULL;
+    w->region_cap = 0;
     w->coro_cap = w->coro_n = 0;
 }
 

@@ -101,6 +101,10 @@ typedef struct Worker {
     char *coro_buf;
     size_t coro_cap, coro_size;
     uint32_t coro_n;
+    /* values of the threads of a block run as loops between barriers
+     * (GjBlockCtx.region_scratch) */
+    char *region_buf;
+    size_t region_cap;
 } Worker;
 
 /* One launch. Lives on the launching thread's stack; the pool points at it

@@ -960,6 +960,11 @@ char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any P
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
 void host_jit_release(void *jit);
 int emit_host_object(Ctx *c); /* c->out's cached object code into the JIT */
+/* regions.c: a barrier kernel's block as loops over its threads between its
+ * barriers; 1 with the function in *out, 0 where the kernel does not fit */
+int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out);
+void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
+                   unsigned nvia); /* target_host.c */
 /* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
 PyObject *gj_output_state(const GjOutput *o);
 GjOutput *gj_output_from_state(PyObject *state);

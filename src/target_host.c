@@ -4,8 +4,10 @@
  * entry points unpack a cuLaunchKernel-style params array: _block loops over
  * every thread of a block (kernels without barriers), _thread runs one
  * thread (kernels with barriers run each thread on a fiber). Kernels with
- * loops, or with syncthreads() only in their body, become coroutines whose
- * threads the runtime interleaves (interleave, below). */
+ * syncthreads() only in their body become loops over the threads between
+ * barriers (regions.c) where they fit; those with loops, and the other such
+ * barrier kernels, become coroutines whose threads the runtime interleaves
+ * (interleave, below). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -306,8 +308,8 @@ static void suspend_here(Ctx *c, bool final, LLVMBasicBlockRef resume, LLVMBasic
 }
 
 /* The phis of `head`: what came from `from` now comes from each of via[]. */
-static void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
-                          unsigned nvia) {
+void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
+                   unsigned nvia) {
     LLVMValueRef phi = LLVMGetFirstInstruction(head);
     while (phi && LLVMIsAPHINode(phi)) {
         LLVMValueRef nxt = LLVMGetNextInstruction(phi);
@@ -547,8 +549,26 @@ static void load_params(Ctx *c, LLVMValueRef params, LLVMValueRef *out) {
     }
 }
 
+/* The scheme a kernel's threads run under (docs/cpu-backend.md, "Threads of
+ * a block"), named in the module for whoever inspects its IR. */
+static void name_scheme(Ctx *c, const char *scheme) {
+    LLVMValueRef s = LLVMMDStringInContext(c->llctx, scheme, (unsigned)strlen(scheme));
+    LLVMAddNamedMetadataOperand(c->mod, "gpujit.cpu_threads", LLVMMDNodeInContext(c->llctx, &s, 1));
+}
+
 static int finish(Ctx *c) {
-    CoroMode coro = interleave(c);
+    /* a barrier kernel whose only barrier is syncthreads() in its body:
+     * loops over the threads between barriers (regions.c) where it fits */
+    LLVMValueRef regions = NULL, *sites = NULL;
+    int ns = ctx_root(c)->uses_barrier ? barrier_sites(c, &sites) : 0;
+    if (ns > 0 && host_regions(c, sites, ns, &regions) < 0) return -1;
+    CoroMode coro = regions ? CORO_NONE : interleave(c);
+    name_scheme(c, regions                 ? "regions"
+                   : coro == CORO_LOOPS    ? "interleaved-loops"
+                   : coro == CORO_BARRIERS ? "interleaved-barriers"
+                   : ctx_root(c)->uses_barrier ? "fibers"
+                                                : "loop");
+    if (regions) ctx_root(c)->uses_barrier = false; /* the runtime runs it as a block function */
     unsigned n = LLVMCountParams(c->fn);
     LLVMTypeRef body_ty = LLVMGlobalGetValueType(c->fn);
     LLVMValueRef *args = arena_alloc(&c->arena, sizeof(LLVMValueRef) * n);
@@ -559,10 +579,15 @@ static int finish(Ctx *c) {
                                       LLVMFunctionType(c->voidt, tp, 5, 0));
     probe_stack(c, th);
     LLVMPositionBuilderAtEnd(c->b, LLVMAppendBasicBlockInContext(c->llctx, th, "entry"));
-    load_params(c, LLVMGetParam(th, 0), args);
-    for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
-    LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
-    if (coro) coro_run(c, LLVMGetParam(th, 1), coro);
+    /* The runtime only runs _thread for kernels with barriers or a grid barrier,
+     * which a kernel run as regions has neither of: its _thread stays empty, so
+     * that the body is not optimised and compiled twice. */
+    if (!regions) {
+        load_params(c, LLVMGetParam(th, 0), args);
+        for (int i = 0; i < 4; i++) args[i] = LLVMGetParam(th, (unsigned)(1 + i));
+        LLVMBuildCall2(c->b, body_ty, c->fn, args, n, "");
+        if (coro) coro_run(c, LLVMGetParam(th, 1), coro);
+    }
     LLVMBuildRetVoid(c->b);
     /* _block(params, blk): for z, y, x: body */
     LLVMValueRef bl = LLVMAddFunction(c->mod, arena_printf(&c->arena, "%s_block", c->symbol),
@@ -581,6 +606,12 @@ static int finish(Ctx *c) {
     LLVMValueRef dims[3] = {load_i32(c, OFF_NTID), load_i32(c, OFF_NTID + 4), load_i32(c, OFF_NTID + 8)};
     c->host_blk = saved;
     args[0] = blk;
+    if (regions) {
+        for (int d = 0; d < 3; d++) args[1 + d] = LLVMConstInt(c->i32, 0, 0);
+        LLVMBuildCall2(c->b, body_ty, regions, args, n, "");
+        LLVMBuildRetVoid(c->b);
+        return 0;
+    }
     LLVMBasicBlockRef pre = entry;
     LLVMBasicBlockRef head[3], latch[3];
     LLVMValueRef iv[3];
