@@ -516,7 +516,7 @@ class DeviceArray(_core.DeviceArrayBase):
             raise AttributeError("__cuda_array_interface__ exists only for arrays of the cuda "
                                  "target (this one is on the cpu target)")
         s = self.stream
-        handle = int(s) if s is not None else 0
+        handle = _core.stream_handle(s)
         return {
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
@@ -812,7 +812,7 @@ class MappedArray(np.ndarray):
         if self._cai_span is None:
             raise AttributeError("__cuda_array_interface__: this array is not in mapped memory")
         s = self._cai_stream
-        handle = int(s) if s is not None else 0
+        handle = _core.stream_handle(s)
         return {
             "shape": self.shape,
             "strides": None if self.flags.c_contiguous else self.strides,
