@@ -83,6 +83,7 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit);
 #define LIMIT_ALIGN 4096          /* alignment= of a shared or local array (the CPU runtime's shared base) */
 extern PyObject *GjExc_CompileError, *GjExc_TypingError, *GjExc_UnsupportedError;
 int diag_init_exceptions(PyObject *module);
+int gj_digest_add(PyObject *module); /* digest.c: _core.Digest */
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
 bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
 

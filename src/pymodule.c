@@ -390,7 +390,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!m) return NULL;
     if (PyType_Ready(&CompiledKernel_Type) < 0 ||
         PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
-        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 ||
+        diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 || gj_digest_add(m) < 0 ||
         PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -235,3 +235,19 @@ def test_warm_cache_process_does_not_import_tempfile(tmp_path):
                        capture_output=True, text=True, env=e, timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["1", "0"]
+
+
+def test_digest_is_blake3():
+    from gpujit import _core
+    # BLAKE3's published hash of the empty input, and of b"abc"
+    assert _core.Digest().hexdigest() == "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+    assert _core.Digest(b"abc").hexdigest() == "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"
+    data = np.random.default_rng().integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    d = _core.Digest()
+    for piece in (data[:1], data[1:1500], memoryview(data)[1500:], b""):
+        d.update(piece)
+    assert d.digest() == _core.Digest(data).digest() and len(d.digest()) == 32
+    assert d.hexdigest() == d.digest().hex()
+    assert _core.Digest(data[:-1]).digest() != d.digest()
+    with pytest.raises(TypeError):
+        d.update("text")

@@ -47,15 +47,10 @@ import numpy as np
 from . import _core
 from .serialize import _names   # every global name a code object may read
 
-try:    # BLAKE2 from CPython's own module: hashlib would first load OpenSSL (milliseconds a process)
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b as _blake2b
-
-
 def _digest(data=b""):
-    """The cache's hash (files' checksums, keys, names): BLAKE2b of 32 bytes."""
-    return _blake2b(data, digest_size=32)
+    """The cache's hash (files' checksums, keys, names): BLAKE3, 32 bytes, from the extension (a
+    hash module of CPython's would be one more library for a fresh process to load)."""
+    return _core.Digest(data)
 
 
 __all__ = ["FunctionCache", "CacheStats", "process_stats"]
