@@ -396,6 +396,8 @@ typedef struct Var {
     Loc loc; /* first assignment */
     bool is_arg;
     LLVMValueRef slot; /* lower.c: alloca */
+    LLVMValueRef value; /* lower.c: the value of a variable assigned once, at the start (no alloca) */
+    bool once; /* lower.c: assigned once, in the first block, before any read there */
     uint64_t origin; /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 

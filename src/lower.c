@@ -641,11 +641,13 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_LOAD_VAR: {
         Var *v = ctx_var(c, in->var);
         if (v->slot) r = LLVMBuildLoad2(c->b, llvm_type(c, v->type), v->slot, v->name);
+        if (v->once) r = v->value;
         break;
     }
     case IR_STORE_VAR: {
         Var *v = ctx_var(c, in->var);
         if (v->slot) LLVMBuildStore(c->b, val_as(c, in->args[0], v->type), v->slot);
+        if (v->once) v->value = val_as(c, in->args[0], v->type);
         break;
     }
     case IR_ATTR: {
@@ -1072,14 +1074,40 @@ static int lower_export(Ctx *c) {
     return lower_body(c, args);
 }
 
+/* Marks the variables assigned once, in the first block, before any read of them there:
+ * most of a kernel's (its arguments, thread indices, shared arrays, the stack slots that
+ * hold a loop's iterator). The first block runs first and once, so that assignment's value
+ * is every read's, and they need no alloca: that leaves SROA, EarlyCSE and InstCombine
+ * less to take apart (an array's struct was stored whole and loaded whole at each use). */
+static int find_once(Ctx *c) {
+    int *stores = arena_alloc(&c->arena, sizeof(int) * (size_t)(c->vars.n + 1));
+    bool *read_first = arena_alloc(&c->arena, sizeof(bool) * (size_t)(c->vars.n + 1));
+    if (!stores || !read_first) return -1;
+    for (int i = 0; i < c->vars.n; i++) stores[i] = 0, read_first[i] = false;
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        for (int k = 0; k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            if (in->op == IR_STORE_VAR) stores[in->var] += i == 0 ? 1 : 2;
+            /* read in the first block before its assignment: a loop back to the first block */
+            if (in->op == IR_LOAD_VAR && i == 0 && !stores[in->var]) read_first[in->var] = true;
+        }
+    }
+    for (int i = 0; i < c->vars.n; i++) ctx_var(c, i)->once = stores[i] == 1 && !read_first[i];
+    return 0;
+}
+
 /* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */
 static int lower_body(Ctx *c, LLVMValueRef *args) {
     c->params = args;
-    /* a slot per variable with a runtime value */
+    RETURN_IF_ERROR(find_once(c));
+    /* a slot per variable with a runtime value, but those assigned once */
     for (int i = 0; i < c->vars.n; i++) {
         Var *v = ctx_var(c, i);
         LLVMTypeRef t = v->type->kind != TY_UNKNOWN ? llvm_type(c, v->type) : NULL;
-        if (t) v->slot = LLVMBuildAlloca(c->b, t, v->name);
+        if (t && !v->once) v->slot = LLVMBuildAlloca(c->b, t, v->name);
+        if (!t) v->once = false;
     }
     RETURN_IF_ERROR(find_loops(c));
     for (int i = 0; i < c->nblocks; i++)
