@@ -1094,7 +1094,8 @@ static int find_once(Ctx *c) {
             if (in->op == IR_LOAD_VAR && i == 0 && !stores[in->var]) read_first[in->var] = true;
         }
     }
-    for (int i = 0; i < c->vars.n; i++) ctx_var(c, i)->once = stores[i] == 1 && !read_first[i];
+    /* opt=False keeps every local in memory, as numba's -O0 does */
+    for (int i = 0; i < c->vars.n; i++) ctx_var(c, i)->once = stores[i] == 1 && !read_first[i] && !c->opt.noopt;
     return 0;
 }
 
