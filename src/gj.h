@@ -843,6 +843,7 @@ LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p); /* an element of type 
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+LLVMValueRef extract_value(Ctx *c, LLVMValueRef agg, unsigned idx, const char *name);
 LLVMValueRef range_len(Ctx *c, LLVMValueRef rg); /* a range's number of values (i64) */
 
 //

@@ -17,8 +17,11 @@ def mixed(x, out, n):
     for k in range(n):  # the iterator's stack slot: once
         s += a * k + b
         if k % 3 == 0:
-            a2 = a + s  # only in a branch
-            s -= a2 * 0.5
+            a2 = a + s  # once, in a later block, read in another
+            if a2 != 0.125:
+                s -= a2 * 0.5
+            t = s * 0.25  # once, in a later block, read in it
+            s += t
     n = n + 1  # an argument assigned again
     out[i] = s + a + b + n
 
@@ -32,7 +35,10 @@ def mixed_ref(x, n):
         for k in range(n):
             s += a * k + b
             if k % 3 == 0:
-                s -= (a + s) * 0.5
+                a2 = a + s
+                if a2 != 0.125:
+                    s -= a2 * 0.5
+                s += s * 0.25
         out[i] = s + a + b + (n + 1)
     return out
 
@@ -69,5 +75,5 @@ def test_no_slot_for_a_variable_assigned_once(capfd, monkeypatch):
     assert "== LLVM IR of mixed (before optimisation)" in ir
     allocas = [ln.split("=")[0].strip() for ln in ir.splitlines() if " = alloca " in ln]
     assert "%s" in allocas and "%a2" in allocas  # assigned in a loop; assigned in a later block
-    for name in ("%i", "%a", "%x", "%out"):
+    for name in ("%i", "%a", "%x", "%out", "%t"):
         assert name not in allocas
