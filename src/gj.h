@@ -397,6 +397,8 @@ typedef struct Var {
     Loc loc; /* first assignment */
     bool is_arg;
     LLVMValueRef slot; /* lower.c: alloca */
+    LLVMValueRef value; /* lower.c: the value of a variable assigned once, at the start (no alloca) */
+    bool once; /* lower.c: assigned once, in the first block, before any read there */
     uint64_t origin; /* typeinfer.c: the arguments an array variable may hold */
 } Var;
 
@@ -842,6 +844,7 @@ LLVMValueRef load_elem(Ctx *c, Type *et, LLVMValueRef p); /* an element of type 
 void store_elem(Ctx *c, Type *et, LLVMValueRef p, LLVMValueRef v);
 LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape);
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
+LLVMValueRef extract_value(Ctx *c, LLVMValueRef agg, unsigned idx, const char *name);
 LLVMValueRef range_len(Ctx *c, LLVMValueRef rg); /* a range's number of values (i64) */
 
 //

@@ -13,15 +13,19 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/BitWriter.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "gj.h"
 
 typedef struct Piece {
-    char *path, *key; /* which libdevice file; the functions' names, sorted, joined by ' ' */
+    char *path, *key; /* which libdevice file; the functions' names, sorted, joined by ' ', then
+                       * whether it was simplified and for which flag and target machine */
     char *bc;         /* the bitcode */
     size_t n;
     struct Piece *next;
 } Piece;
+
+#define REFLECT_FTZ "nvvm-reflect-ftz"
 
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *lib_path;       /* the file lib_mod was read from */
@@ -86,7 +90,7 @@ static int closure(Ctx *c, LLVMValueRef *fns, size_t nfns, unsigned char *keep) 
 
 /* The piece for the functions names[0..n-1]: a copy of libdevice cut down to them and their
  * callees. Under lib_lock. */
-static const Piece *make_piece(Ctx *c, const char *key, const char **names, size_t n) {
+static const Piece *make_piece(Ctx *c, const char *key, const char **names, size_t n, bool simplify) {
     LLVMModuleRef m = LLVMCloneModule(lib_mod);
     size_t nfns = 0, i;
     for (LLVMValueRef g = LLVMGetFirstFunction(m); g; g = LLVMGetNextFunction(g)) nfns++;
@@ -121,6 +125,28 @@ static const Piece *make_piece(Ctx *c, const char *key, const char **names, size
                 LLVMDeleteGlobal(g);
                 dropped = 1;
             }
+        }
+    }
+    if (simplify) {
+        /* what every compile's O3 would first do to these functions, done once: O0's
+         * pipeline resolves libdevice's __nvvm_reflect queries (the processor, and flushing
+         * denormals where the kernel's flag says so: that flag goes with the piece) and
+         * inlines its helpers; simplifycfg then drops the branches the answers decided.
+         * O3 makes the same PTX of the result (checked over the test suite's math
+         * kernels) and has a third less code to work through. */
+        LLVMSetTarget(m, c->triple);
+        LLVMSetDataLayout(m, LLVMGetDataLayoutStr(c->mod));
+        LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, REFLECT_FTZ, strlen(REFLECT_FTZ),
+                          LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(LLVMGetModuleContext(m)),
+                                                           c->opt.fastmath ? 1 : 0, 0)));
+        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef e = LLVMRunPasses(m, "default<O0>,function(simplifycfg)", c->tm, po);
+        LLVMDisposePassBuilderOptions(po);
+        if (e) {
+            char *msg = LLVMGetErrorMessage(e);
+            internal_error(c, NO_LOCATION, "libdevice: simplifying a piece: %s", msg);
+            LLVMDisposeErrorMessage(msg);
+            goto fail;
         }
     }
     LLVMMemoryBufferRef buf = LLVMWriteBitcodeToMemoryBuffer(m);
@@ -171,19 +197,24 @@ int libdevice_link(Ctx *c, const char *path) {
     if (n == 0) return 0;
     qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n; i++) len += strlen(names[i]) + 1;
+    /* opt=False: the functions as libdevice has them (O0 and no more) */
+    bool simplify = !c->opt.noopt;
+    len += strlen(c->tm_key) + 5;
     char *key = arena_alloc(&c->arena, len);
     if (!key) return internal_error(c, NO_LOCATION, "out of memory");
     for (size_t i = 0; i < n; i++) {
         strcat(key, names[i]);
         if (i + 1 < n) strcat(key, " ");
     }
+    strcat(key, !simplify ? "|-|" : c->opt.fastmath ? "|S1|" : "|S0|");
+    strcat(key, c->tm_key);
     pthread_mutex_lock(&lib_lock);
     const Piece *p = NULL;
     int rc = load(c, path);
     if (rc == 0) {
         for (p = pieces; p; p = p->next)
             if (strcmp(p->key, key) == 0 && strcmp(p->path, lib_path) == 0) break;
-        if (!p && !(p = make_piece(c, key, names, n))) rc = -1;
+        if (!p && !(p = make_piece(c, key, names, n, simplify))) rc = -1;
     }
     pthread_mutex_unlock(&lib_lock);
     if (rc < 0) return -1;

@@ -87,8 +87,8 @@ LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     if (from->kind == TY_BOOL) return v;
     if (is_complex(from)) {
         Type *pt = complex_part(from);
-        return LLVMBuildOr(c->b, to_bool(c, LLVMBuildExtractValue(c->b, v, 0, ""), pt),
-                           to_bool(c, LLVMBuildExtractValue(c->b, v, 1, ""), pt), "");
+        return LLVMBuildOr(c->b, to_bool(c, extract_value(c, v, 0, ""), pt),
+                           to_bool(c, extract_value(c, v, 1, ""), pt), "");
     }
     if (is_float(from)) return LLVMBuildFCmp(c->b, LLVMRealUNE, v, LLVMConstReal(llvm_type(c, from), 0.0), "");
     return LLVMBuildICmp(c->b, LLVMIntNE, v, LLVMConstInt(llvm_type(c, from), 0, 0), "");
@@ -121,7 +121,7 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         LLVMValueRef t = LLVMGetUndef(llvm_type(c, to));
         for (int i = 0; i < to->n; i++)
             t = LLVMBuildInsertValue(
-                    c->b, t, convert(c, LLVMBuildExtractValue(c->b, v, (unsigned)i, ""), from->items[i], to->items[i]),
+                    c->b, t, convert(c, extract_value(c, v, (unsigned)i, ""), from->items[i], to->items[i]),
                     (unsigned)i, "");
         return t;
     }
@@ -130,12 +130,12 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         Type *pt = complex_part(to);
         if (!is_complex(from)) return complex_make(c, to, convert(c, v, from, pt), NULL);
         Type *fpt = complex_part(from);
-        return complex_make(c, to, convert(c, LLVMBuildExtractValue(c->b, v, 0, ""), fpt, pt),
-                            convert(c, LLVMBuildExtractValue(c->b, v, 1, ""), fpt, pt));
+        return complex_make(c, to, convert(c, extract_value(c, v, 0, ""), fpt, pt),
+                            convert(c, extract_value(c, v, 1, ""), fpt, pt));
     }
     if (is_complex(from)) {
         if (to->kind == TY_BOOL) return to_bool(c, v, from);
-        return convert(c, LLVMBuildExtractValue(c->b, v, 0, ""), complex_part(from), to); /* typing refuses most */
+        return convert(c, extract_value(c, v, 0, ""), complex_part(from), to); /* typing refuses most */
     }
     LLVMTypeRef tt = llvm_type(c, to);
     if (to->kind == TY_BOOL) return to_bool(c, v, from);
@@ -476,7 +476,7 @@ LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
     if ((*it)->kind != TY_ARRAY) return v;
     Type *et = (*it)->elem;
     *it = et;
-    return load_elem(c, et, LLVMBuildExtractValue(c->b, v, 0, ""));
+    return load_elem(c, et, extract_value(c, v, 0, ""));
 }
 
 /* Element pointer for a[idx...]; negative indices count from the end. A raw
@@ -489,7 +489,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         return LLVMBuildGEP2(c->b, mem_type(c, at->elem), val(c, arr), &i, 1, "");
     }
     LLVMValueRef a = val(c, arr);
-    LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "data");
+    LLVMValueRef data = extract_value(c, a, 0, "data");
     LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
     int n = at->ndim;
     for (int k = 0; k < n; k++) {
@@ -505,14 +505,14 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
             v = val(c, iv);
         } else {
             it = idx->type->items[k];
-            v = LLVMBuildExtractValue(c->b, val(c, idx), (unsigned)k, "");
+            v = extract_value(c, val(c, idx), (unsigned)k, "");
         }
         v = index_scalar(c, v, &it);
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
         if (!nonneg) {
-            LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
+            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
             v = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
         }
@@ -527,14 +527,14 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         /* row-major: the strides follow from the shape, the last is the item */
         LLVMValueRef lin = ix[0];
         for (int k = 1; k < n; k++) {
-            LLVMValueRef dim = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 1, ""), (unsigned)k, "");
+            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
             lin = LLVMBuildAdd(c->b, LLVMBuildMul(c->b, lin, dim, ""), ix[k], "");
         }
         p = LLVMBuildInBoundsGEP2(c->b, et, data, &lin, 1, "");
     } else {
         LLVMValueRef off = NULL;
         for (int k = 0; k < n; k++) {
-            LLVMValueRef st = LLVMBuildExtractValue(c->b, LLVMBuildExtractValue(c->b, a, 2, ""), (unsigned)k, "");
+            LLVMValueRef st = extract_value(c, extract_value(c, a, 2, ""), (unsigned)k, "");
             LLVMValueRef term = LLVMBuildMul(c->b, ix[k], st, "");
             off = off ? LLVMBuildAdd(c->b, off, term, "") : term;
         }
@@ -574,13 +574,24 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
         dims[0] = shape->ival;
     int64_t stride = type_bits(t->elem) / 8;
     for (int k = t->ndim - 1; k >= 0; k--) {
-        LLVMValueRef sh = LLVMBuildExtractValue(c->b, a, 1, "");
+        LLVMValueRef sh = extract_value(c, a, 1, "");
         a = LLVMBuildInsertValue(c->b, a, LLVMBuildInsertValue(c->b, sh, ci64(c, dims[k]), (unsigned)k, ""), 1, "");
-        LLVMValueRef st = LLVMBuildExtractValue(c->b, a, 2, "");
+        LLVMValueRef st = extract_value(c, a, 2, "");
         a = LLVMBuildInsertValue(c->b, a, LLVMBuildInsertValue(c->b, st, ci64(c, stride), (unsigned)k, ""), 2, "");
         stride *= dims[k];
     }
     return a;
+}
+
+/* Field `idx` of an aggregate: where the aggregate was built here by insertvalue, the value
+ * put there (arrays' and tuples' structs are built field by field and read field by field:
+ * O3's InstCombine would otherwise fold each pair). */
+LLVMValueRef extract_value(Ctx *c, LLVMValueRef agg, unsigned idx, const char *name) {
+    while (LLVMIsAInsertValueInst(agg) && LLVMGetNumIndices(agg) == 1) {
+        if (LLVMGetIndices(agg)[0] == idx) return LLVMGetOperand(agg, 1);
+        agg = LLVMGetOperand(agg, 0);
+    }
+    return LLVMBuildExtractValue(c->b, agg, idx, name);
 }
 
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name) {
@@ -604,9 +615,9 @@ static LLVMValueRef lower_user_call(Ctx *c, Instr *in);
 
 /* How many values a range {start, stop, step} gives (an i64). */
 LLVMValueRef range_len(Ctx *c, LLVMValueRef rg) {
-    LLVMValueRef start = LLVMBuildExtractValue(c->b, rg, 0, "start");
-    LLVMValueRef stop = LLVMBuildExtractValue(c->b, rg, 1, "stop");
-    LLVMValueRef step = LLVMBuildExtractValue(c->b, rg, 2, "step");
+    LLVMValueRef start = extract_value(c, rg, 0, "start");
+    LLVMValueRef stop = extract_value(c, rg, 1, "stop");
+    LLVMValueRef step = extract_value(c, rg, 2, "step");
     LLVMValueRef zero = ci64(c, 0), one = ci64(c, 1);
     LLVMValueRef up = LLVMBuildICmp(c->b, LLVMIntSGT, step, zero, "");
     LLVMValueRef down = LLVMBuildICmp(c->b, LLVMIntSLT, step, zero, "");
@@ -641,11 +652,13 @@ static int lower_instr(Ctx *c, Instr *in) {
     case IR_LOAD_VAR: {
         Var *v = ctx_var(c, in->var);
         if (v->slot) r = LLVMBuildLoad2(c->b, llvm_type(c, v->type), v->slot, v->name);
+        if (v->once) r = v->value;
         break;
     }
     case IR_STORE_VAR: {
         Var *v = ctx_var(c, in->var);
         if (v->slot) LLVMBuildStore(c->b, val_as(c, in->args[0], v->type), v->slot);
+        if (v->once) v->value = val_as(c, in->args[0], v->type);
         break;
     }
     case IR_ATTR: {
@@ -656,23 +669,23 @@ static int lower_instr(Ctx *c, Instr *in) {
         }
         if (at->kind == TY_TUPLE && at->names) { /* a namedtuple's field */
             if (llvm_type(c, in->type))
-                r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)tuple_field(at, in->name), in->name);
+                r = extract_value(c, val(c, in->args[0]), (unsigned)tuple_field(at, in->name), in->name);
             break;
         }
         if (in->intr && in->intr->kind == IK_SPECIAL) r = c->target->special(c, in->intr->id, in->intr->dim);
         if (is_vector(at)) /* .x .y .z .w: typeinfer checked the name */
-            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)(strchr("xyzw", in->name[0]) - "xyzw"), "");
+            r = extract_value(c, val(c, in->args[0]), (unsigned)(strchr("xyzw", in->name[0]) - "xyzw"), "");
         if (is_complex(at) && (!strcmp(in->name, "real") || !strcmp(in->name, "imag")))
-            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
+            r = extract_value(c, val(c, in->args[0]), !strcmp(in->name, "imag"), in->name);
         if (at->kind == TY_ARRAY) {
             LLVMValueRef a = val(c, in->args[0]);
             if (in->type->kind == TY_ARRAY) {
                 r = view_attr(c, at, a, in->name);
             } else if (!strcmp(in->name, "shape") || !strcmp(in->name, "strides")) {
-                LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, !strcmp(in->name, "shape") ? 1 : 2, "");
+                LLVMValueRef arr = extract_value(c, a, !strcmp(in->name, "shape") ? 1 : 2, "");
                 LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
                 for (int k = 0; k < at->ndim; k++)
-                    t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), (unsigned)k,
+                    t = LLVMBuildInsertValue(c->b, t, extract_value(c, arr, (unsigned)k, ""), (unsigned)k,
                                              "");
                 r = t;
             } else if (!strcmp(in->name, "dtype")) {
@@ -680,16 +693,16 @@ static int lower_instr(Ctx *c, Instr *in) {
             } else if (!strcmp(in->name, "ndim")) {
                 r = ci64(c, at->ndim);
             } else if (!strcmp(in->name, "ctypes.data")) { /* the address, generic as numba's */
-                LLVMValueRef p = LLVMBuildExtractValue(c->b, a, 0, "");
+                LLVMValueRef p = extract_value(c, a, 0, "");
                 if (LLVMGetPointerAddressSpace(LLVMTypeOf(p))) p = LLVMBuildAddrSpaceCast(c->b, p, c->ptr, "");
                 r = LLVMBuildPtrToInt(c->b, p, c->i64, "");
             } else if (!strcmp(in->name, "itemsize")) {
                 r = ci64(c, type_bits(at->elem) / 8);
             } else { /* size, nbytes */
-                LLVMValueRef arr = LLVMBuildExtractValue(c->b, a, 1, "");
+                LLVMValueRef arr = extract_value(c, a, 1, "");
                 r = ci64(c, 1);
                 for (int k = 0; k < at->ndim; k++)
-                    r = LLVMBuildMul(c->b, r, LLVMBuildExtractValue(c->b, arr, (unsigned)k, ""), "");
+                    r = LLVMBuildMul(c->b, r, extract_value(c, arr, (unsigned)k, ""), "");
                 if (!strcmp(in->name, "nbytes")) r = LLVMBuildMul(c->b, r, ci64(c, type_bits(at->elem) / 8), "");
             }
         }
@@ -700,10 +713,10 @@ static int lower_instr(Ctx *c, Instr *in) {
             Type *ta = in->args[0]->type, *tb = in->args[1]->type;
             LLVMValueRef t = LLVMGetUndef(llvm_type(c, in->type));
             for (int k = 0; k < ta->n; k++)
-                t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)k, ""),
+                t = LLVMBuildInsertValue(c->b, t, extract_value(c, val(c, in->args[0]), (unsigned)k, ""),
                                          (unsigned)k, "");
             for (int k = 0; k < tb->n; k++)
-                t = LLVMBuildInsertValue(c->b, t, LLVMBuildExtractValue(c->b, val(c, in->args[1]), (unsigned)k, ""),
+                t = LLVMBuildInsertValue(c->b, t, extract_value(c, val(c, in->args[1]), (unsigned)k, ""),
                                          (unsigned)(ta->n + k), "");
             r = t;
         } else {
@@ -719,8 +732,8 @@ static int lower_instr(Ctx *c, Instr *in) {
             if (in->ival == UN_POS)
                 r = x;
             else if (in->ival == UN_NEG && is_complex(in->conv))
-                r = complex_make(c, in->conv, LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 0, ""), ""),
-                                 LLVMBuildFNeg(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), ""));
+                r = complex_make(c, in->conv, LLVMBuildFNeg(c->b, extract_value(c, x, 0, ""), ""),
+                                 LLVMBuildFNeg(c->b, extract_value(c, x, 1, ""), ""));
             else if (in->ival == UN_NEG)
                 r = is_float(in->conv) ? LLVMBuildFNeg(c->b, x, "") : LLVMBuildNeg(c->b, x, "");
             else
@@ -750,12 +763,12 @@ static int lower_instr(Ctx *c, Instr *in) {
             LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
             i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, range_len(c, rg), ""), i, "");
-            r = LLVMBuildAdd(c->b, LLVMBuildExtractValue(c->b, rg, 0, ""),
-                             LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, rg, 2, ""), ""), "");
+            r = LLVMBuildAdd(c->b, extract_value(c, rg, 0, ""),
+                             LLVMBuildMul(c->b, i, extract_value(c, rg, 2, ""), ""), "");
         } else if (in->args[1]->op == IR_CONST) {
             int64_t i = in->args[1]->ival;
             if (i < 0) i += ot->n;
-            r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)i, "");
+            r = extract_value(c, val(c, in->args[0]), (unsigned)i, "");
         } else if (in->args[0]->op == IR_CONST && ot->n > 256 &&
                    (ot->items[0]->kind == TY_INT64 || ot->items[0]->kind == TY_UINT64 ||
                     ot->items[0]->kind == TY_FLOAT64 || ot->items[0]->kind == TY_BOOL)) {
@@ -804,7 +817,7 @@ static int lower_instr(Ctx *c, Instr *in) {
         break;
     }
     case IR_TUPLE_GET:
-        if (llvm_type(c, in->type)) r = LLVMBuildExtractValue(c->b, val(c, in->args[0]), (unsigned)in->ival, "");
+        if (llvm_type(c, in->type)) r = extract_value(c, val(c, in->args[0]), (unsigned)in->ival, "");
         break;
     case IR_GET_ITER: {
         /* A range iterates by a trip count fixed up front, as CPython's
@@ -814,8 +827,8 @@ static int lower_instr(Ctx *c, Instr *in) {
         LLVMTypeRef it = iter_type(c);
         LLVMValueRef slot = entry_alloca(c, it, "range");
         LLVMValueRef rg = val(c, in->args[0]);
-        LLVMValueRef start = LLVMBuildExtractValue(c->b, rg, 0, "start");
-        LLVMValueRef step = LLVMBuildExtractValue(c->b, rg, 2, "step");
+        LLVMValueRef start = extract_value(c, rg, 0, "start");
+        LLVMValueRef step = extract_value(c, rg, 2, "step");
         LLVMValueRef zero = ci64(c, 0), n = range_len(c, rg);
         LLVMValueRef st = LLVMGetUndef(it);
         st = LLVMBuildInsertValue(c->b, st, start, 0, "");
@@ -830,8 +843,8 @@ static int lower_instr(Ctx *c, Instr *in) {
         LLVMTypeRef it = iter_type(c);
         LLVMValueRef p = val(c, in->args[0]);
         LLVMValueRef st = LLVMBuildLoad2(c->b, it, p, "");
-        LLVMValueRef start = LLVMBuildExtractValue(c->b, st, 0, ""), step = LLVMBuildExtractValue(c->b, st, 1, "");
-        LLVMValueRef n = LLVMBuildExtractValue(c->b, st, 2, ""), k = LLVMBuildExtractValue(c->b, st, 3, "k");
+        LLVMValueRef start = extract_value(c, st, 0, ""), step = extract_value(c, st, 1, "");
+        LLVMValueRef n = extract_value(c, st, 2, ""), k = extract_value(c, st, 3, "k");
         LLVMValueRef ok = LLVMBuildICmp(c->b, LLVMIntULT, k, n, "");
         LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), LLVMConstInt(c->i32, 3, 0)};
         LLVMValueRef kp = LLVMBuildInBoundsGEP2(c->b, it, p, idx, 2, "");
@@ -1072,14 +1085,46 @@ static int lower_export(Ctx *c) {
     return lower_body(c, args);
 }
 
+/* Marks the variables assigned once whose reads all follow that assignment in its block, or,
+ * where it is in the first block (which runs first and dominates every other), come after it
+ * there or in any other block: most of a kernel's (its arguments, thread indices, shared
+ * arrays, the stack slots that hold a loop's iterator, a loop body's temporaries). The
+ * assignment's value is every read's, so they need no alloca: that leaves SROA, EarlyCSE
+ * and InstCombine less to take apart (an array's struct was stored whole and loaded whole
+ * at each use). A read before the assignment in its block (a loop back to it) keeps the slot. */
+static int find_once(Ctx *c) {
+    size_t n = (size_t)c->vars.n + 1;
+    int *stores = arena_alloc(&c->arena, sizeof(int) * n), *sblock = arena_alloc(&c->arena, sizeof(int) * n);
+    bool *bad = arena_alloc(&c->arena, sizeof(bool) * n);
+    if (!stores || !sblock || !bad) return -1;
+    for (int i = 0; i < c->vars.n; i++) stores[i] = 0, sblock[i] = -1, bad[i] = false;
+    for (int i = 0; i < c->nblocks; i++) {
+        Block *b = c->blocks[i];
+        if (!b->built) continue;
+        for (int k = 0; k < b->instrs.n; k++) {
+            Instr *in = b->instrs.v[k];
+            if (in->op == IR_STORE_VAR) stores[in->var]++, sblock[in->var] = i;
+            /* a read before the assignment is seen (in an earlier block, or in its block
+             * before it), or outside its block where that is not the first, may see
+             * another value */
+            if (in->op == IR_LOAD_VAR && sblock[in->var] != i && sblock[in->var] != 0) bad[in->var] = true;
+        }
+    }
+    /* opt=False keeps every local in memory, as numba's -O0 does */
+    for (int i = 0; i < c->vars.n; i++) ctx_var(c, i)->once = stores[i] == 1 && !bad[i] && !c->opt.noopt;
+    return 0;
+}
+
 /* Variables, blocks and instructions of c->fn, whose entry block holds the builder. */
 static int lower_body(Ctx *c, LLVMValueRef *args) {
     c->params = args;
-    /* a slot per variable with a runtime value */
+    RETURN_IF_ERROR(find_once(c));
+    /* a slot per variable with a runtime value, but those assigned once */
     for (int i = 0; i < c->vars.n; i++) {
         Var *v = ctx_var(c, i);
         LLVMTypeRef t = v->type->kind != TY_UNKNOWN ? llvm_type(c, v->type) : NULL;
-        if (t) v->slot = LLVMBuildAlloca(c->b, t, v->name);
+        if (t && !v->once) v->slot = LLVMBuildAlloca(c->b, t, v->name);
+        if (!t) v->once = false;
     }
     RETURN_IF_ERROR(find_loops(c));
     for (int i = 0; i < c->nblocks; i++)

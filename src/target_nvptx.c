@@ -463,8 +463,10 @@ static int link_libdevice(Ctx *c) {
     for (LLVMValueRef g = LLVMGetFirstGlobal(c->mod); g; g = LLVMGetNextGlobal(g))
         if (!LLVMIsDeclaration(g) && strcmp(LLVMGetValueName(g), GJ_GRID_SYNC_SYMBOL))
             LLVMSetLinkage(g, LLVMInternalLinkage);
-    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
-                      LLVMValueAsMetadata(LLVMConstInt(c->i32, c->opt.fastmath ? 1 : 0, 0)));
+    /* (a simplified piece brought the flag along, with the same value) */
+    if (!LLVMGetModuleFlag(c->mod, "nvvm-reflect-ftz", 16))
+        LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                          LLVMValueAsMetadata(LLVMConstInt(c->i32, c->opt.fastmath ? 1 : 0, 0)));
     return 0;
 }
 

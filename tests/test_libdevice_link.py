@@ -103,3 +103,20 @@ def test_a_file_that_is_not_libdevice_is_a_compile_error(tmp_path, monkeypatch):
         gpu.compile_ptx(ns["k_log"], SIGS[0], cc=(9, 0))
     monkeypatch.delenv("GPUJIT_LIBDEVICE")
     assert "__nv_" not in gpu.compile_ptx(ns["k_log"], SIGS[0], cc=(9, 0))[0]
+
+
+def test_a_piece_is_simplified_for_its_kernels_flags_and_options():
+    # a piece is simplified once for the flush-to-zero setting it is made for (fastmath=True
+    # sets it): pieces for both settings of one set of functions, in either order, each give
+    # its own setting's code; opt=False gets libdevice's functions as they are (a piece of its own)
+    ns = load()
+    sig = "void(float32[::1], float32[::1])"
+    seen = {}
+    for fast in (True, False, True, False):
+        ptx = re.sub(r"// callseq \d+", "// callseq", gpu.compile_ptx(ns["k_many"], sig, cc=(9, 0), fastmath=fast)[0])
+        assert seen.setdefault(fast, ptx) == ptx
+    # libdevice flushes in a few places whatever the setting; fastmath flushes throughout
+    assert seen[True].count(".ftz.f32") > 2 * seen[False].count(".ftz.f32")
+    slow = gpu.compile_ptx(ns["k_many"], sig, cc=(9, 0), opt=False)[0]
+    assert slow != seen[False]
+    assemble_ptx([("k_many fast", seen[True]), ("k_many exact", seen[False]), ("k_many opt=False", slow)])
