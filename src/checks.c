@@ -189,7 +189,16 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.first");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
     LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
-    LLVMBuildCondBr(c->b, ok, cont, bad);
+    LLVMValueRef br = LLVMBuildCondBr(c->b, ok, cont, bad);
+    if (c->target->trap) {
+        /* the failure is rare: IRCE (target_host.c) takes only a check that
+         * says so out of a loop over threads */
+        LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
+                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0)),
+                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
+        LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
+                        LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
+    }
     LLVMPositionBuilderAtEnd(c->b, bad);
     LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX),
                                             LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);

@@ -89,6 +89,11 @@ static LLVMValueRef load_i32(Ctx *c, int off) {
                                 LLVMValueAsMetadata(LLVMConstInt(c->i32, 0x80000000u, 0))};
     LLVMSetMetadata(v, LLVMGetMDKindIDInContext(c->llctx, "range", 5),
                     LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, range, 2)));
+    /* nor changing while a thread runs (the runtime sets them before its
+     * block starts): a loop may read them once, although it holds a call to
+     * blk->trap, which LLVM would otherwise think may write them */
+    LLVMSetMetadata(v, LLVMGetMDKindIDInContext(c->llctx, "invariant.load", 14),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, NULL, 0)));
     return v;
 }
 
@@ -499,6 +504,31 @@ static CoroMode interleave(Ctx *c) {
     return ns ? CORO_BARRIERS : CORO_LOOPS;
 }
 
+/* Before O3, in a kernel with bounds checks whose threads run as loops
+ * ("loop", "regions"): LLVM's inductive range check elimination (IRCE)
+ * splits a loop over threads into the threads whose indices may fail a
+ * check, which keep it, and a main run of threads whose affine indices
+ * (sh[tid], A[row, t * 16 + tx]) it has shown in range from the first and
+ * the last of them, without checks, which O3 then vectorises like the
+ * unchecked loop. The threads still run in order, so the first failing
+ * thread and its error stay the same. O3 does not run IRCE; it needs the
+ * body inlined and its indices simplified into recurrences first, and the
+ * check branches weighted unlikely (checks.c). */
+static int range_checks(Ctx *c) {
+    if (!HAS_ERRBUF(c) || c->opt.noopt || LLVMGetNamedMetadataNumOperands(c->mod, "gpujit.cpu_threads") != 1)
+        return 0;
+    LLVMValueRef node = NULL;
+    LLVMGetNamedMetadataOperands(c->mod, "gpujit.cpu_threads", &node);
+    unsigned len = 0;
+    const char *scheme = LLVMGetNumOperands(node) == 1 ? LLVMGetMDString(LLVMGetOperand(node, 0), &len) : NULL;
+    if (!scheme || !((len == 4 && !memcmp(scheme, "loop", 4)) || (len == 7 && !memcmp(scheme, "regions", 7))))
+        return 0;
+    static const char passes[] = "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+                                 "correlated-propagation,loop-mssa(licm),indvars,loop-simplify,lcssa,irce,"
+                                 "simplifycfg)";
+    return run_passes(c, passes, "range checks", false);
+}
+
 /* Before O3: an interleaved body is split into its coroutine functions
  * first, so that the resume function's frame can be marked noalias. The
  * body is simplified before the split (loop facts such as an index never
@@ -508,6 +538,7 @@ static CoroMode interleave(Ctx *c) {
  * stored, at every iteration, for fear of the kernel's own stores. Here
  * only the runtime, between resumptions, ever holds the handle. */
 static int split_coroutines(Ctx *c) {
+    RETURN_IF_ERROR(range_checks(c));
     unsigned pre = LLVMGetEnumAttributeKindForName("presplitcoroutine", 17);
     LLVMValueRef body = NULL;
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
