@@ -969,6 +969,7 @@ int emit_host_object(Ctx *c); /* c->out's cached object code into the JIT */
 int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out);
 void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMBasicBlockRef *via,
                    unsigned nvia); /* target_host.c */
+void move_rest(Ctx *c, LLVMValueRef site, LLVMBasicBlockRef rest); /* target_host.c */
 /* cache.c: a compiled kernel as a dict of plain values (for gpujit/caching.py) and back */
 PyObject *gj_output_state(const GjOutput *o);
 GjOutput *gj_output_from_state(PyObject *state);

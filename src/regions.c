@@ -219,19 +219,7 @@ static LLVMValueRef split_at(Ctx *c, LLVMValueRef fn, LLVMValueRef site) {
     LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildInBoundsGEP2(c->b, c->i8, blk, &off, 1, ""), "syncthreads");
     LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
     LLVMValueRef nsite = LLVMBuildCall2(c->b, fty, fp, &blk, 1, "");
-    for (LLVMValueRef in = LLVMGetNextInstruction(site); in;) {
-        LLVMValueRef nxt = LLVMGetNextInstruction(in);
-        LLVMInstructionRemoveFromParent(in);
-        LLVMInsertIntoBuilder(c->b, in);
-        in = nxt;
-    }
-    LLVMValueRef term = LLVMGetBasicBlockTerminator(rest);
-    for (unsigned k = 0, n = term ? LLVMGetNumSuccessors(term) : 0; k < n; k++) {
-        LLVMBasicBlockRef succ = LLVMGetSuccessor(term, k);
-        bool seen = false;
-        for (unsigned m = 0; m < k; m++) seen |= LLVMGetSuccessor(term, m) == succ;
-        if (!seen) retarget_phis(c, succ, bb, &rest, 1);
-    }
+    move_rest(c, site, rest);
     LLVMValueRef old = LLVMGetCalledValue(site);
     LLVMInstructionEraseFromParent(site);
     while (old && LLVMIsAInstruction(old) && !LLVMGetFirstUse(old) && (LLVMIsALoadInst(old) || LLVMIsAGetElementPtrInst(old))) {

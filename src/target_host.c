@@ -335,6 +335,26 @@ void retarget_phis(Ctx *c, LLVMBasicBlockRef head, LLVMBasicBlockRef from, LLVMB
     }
 }
 
+/* What follows `site` in its block moves to the builder's position at the
+ * end of `rest` (a new block, which then ends with the old terminator), and
+ * the phis of the blocks it branches to name `rest` instead of site's block. */
+void move_rest(Ctx *c, LLVMValueRef site, LLVMBasicBlockRef rest) {
+    LLVMBasicBlockRef bb = LLVMGetInstructionParent(site);
+    for (LLVMValueRef in = LLVMGetNextInstruction(site); in;) {
+        LLVMValueRef nxt = LLVMGetNextInstruction(in);
+        LLVMInstructionRemoveFromParent(in);
+        LLVMInsertIntoBuilder(c->b, in);
+        in = nxt;
+    }
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(rest);
+    for (unsigned k = 0, n = term ? LLVMGetNumSuccessors(term) : 0; k < n; k++) {
+        LLVMBasicBlockRef succ = LLVMGetSuccessor(term, k);
+        bool seen = false;
+        for (unsigned m = 0; m < k; m++) seen |= LLVMGetSuccessor(term, m) == succ;
+        if (!seen) retarget_phis(c, succ, bb, &rest, 1);
+    }
+}
+
 /* The runtime hook a call goes through (the GjBlockCtx offset whose pointer
  * it loads), or -1. */
 static int hook_of(LLVMValueRef call) {
@@ -478,19 +498,7 @@ static CoroMode interleave(Ctx *c) {
         LLVMBasicBlockRef bb = LLVMGetInstructionParent(sites[i]);
         LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(c->llctx, fn, "coro.resume");
         LLVMPositionBuilderAtEnd(c->b, rest);
-        for (LLVMValueRef in = LLVMGetNextInstruction(sites[i]); in;) {
-            LLVMValueRef nxt = LLVMGetNextInstruction(in);
-            LLVMInstructionRemoveFromParent(in);
-            LLVMInsertIntoBuilder(c->b, in);
-            in = nxt;
-        }
-        LLVMValueRef term = LLVMGetBasicBlockTerminator(rest);
-        for (unsigned k = 0, n = term ? LLVMGetNumSuccessors(term) : 0; k < n; k++) {
-            LLVMBasicBlockRef succ = LLVMGetSuccessor(term, k);
-            bool seen = false;
-            for (unsigned m = 0; m < k; m++) seen |= LLVMGetSuccessor(term, m) == succ;
-            if (!seen) retarget_phis(c, succ, bb, &rest, 1);
-        }
+        move_rest(c, sites[i], rest);
         LLVMPositionBuilderBefore(c->b, sites[i]);
         suspend_here(c, false, rest, cleanup, out);
         LLVMInstructionEraseFromParent(sites[i]);
