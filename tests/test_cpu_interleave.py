@@ -197,39 +197,6 @@ def test_two_barrier_sites_are_one_barrier():
 
 
 @gpu.jit
-def early_exit(out):
-    t = gpu.threadIdx.x
-    if t >= 10:
-        return
-    gpu.syncthreads()
-    out[t] = 1
-
-
-@gpu.jit
-def loop_barrier(out, trips):
-    # thread 5 leaves the loop (and the kernel) one barrier early
-    t = gpu.threadIdx.x
-    n = trips - 1 if t == 5 else trips
-    for k in range(n):
-        gpu.syncthreads()
-    out[t] = n
-
-
-def test_barrier_rule_still_raises():
-    out = np.zeros(32, np.float32)
-    with pytest.raises(gpu.LaunchError, match="same barrier"):
-        early_exit[1, 32](out)
-    o2 = np.zeros(32, np.int64)
-    with pytest.raises(gpu.LaunchError, match="same barrier"):
-        loop_barrier[2, 32](o2, 3)
-    # later launches are fine
-    o2[:] = -1
-    loop_barrier[1, 5](o2, 3)
-    assert (o2[:5] == 3).all()
-    block_sum[1, 64](np.ones(64, np.float32), np.zeros(1, np.float32))
-
-
-@gpu.jit
 def oob_after_barrier(out, k):
     sh = gpu.shared.array(32, gpu.float32)
     t = gpu.threadIdx.x
