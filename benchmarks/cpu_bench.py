@@ -359,35 +359,33 @@ int main(int argc, char **argv) {
 '''
 
 
-def c_barrier_kernels(reps):
-    """(block_sum, matmul) seconds of C_BARRIER, best of reps."""
+def run_c(source, name, args):
+    """stdout of C `source` compiled with C_FLAGS and run with `args` (plus "cpu-time" under
+    --cpu-time), and the compiler's version line."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise SystemExit("no C compiler for the C baseline")
     with tempfile.TemporaryDirectory() as tmp:
-        src, exe = os.path.join(tmp, "barrier.c"), os.path.join(tmp, "barrier")
+        src, exe = os.path.join(tmp, name + ".c"), os.path.join(tmp, name)
         with open(src, "w") as f:
-            f.write(C_BARRIER)
+            f.write(source)
         subprocess.run([cc, *C_FLAGS, "-o", exe, src, "-lm"], check=True)
-        cmd = [exe, str(BSUM_N), str(MM_N), str(reps)] + (["cpu-time"] if CLOCK is time.thread_time else [])
+        cmd = [exe, *(str(a) for a in args)] + (["cpu-time"] if CLOCK is time.thread_time else [])
         p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
-    bs, mm = (float(v) for v in p.stdout.split())
+    version = subprocess.run([cc, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0]
+    return p.stdout, version
+
+
+def c_barrier_kernels(reps):
+    """(block_sum, matmul) seconds of C_BARRIER, best of reps."""
+    out, _ = run_c(C_BARRIER, "barrier", (BSUM_N, MM_N, reps))
+    bs, mm = (float(v) for v in out.split())
     return bs, mm
 
 
 def c_saxpy(n, reps):
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if not cc:
-        raise SystemExit("no C compiler for the C baseline")
-    with tempfile.TemporaryDirectory() as tmp:
-        src, exe = os.path.join(tmp, "saxpy.c"), os.path.join(tmp, "saxpy")
-        with open(src, "w") as f:
-            f.write(C_SAXPY)
-        subprocess.run([cc, *C_FLAGS, "-o", exe, src], check=True)
-        cmd = [exe, str(n), str(reps)] + (["cpu-time"] if CLOCK is time.thread_time else [])
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
-    version = subprocess.run([cc, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0]
-    return float(p.stdout.strip()), version
+    out, version = run_c(C_SAXPY, "saxpy", (n, reps))
+    return float(out.strip()), version
 
 
 def gpujit_big_saxpy(gpu, args, ncores):
