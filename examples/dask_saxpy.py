@@ -49,12 +49,23 @@ def make_cluster(ngpus):
 
 
 def main(n=2_000_003, chunk=250_000):
+    # a cache directory of the run's own unless the user named one; removed at the end
+    if "GPUJIT_CACHE_DIR" in os.environ:
+        return run(n, chunk)
+    with tempfile.TemporaryDirectory(prefix="gpujit-dask-cache-") as d:
+        os.environ["GPUJIT_CACHE_DIR"] = d
+        try:
+            return run(n, chunk)
+        finally:
+            del os.environ["GPUJIT_CACHE_DIR"]
+
+
+def run(n, chunk):
     import dask.array as da
     from distributed import Client
 
     # workers are started with 'spawn' (distributed's default): nothing CUDA crosses a fork
     ngpus = len(gpu.gpus) if gpu.current_target() == "cuda" else 0
-    os.environ.setdefault("GPUJIT_CACHE_DIR", tempfile.mkdtemp(prefix="gpujit-dask-cache-"))
     if not ngpus:
         os.environ.setdefault("GPUJIT_TARGET", "cpu")
     seed = int(np.random.default_rng().integers(2**31))

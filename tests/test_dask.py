@@ -31,6 +31,21 @@ def test_dask_saxpy_compiles_once(tmp_path):
     assert len(nbc) == 1
 
 
+def test_dask_saxpy_leaves_no_cache_dir(tmp_path):
+    """Without GPUJIT_CACHE_DIR the example makes a cache directory of its own and removes it."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "GPUJIT_CACHE_DIR"}
+    env.update(TMPDIR=str(tmp), PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(gpu.__file__)),
+                                                            os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, EXAMPLE, "20011", "5000"], capture_output=True, text=True, env=env,
+                       timeout=600, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "compiled 1 time(s) in all" in p.stdout, p.stdout
+    assert "already in use" not in p.stderr, p.stderr
+    assert [f for f in os.listdir(tmp) if f.startswith("gpujit-dask-cache-")] == []
+
+
 def test_dask_nbody_benchmark_smoke(tmp_path):
     """benchmarks/dask_bench.py at a tiny size: the step through Dask on one and two workers
     and in one process, each checked against NumPy inside the benchmark."""
