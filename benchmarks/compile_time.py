@@ -3,7 +3,7 @@ median of 20, same Python functions (benchmarks/kernels.py and lang_bench.py: sa
 16x16 tiled matmul, Black-Scholes with its math calls, the N-body step); then the same
 compiles from 1 and from N threads at once (LLVM's work runs with the GIL released).
 
-    PYTHONPATH=python python3 benchmarks/compile_time.py [--cpu-time]
+    PYTHONPATH=python python3 benchmarks/compile_time.py [--cpu-time] [--plot OUT.png]
 
 --cpu-time: the medians are the calling thread's CPU time rather than wall time, for a
 machine shared with other work (the compile runs on the calling thread, LLVM included; the
@@ -26,6 +26,7 @@ import gpujit  # noqa: E402
 
 
 CPU_TIME = "--cpu-time" in sys.argv[1:]
+PLOT = sys.argv[sys.argv.index("--plot") + 1] if "--plot" in sys.argv[1:-1] else None
 clock = time.thread_time if CPU_TIME else time.perf_counter
 
 
@@ -61,6 +62,12 @@ def main():
     print("%-14s %10s %12s %8s" % ("kernel", "gpujit", "numba-cuda", "ratio"))
     for name, a, b in rows:
         print("%-14s %10.3f %12s %8s" % (name, a, "%.3f" % b if b else "-", "%.0fx" % (b / a) if b else "-"))
+    if PLOT:
+        kernels.bar_plot(PLOT, [r[0] for r in rows],
+                         {"gpujit": [r[1] for r in rows], "numba-cuda": [r[2] for r in rows]},
+                         "compile_ptx, warm process, median of 20, %s, %s" % (
+                             "thread CPU time" if CPU_TIME else "wall time", time.strftime("%Y-%m-%d")),
+                         "ms (log scale)", log=True)
     # the same 4 compiles x 4, from one thread, then split over threads
     jobs = [(g[name], sigs[name]) for name in names] * 4
     ncpu = os.cpu_count() or 1

@@ -16,7 +16,7 @@
    one thread).
 
     PYTHONPATH=python python3 benchmarks/cpu_bench.py [--json OUT.json]
-        [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck] [--cpu-time]
+        [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck] [--cpu-time] [--plot OUT.png]
 
 Method. Every result is checked against NumPy before it is timed. Times are
 wall clock (time.perf_counter; clock_gettime(CLOCK_MONOTONIC) in the C
@@ -509,6 +509,7 @@ def main():
     ap.add_argument("--sim-repeat", type=int, default=2, help="best of N for the simulator (default 2)")
     ap.add_argument("--sim-full", action="store_true", help="also run the full problems on the simulator")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulator")
+    ap.add_argument("--plot", help="draw the kernels' times over C's (sections 2 and 4) into this PNG")
     ap.add_argument("--only-boundscheck", action="store_true", help="run only 3., the bounds checks' cost")
     ap.add_argument("--cpu-time", action="store_true",
                     help="gpujit on one thread (GPUJIT_CPU_THREADS=1), everything timed by the running "
@@ -568,6 +569,25 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
         print("wrote", args.json)
+    if args.plot:
+        plot_vs_c(results, args.plot)
+
+
+def plot_vs_c(results, path):
+    """Each kernel's time over the C loop's, checked and unchecked: sections 2 and 4."""
+    groups, checked, unchecked = [], [], []
+    for r in results.get("vs_c", {}).get("gpujit", []):
+        groups.append("saxpy 2^24\n%s [%d, %d]" % (r["kernel"].replace("one thread per element", "thread/elem"),
+                                                   r["grid"], r["block"]))
+        checked.append(r["vs_c"])
+        unchecked.append(None)
+    for r in results["barrier_vs_c"]:
+        groups.append(r["kernel"].replace(" ", "\n", 1))
+        checked.append(r["checked_s"] / r["c_s"])
+        unchecked.append(r["unchecked_s"] / r["c_s"])
+    kernels.bar_plot(path, groups, {"gpujit, bounds checks on": checked, "gpujit, boundscheck=False": unchecked},
+                     "CPU target vs C of the same algorithm (time / C's time; lower is better), %s"
+                     % results["date"][:10], "time / C", ref=1.0)
 
 
 def one_and_two(gpu, args, ncores, results):

@@ -104,3 +104,28 @@ def median_seconds(run, sync, reps=10):
         sync()
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts)
+
+
+def bar_plot(path, groups, series, title, ylabel, ref=None, log=False):
+    """Grouped bars, one group per row of a table and one bar per column, written to `path`
+    (PNG). series: {label: [value per group]} (None for a missing value). The legend sits below
+    the axes, where it covers no bar; `ref` draws a horizontal line (1.0 for ratios)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(groups) + 2), 4.2))
+    for j, (label, vals) in enumerate(series.items()):
+        xs = np.arange(len(groups)) + (j - (len(series) - 1) / 2) * width
+        ax.bar(xs, [v if v is not None else 0 for v in vals], width, label=label)
+    if ref is not None:
+        ax.axhline(ref, color="k", lw=0.5)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(series), frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

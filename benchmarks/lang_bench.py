@@ -517,23 +517,12 @@ def main():
         with open(args.json, "w") as fh:
             json.dump(RESULTS, fh, indent=1)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
         benches = [b for b in RESULTS if b != "copy"]
-        names = ["gpujit", "numba-cuda", "CUDA C"]
-        fig, ax = plt.subplots(figsize=(9, 4))
-        for j, impl in enumerate(names):
-            vals = [RESULTS[b].get(impl, (0, ""))[0] / RESULTS[b]["CUDA C"][0] for b in benches]
-            ax.bar(np.arange(len(benches)) + (j - 1) * 0.27, vals, 0.27, label=impl)
-        ax.axhline(1.0, color="k", lw=0.5)
-        ax.set_xticks(np.arange(len(benches)), benches)
-        ax.set_ylabel("throughput / CUDA C")
-        ax.set_title("H200: gpujit vs numba-cuda vs CUDA C (same algorithm), %s" % time.strftime("%Y-%m-%d"))
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
-
+        kernels.bar_plot(args.plot, benches,
+                         {impl: [RESULTS[b][impl][0] / RESULTS[b]["CUDA C"][0] if impl in RESULTS[b] else None
+                                 for b in benches] for impl in ("gpujit", "numba-cuda", "CUDA C")},
+                         "H200: gpujit vs numba-cuda vs CUDA C (same algorithm), %s" % time.strftime("%Y-%m-%d"),
+                         "throughput / CUDA C", ref=1.0)
 
 if __name__ == "__main__":
     main()

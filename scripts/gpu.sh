@@ -80,7 +80,7 @@ if want bench; then
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" > "$OUT/gpu_bench.log" 2>&1
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/lang_bench.py --json "$OUT/lang_bench.json" --plot "$OUT/lang_bench.png" \
         > "$OUT/lang_bench.log" 2>&1
-    timeout 90 python3 benchmarks/compile_time.py > "$OUT/compile_time.log" 2>&1
+    timeout 90 python3 benchmarks/compile_time.py --plot "$OUT/compile_time.png" > "$OUT/compile_time.log" 2>&1
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/ufunc_bench.py --json "$OUT/ufunc_bench.json" > "$OUT/ufunc_bench.log" 2>&1
     timeout 120 python3 benchmarks/cache_startup.py 5 > "$OUT/cache_startup.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" "$OUT/ufunc_bench.log" \
