@@ -12,7 +12,7 @@
 #       (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4); carry .deps and build/py312.
 # On the GPU machine: bash scripts/gpu.sh [tests|bench|variants|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]
 # Results land in $OUT (default /tmp/gpujit-out): gpu_tests.log, gpu_bench.{log,json}, lang_bench.{log,json,png},
-# compile_time.log, lang_variants.{log,json}, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
+# compile_time.{log,png}, bf16_bench.{log,json}, lang_variants.{log,json}, stress.log, fuzz*.log (packed into results.tgz when more than 8). The CPU
 # backend's tests run in CI, not here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -83,8 +83,9 @@ if want bench; then
     timeout 90 python3 benchmarks/compile_time.py --plot "$OUT/compile_time.png" > "$OUT/compile_time.log" 2>&1
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/ufunc_bench.py --json "$OUT/ufunc_bench.json" > "$OUT/ufunc_bench.log" 2>&1
     timeout 120 python3 benchmarks/cache_startup.py 5 > "$OUT/cache_startup.log" 2>&1
+    timeout 120 python3 benchmarks/bf16_bench.py --json "$OUT/bf16_bench.json" > "$OUT/bf16_bench.log" 2>&1
     cat "$OUT/gpu_bench.log" "$OUT/lang_bench.log" "$OUT/compile_time.log" "$OUT/ufunc_bench.log" \
-        "$OUT/cache_startup.log" | grep -v Warning
+        "$OUT/cache_startup.log" "$OUT/bf16_bench.log" | grep -v Warning
 fi
 if want variants; then
     # sets of the GPU passes after O3 (GPUJIT_PTX_PASSES) against each other, beside CUDA C
