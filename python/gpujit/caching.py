@@ -13,11 +13,14 @@ that can be written, else in a per-user directory (~/.cache/gpujit, or $XDG_CACH
 
 An entry is found by its key: the signature, the target and compute capability (and, for the
 CPU target, the host CPU and its features), the compile options, and a fingerprint of the code:
-the function's bytecode and constants, the values of the globals and closure variables it reads
-(gpujit compiles them in as constants, so a changed value is a different kernel; numba leaves
-globals out of its key), and the same of every device function and plain function it calls,
-transitively. A value that cannot be fingerprinted (an object that does not pickle) makes the
-kernel uncacheable in that process (compiled, not written). The whole index is dropped when
+the function's bytecode, constants, names and lines, the values of the globals, closure variables
+and defaults it reads (gpujit compiles them in as constants, so a changed value is a different
+kernel; numba leaves globals out of its key), and the same of every device function and plain
+function it calls, transitively, with the typing functions of their @overloads. A module it reads
+is keyed by each of its attributes that the code names (`helpers.SCALE`, `helpers.dev`), an
+Enum by its members' values; Python's, gpujit's, NumPy's and numba's modules by their name and
+version. A value that cannot be fingerprinted (an object that does not pickle) makes the kernel
+uncacheable in that process (compiled, not written, with a NumbaWarning). The whole index is dropped when
 the source file changes (its modification time or size, as numba checks) or when another
 build wrote it: another gpujit version or compiler library, Python, LLVM or libdevice.
 
@@ -34,6 +37,7 @@ A kernel that compiles in a captured device array's address cannot be cached
 """
 import collections
 import contextlib
+import enum
 import inspect
 import os
 import pickle
@@ -196,16 +200,41 @@ class _Unkeyable(Exception):
     """A value the kernel reads has no fingerprint that another process would compute too."""
 
 
+# Modules keyed by their name alone: Python's own (Python's version is in the build) and
+# gpujit's (the build); NumPy and numba by their version too. What a kernel reads from any
+# other module is in the key, value by value.
+_BY_NAME = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "gpujit"}
+_BY_VERSION = frozenset({"numpy", "numba"})
+
+
+def _const(h, c):
+    if isinstance(c, types.CodeType):     # nested code objects by content, never by their repr's address
+        _code(h, c)
+    elif isinstance(c, tuple):
+        h.update(("tuple(%d)" % len(c)).encode())
+        for x in c:
+            _const(h, x)
+    elif isinstance(c, frozenset):       # `x in {...}`: a set's order changes with the hash seed
+        h.update(("frozenset(%d)" % len(c)).encode())
+        for r in sorted(repr(x) for x in c):
+            h.update(r.encode() + b";")
+    else:
+        h.update(("%s:%r;" % (type(c).__name__, c)).encode())
+
+
 def _code(h, code):
     h.update(b"code")
     h.update(code.co_code)
     h.update(repr(code.co_names).encode())
-    h.update(repr((code.co_argcount, code.co_kwonlyargcount, code.co_flags, code.co_varnames)).encode())
-    for c in code.co_consts:          # nested code objects by content, never by their repr's address
-        if isinstance(c, types.CodeType):
-            _code(h, c)
-        else:
-            h.update(("%s:%r;" % (type(c).__name__, c)).encode())
+    # the names, file and lines are compiled in too (error messages, lineinfo, debug), and the
+    # exception table decides where a raise goes
+    h.update(repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+                   code.co_varnames, code.co_freevars, code.co_cellvars, code.co_name, code.co_filename,
+                   code.co_firstlineno)).encode())
+    h.update(getattr(code, "co_linetable", b""))
+    h.update(getattr(code, "co_exceptiontable", b""))
+    for c in code.co_consts:
+        _const(h, c)
 
 
 def _function(h, f, seen):
@@ -214,26 +243,86 @@ def _function(h, f, seen):
         return
     seen.add(id(f))
     _code(h, f.__code__)
+    names = frozenset(_names(f.__code__))
     glbls = f.__globals__
-    for name in sorted(_names(f.__code__)):
+    for name in sorted(names):
         if name in glbls:
             h.update(("global %s=" % name).encode())
-            _value(h, glbls[name], seen)
-    for cell in f.__closure__ or ():
+            _value(h, glbls[name], seen, names, "global '%s' of %s" % (name, f.__qualname__))
+    for var, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
         h.update(b"cell=")
         try:
             value = cell.cell_contents
         except ValueError:            # an empty cell
             h.update(b"<empty>")
             continue
-        _value(h, value, seen)
+        _value(h, value, seen, names, "closure variable '%s' of %s" % (var, f.__qualname__))
     h.update(b"defaults=")
-    _value(h, f.__defaults__, seen)
+    _value(h, f.__defaults__, seen, names, "the defaults of %s" % f.__qualname__)
+    h.update(b"kwdefaults=")
+    _value(h, f.__kwdefaults__, seen, names, "the defaults of %s" % f.__qualname__)
+    # gpujit.extending.overload: a kernel's call of f runs what one of these typing functions
+    # returns, wherever they were defined
+    overloads = f.__dict__.get("__gpujit_overload__")
+    if overloads is not None:
+        h.update(b"overloads=")
+        typers = getattr(overloads, "typers", None)
+        for t in (list(typers) if typers is not None else [overloads]):
+            _value(h, t, seen, names, "an overload of %s" % f.__qualname__)
 
 
-def _value(h, v, seen):
+def _module(h, m, seen, names, where):
+    """A module by its name; one of the project's by the value of each of its attributes that
+    the reading code names (`helpers.SCALE`, `helpers.dev`): a superset of what it reads,
+    which the compiler resolves at compile time."""
+    name = m.__name__
+    h.update(("module %s;" % name).encode())
+    top = name.partition(".")[0]
+    if top in _BY_NAME:
+        return
+    if top in _BY_VERSION:
+        h.update(("version %s;" % getattr(sys.modules.get(top), "__version__", None)).encode())
+        return
+    mark = ("module", id(m), names)
+    if mark in seen:
+        return
+    seen.add(mark)
+    attrs = m.__dict__
+    for attr in sorted(names):
+        if attr in attrs:
+            v = attrs[attr]
+        elif "__getattr__" in attrs:   # a module's own __getattr__ (PEP 562), as the compiler sees it
+            try:
+                v = getattr(m, attr)
+            except Exception:
+                continue
+        else:
+            continue
+        h.update(("attr %s=" % attr).encode())
+        _value(h, v, seen, names, "%s.%s" % (name, attr))
+
+
+def _enum_class(h, cls, seen, names, where):
+    """An Enum by its bases and its members' names and values (the compiler compiles them in)."""
+    h.update(("enum %s.%s%r;" % (cls.__module__, cls.__qualname__,
+                                 [b.__qualname__ for b in cls.__mro__])).encode())
+    if id(cls) in seen:
+        return
+    seen.add(id(cls))
+    for n, member in cls.__members__.items():
+        h.update(("member %s=" % n).encode())
+        _value(h, member.value, seen, names, "%s.%s" % (where, n))
+
+
+def _value(h, v, seen, names, where):
+    """`where` names the value in the warning that says why a kernel is not cached."""
     if isinstance(v, types.ModuleType):
-        h.update(("module %s;" % v.__name__).encode())
+        _module(h, v, seen, names, where)
+    elif isinstance(v, enum.Enum):
+        h.update(("enum member %s;" % v.name).encode())
+        _enum_class(h, type(v), seen, names, where)
+    elif isinstance(v, type) and issubclass(v, enum.Enum):
+        _enum_class(h, v, seen, names, where)
     elif isinstance(v, types.FunctionType):
         h.update(b"function ")
         _function(h, v, seen)
@@ -247,7 +336,21 @@ def _value(h, v, seen):
     elif isinstance(v, (tuple, list)):
         h.update(("%s(%d)" % (type(v).__name__, len(v))).encode())
         for x in v:
-            _value(h, x, seen)
+            _value(h, x, seen, names, where)
+    elif type(v) is dict:
+        h.update(("dict(%d)" % len(v)).encode())
+        for k, x in v.items():
+            _value(h, k, seen, names, where)
+            _value(h, x, seen, names, where)
+    elif isinstance(v, (set, frozenset)):      # in an order that does not depend on the hash seed
+        parts = []
+        for x in v:
+            sub = _digest()
+            _value(sub, x, set(seen), names, where)
+            parts.append(sub.digest())
+        h.update(("%s(%d)" % (type(v).__name__, len(v))).encode())
+        for p in sorted(parts):
+            h.update(p)
     elif isinstance(v, np.ndarray) and v.dtype.kind not in "OV":
         h.update(("ndarray %s %r;" % (v.dtype.str, v.shape)).encode())
         h.update(np.ascontiguousarray(v).tobytes())
@@ -255,20 +358,27 @@ def _value(h, v, seen):
         try:
             data = pickle.dumps(v, protocol=4)
         except Exception:
-            raise _Unkeyable(type(v).__qualname__) from None
+            raise _Unkeyable("%s (a %s, which does not pickle)" % (where, type(v).__qualname__)) from None
         h.update(b"pickle ")
         h.update(data)
+
+
+def _fingerprint(py_func):
+    """(fingerprint, None), or (None, why) where some value it reads cannot be fingerprinted."""
+    h = _digest()
+    try:
+        _function(h, py_func, set())
+    except _Unkeyable as e:
+        return None, str(e)
+    except RecursionError:
+        return None, "a value it reads is nested too deeply"
+    return h.hexdigest(), None
 
 
 def fingerprint(py_func):
     """The hash of what the kernel compiled from `py_func` depends on in Python (see above);
     None where some value it reads cannot be fingerprinted."""
-    h = _digest()
-    try:
-        _function(h, py_func, set())
-    except (_Unkeyable, RecursionError):
-        return None
-    return h.hexdigest()
+    return _fingerprint(py_func)[0]
 
 
 # ---- locking ---------------------------------------------------------------------------------
@@ -342,6 +452,7 @@ class FunctionCache:
         self._name = "%s.%s-%d.py%d%d" % (modname, qual, py_func.__code__.co_firstlineno, *sys.version_info[:2])
         self._dir = _cache_dir(self._source)
         self._lock = _thread.allocate_lock()
+        self._warned = False
         self.stats = CacheStats(self._dir)
 
     @property
@@ -378,8 +489,15 @@ class FunctionCache:
 
     def key(self, sig, target, cc, options):
         """The entry's key, or None where the kernel cannot be cached (see fingerprint())."""
-        fp = fingerprint(self._py_func)
+        fp, why = _fingerprint(self._py_func)
         if fp is None:
+            if not self._warned:
+                self._warned = True
+                import warnings
+                from .errors import NumbaWarning
+                warnings.warn("cannot cache %s: %s has no fingerprint, so the cache could not tell a "
+                              "changed value from this one; it is compiled and not written to the cache"
+                              % (self._py_func.__qualname__, why), NumbaWarning, stacklevel=2)
             return None
         return (sig, target, tuple(cc), _host() if target == "cpu" else None,
                 tuple(sorted(options.items(), key=repr)), fp)
