@@ -28,9 +28,14 @@ Many processes may share one directory (multiprocessing or Dask workers): files 
 to a temporary name and renamed, so a reader never sees half of one; each data file carries its
 key's hash and a checksum of its contents, so a truncated, corrupt or foreign file is a miss
 (compiled again and rewritten), never a crash or a wrong kernel. A process that misses takes a
-per-function lock (a file in the temporary directory, never in the cache directory) while it
-compiles and writes, and looks again once it has it: processes starting at once compile each
-kernel once and the others load it.
+per-function lock (a `.lock` file beside the index, never followed through a link, used only
+when it is this user's) while it compiles and writes, and looks again once it has it: processes
+starting at once compile each kernel once and the others load it.
+
+Loading an entry runs what its files hold (they are pickles; a CPU kernel is native code, linked
+as it is; the checksums catch damage, not tampering), so a cache directory that another user
+could write is refused with a NumbaWarning, as is a $GPUJIT_CACHE_DIR that cannot be used; the
+next place is used instead.
 
 A kernel that compiles in a captured device array's address cannot be cached
 (pickle.PicklingError), nor can a function whose source file is unknown (RuntimeError).
@@ -41,6 +46,7 @@ import enum
 import inspect
 import os
 import pickle
+import stat
 import _thread   # not threading, nor tempfile at the top: each costs milliseconds of a fresh process's start
 import sys
 import time
@@ -158,15 +164,86 @@ def cubin_tag(target, cc):
     return (tuple(cc), _DRIVER)
 
 
-def _writable(path):
-    """The directory exists (made if need be) and this process may create files in it
-    (access() also sees a read-only mount); asked, not tried: a probe file cost a file
-    creation and removal in every process's first load."""
+def _uid():
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def _dir_problem(path, make=True, owned=True):
+    """Why this user's cache files cannot live in the directory `path` (made if need be; with
+    make=False, one that does not exist yet is judged by the directory it would be made in), or
+    None. Writability is asked, not tried (access() also sees a read-only mount): a probe file
+    cost a file creation and removal in every process's first load. A directory that another
+    user owns is refused although it is writable, as ssh refuses such a directory for its keys:
+    whoever can write the cache directory can run code in this process (an index is a pickle,
+    a CPU kernel native code)."""
+    if make:
+        try:
+            os.makedirs(path, exist_ok=True)
+        except FileExistsError:
+            return "it is not a directory"
+        except OSError as e:
+            return "it cannot be made (%s)" % (e.strerror or e)
+    elif not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        while parent != os.path.dirname(parent) and not os.path.lexists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            return "it does not exist and cannot be made"
+        return None
     try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return False
-    return os.access(path, os.W_OK | os.X_OK)
+        st = os.stat(path)
+    except OSError as e:
+        return "it cannot be read (%s)" % (e.strerror or e)
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "it is not writable"
+    uid = _uid()
+    if owned and uid is not None and st.st_uid != uid:
+        return ("it belongs to another user (uid %d, this process's is %d), who could put code in it "
+                "that this process would run" % (st.st_uid, uid))
+    return None
+
+
+def _root_problem(root, make=True):
+    """Why the cache root `root` ($GPUJIT_CACHE_DIR) cannot hold this user's cache directories,
+    or None: each is made in it (and checked), but another user who may rename what is in it
+    could put their own directory in its place: its owner, where that is another user than this
+    one or root, or anyone where it is writable by others and not sticky (unlike /tmp)."""
+    problem = _dir_problem(root, make, owned=False)
+    if problem is not None or not os.path.exists(root):
+        return problem
+    st = os.stat(root)
+    uid = _uid()
+    if uid is None or st.st_uid == uid:
+        return None
+    if st.st_uid != 0:
+        return ("it belongs to another user (uid %d, this process's is %d), who could replace what is in it"
+                % (st.st_uid, uid))
+    if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+        return "other users may write it and replace what is in it (it is not sticky)"
+    return None
+
+
+_WARNED = set()
+
+
+def _warn(text):
+    """A NumbaWarning, shown at the first frame outside gpujit (the jit() or the launch)."""
+    import warnings
+    from .errors import NumbaWarning
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f, level = sys._getframe(1), 2
+    while f is not None and f.f_code.co_filename.startswith(here):
+        f, level = f.f_back, level + 1
+    warnings.warn(text, NumbaWarning, stacklevel=level)
+
+
+def _warn_dir(what, path, problem, chosen):
+    if (what, path, problem) in _WARNED:
+        return
+    _WARNED.add((what, path, problem))
+    _warn("the cache (cache=True) does not use %s%s: %s; it uses %s" % (what, path, problem, chosen))
 
 
 def _mangled(dirname):
@@ -175,23 +252,60 @@ def _mangled(dirname):
     return (drive.replace(":", "") + path).strip(os.sep).replace(os.sep, "_") or "root"
 
 
+def _user_cache():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gpujit")
+
+
 def _cache_dir(source):
+    """The directory of `source`'s cache files: $GPUJIT_CACHE_DIR's (or $NUMBA_CACHE_DIR's), else
+    __pycache__ beside it, else the per-user one. One that cannot be used is passed over, with a
+    NumbaWarning where it was asked for (an environment variable) or is another user's."""
     src_dir = os.path.dirname(source)
+    refused = []
     for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
         root = os.environ.get(var)
         if root:
-            path = os.path.join(os.path.abspath(root), _mangled(src_dir))
-            if _writable(path):
-                return path
-    path = os.path.join(src_dir, "__pycache__")
-    if _writable(path):
-        return path
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(base, "gpujit", _mangled(src_dir))
-    if _writable(path):
-        return path
-    raise RuntimeError("cannot cache %s: no writable cache directory for %s (set GPUJIT_CACHE_DIR)"
+            root = os.path.abspath(root)
+            path = os.path.join(root, _mangled(src_dir))
+            problem = _root_problem(root)
+            if problem is None:
+                problem = _dir_problem(path)
+                if problem is None:
+                    return path
+                refused.append(("$%s's directory " % var, path, problem))
+            else:
+                refused.append(("$%s=" % var, root, problem))
+    pycache = os.path.join(src_dir, "__pycache__")
+    user = os.path.join(_user_cache(), _mangled(src_dir))
+    for path in (pycache, user):
+        problem = _dir_problem(path)
+        if problem is None:
+            for what, where, why in refused:
+                _warn_dir(what, where, why, path)
+            return path
+        if problem.startswith("it belongs"):
+            refused.append(("", path, problem))
+    for what, where, why in refused:
+        _warn_dir(what, where, why, "none: the kernel is not cached")
+    raise RuntimeError("cannot cache %s: no writable cache directory of this user's for %s (set GPUJIT_CACHE_DIR)"
                        % (source, src_dir))
+
+
+def cache_location():
+    """Where cache=True puts its files, in words (`python -m gpujit info`): $GPUJIT_CACHE_DIR or
+    $NUMBA_CACHE_DIR as it is used, or, where neither is set or usable, the directories chosen
+    per source file, saying why a variable that is set is not used. Nothing is made."""
+    ignored = []
+    for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        root = os.environ.get(var)
+        if root:
+            root = os.path.abspath(root)
+            problem = _root_problem(root, make=False)
+            if problem is None:
+                return "$%s=%s" % (var, root) + "".join("; %s" % i for i in ignored)
+            ignored.append("$%s=%s is not used: %s" % (var, root, problem))
+    return "__pycache__ beside each source file (else %s)" % _user_cache() + "".join("; %s" % i for i in ignored)
 
 
 # ---- the code's fingerprint ------------------------------------------------------------------
@@ -386,11 +500,24 @@ def fingerprint(py_func):
 _held = _thread._local()
 
 
+def _open_lock(path):
+    """The lock file at `path`, opened (made if need be), or None: a link is never followed (the
+    file a link names would be made, or locked, as this user), and a file that is not a regular
+    file of this user's is not used (another user holding it would stall each compile)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != _uid():
+        os.close(fd)
+        return None
+    return fd
+
+
 @contextlib.contextmanager
-def _interprocess_lock(name):
-    """An exclusive lock shared by the processes of this machine, by name; where locks are not
-    available (or a holder takes too long), the block runs without one: the files stay intact
-    either way, a kernel may only be compiled twice."""
+def _interprocess_lock(path):
+    """An exclusive lock shared by the processes of this machine: flock() on the file `path`, in
+    the cache directory (which no other user may write: _dir_problem). Yields whether it is
+    held: where locks are not available (or the file is refused, or a holder takes too long), the
+    block runs without one: the files stay intact either way, a kernel may only be compiled twice."""
     held = getattr(_held, "names", None)
     if held is None:
         held = _held.names = set()
@@ -399,14 +526,11 @@ def _interprocess_lock(name):
     except ImportError:
         fcntl = None
     fd = None
-    if fcntl is not None and name not in held:
-        import tempfile
-        lockdir = os.path.join(tempfile.gettempdir(), "gpujit-cache-locks-%s" % getattr(os, "getuid", lambda: 0)())
+    if fcntl is not None and path not in held:
         try:
-            os.makedirs(lockdir, exist_ok=True)
-            fd = os.open(os.path.join(lockdir, name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            fd = _open_lock(path)
             deadline = time.monotonic() + _LOCK_WAIT_S
-            while True:
+            while fd is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
@@ -421,12 +545,12 @@ def _interprocess_lock(name):
                 os.close(fd)
             fd = None
     if fd is not None:
-        held.add(name)
+        held.add(path)
     try:
-        yield
+        yield fd is not None
     finally:
         if fd is not None:
-            held.discard(name)
+            held.discard(path)
             os.close(fd)      # releases the lock
 
 
@@ -458,6 +582,10 @@ class FunctionCache:
     @property
     def index_path(self):
         return os.path.join(self._dir, self._name + ".nbi")
+
+    @property
+    def lock_path(self):
+        return os.path.join(self._dir, self._name + ".lock")
 
     def _stamp(self):
         st = os.stat(self._source)
@@ -493,11 +621,9 @@ class FunctionCache:
         if fp is None:
             if not self._warned:
                 self._warned = True
-                import warnings
-                from .errors import NumbaWarning
-                warnings.warn("cannot cache %s: %s has no fingerprint, so the cache could not tell a "
-                              "changed value from this one; it is compiled and not written to the cache"
-                              % (self._py_func.__qualname__, why), NumbaWarning, stacklevel=2)
+                _warn("cannot cache %s: %s has no fingerprint, so the cache could not tell a changed "
+                      "value from this one; it is compiled and not written to the cache"
+                      % (self._py_func.__qualname__, why))
             return None
         return (sig, target, tuple(cc), _host() if target == "cpu" else None,
                 tuple(sorted(options.items(), key=repr)), fp)
@@ -578,7 +704,7 @@ class FunctionCache:
             return compile_fn()
         k = self.load(key, name, sig) if use_cache else None
         if k is None:
-            with _interprocess_lock(_digest(self.index_path.encode()).hexdigest()[:32]):
+            with _interprocess_lock(self.lock_path):
                 k = self.load(key, name, sig) if use_cache else None
                 if k is None:
                     k = compile_fn()
