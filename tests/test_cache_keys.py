@@ -4,6 +4,7 @@ module, a register_jitable function), so that a process started after one of the
 loads the kernel compiled from the old one. Each child process imports the modules afresh."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -243,3 +244,76 @@ def test_unkeyable_value_warns(tmp_path):
             sys.modules.pop(m, None)
         del os.environ["GPUJIT_CACHE_DIR"]
     assert not any(f.endswith((".nbi", ".nbc")) for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
+
+
+LIB_OVERLOAD = '''
+import colorsys
+from gpujit.extending import overload
+
+
+@overload(colorsys.rgb_to_yiq)
+def yiq_impl(r, g, b):
+    def impl(r, g, b):
+        return (r * {k}, g, b)
+    return impl
+'''
+
+LIB_KERNEL = '''
+import colorsys
+import gpujit as gpu
+import libov                  # registers the overload of colorsys.rgb_to_yiq
+
+
+@gpu.jit(cache=True)
+def k(out, x):
+    out[0] = colorsys.rgb_to_yiq(x[0], 0.0, 0.0)[0]
+'''
+
+LIB_CHILD = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import libkmod, gpujit
+x = np.random.default_rng().integers(-1000, 1000, 1).astype(np.float64)
+out = np.full(1, np.nan)
+libkmod.k[1, 1](out, x)
+print(json.dumps([out[0] / x[0] if x[0] else None, sum(libkmod.k.stats.cache_hits.values()), gpujit.__file__]))
+'''
+
+
+def run_lib(tmp, pythonpath=None):
+    e = env(tmp)
+    if pythonpath:
+        e["PYTHONPATH"] = pythonpath
+    p = subprocess.run([sys.executable, "-c", LIB_CHILD, str(tmp)], capture_output=True, text=True, env=e,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_overload_of_a_library_function(tmp_path):
+    """An @overload of a function of Python's (or NumPy's) modules, which the key otherwise
+    knows by their name and version: an edit to the overload is a new kernel."""
+    (tmp_path / "libkmod.py").write_text(LIB_KERNEL)
+    (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=3))
+    assert run_lib(tmp_path)[:2] in ([3, 0], [None, 0])
+    assert run_lib(tmp_path)[:2] in ([3, 1], [None, 1])
+    (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=7))
+    assert run_lib(tmp_path)[:2] in ([7, 0], [None, 0])
+    assert run_lib(tmp_path)[:2] in ([7, 1], [None, 1])
+
+
+def test_gpujit_python_files_are_in_the_build(tmp_path):
+    """A checkout whose Python files are edited in place keeps its version: the edit is
+    another build, whose entries are other kernels."""
+    pkg = tmp_path / "pkg"
+    shutil.copytree(os.path.dirname(gpu.__file__), pkg / "gpujit", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "libkmod.py").write_text(LIB_KERNEL)
+    (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=3))
+    first = run_lib(tmp_path, str(pkg))
+    assert first[2] == str(pkg / "gpujit" / "__init__.py") and first[1] == 0
+    assert run_lib(tmp_path, str(pkg))[1] == 1
+    with open(pkg / "gpujit" / "ufuncloop.py", "a") as f:
+        f.write("\n# edited\n")
+    assert run_lib(tmp_path, str(pkg))[1] == 0
+    assert run_lib(tmp_path, str(pkg))[1] == 1

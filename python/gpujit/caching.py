@@ -13,16 +13,18 @@ that can be written, else in a per-user directory (~/.cache/gpujit, or $XDG_CACH
 
 An entry is found by its key: the signature, the target and compute capability (and, for the
 CPU target, the host CPU and its features), the compile options, and a fingerprint of the code:
-the function's bytecode, constants, names and lines, the values of the globals, closure variables
-and defaults it reads (gpujit compiles them in as constants, so a changed value is a different
-kernel; numba leaves globals out of its key), and the same of every device function and plain
-function it calls, transitively, with the typing functions of their @overloads. A module it reads
-is keyed by each of its attributes that the code names (`helpers.SCALE`, `helpers.dev`), an
-Enum by its members' values; Python's, gpujit's, NumPy's and numba's modules by their name and
-version. A value that cannot be fingerprinted (an object that does not pickle) makes the kernel
-uncacheable in that process (compiled, not written, with a NumbaWarning). The whole index is dropped when
-the source file changes (its modification time or size, as numba checks) or when another
-build wrote it: another gpujit version or compiler library, Python, LLVM or libdevice.
+the function's bytecode, constants, names and lines, the values of the globals, closure
+variables and defaults it reads (gpujit compiles them in as constants, so a changed value is a
+different kernel; numba leaves globals out of its key), and the same of every device function
+and plain function it calls, transitively, with the typing functions of their @overloads. A
+module it reads is keyed by each of its attributes that the code names (`helpers.SCALE`,
+`helpers.dev`), an Enum by its members' values; Python's, gpujit's, NumPy's and numba's modules
+by their name and version, with the @overloads of their functions that the code names. A value
+that cannot be fingerprinted (an object that does not pickle) makes the kernel uncacheable in
+that process (compiled, not written, with a NumbaWarning). The whole index is dropped when the
+source file changes (its modification time or size, as numba checks) or when another build
+wrote it: another gpujit version, Python files or compiler library, Python, NumPy, LLVM or
+libdevice.
 
 Many processes may share one directory (multiprocessing or Dask workers): files are written
 to a temporary name and renamed, so a reader never sees half of one; each data file carries its
@@ -79,10 +81,30 @@ def _file_stamp(path):
         return None
 
 
+def _package_stamp():
+    """gpujit's Python files, by name, size and modification time: the compiler calls into some
+    of them (typing, the ufunc loops, the overload protocol), and a checkout edited in place
+    keeps its version. (A quarter of a millisecond, once per process.)"""
+    h = _digest()
+    top = os.path.dirname(os.path.abspath(__file__))
+    for d, dirs, files in os.walk(top):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(d, f))
+                except OSError:
+                    continue
+                h.update(("%s %d %d;" % (os.path.relpath(os.path.join(d, f), top), st.st_size,
+                                         st.st_mtime_ns)).encode())
+    return h.hexdigest()
+
+
 def _build_id():
-    """What makes cached kernels of one build unusable by another: gpujit's version, the
-    compiler's shared library (the ABI structs are stored as bytes), Python's and LLVM's
-    versions, and the libdevice file GPU kernels link (by its path, size and modification time)."""
+    """What makes cached kernels of one build unusable by another: gpujit's version, its Python
+    files and the compiler's shared library (the ABI structs are stored as bytes), Python's,
+    NumPy's and LLVM's versions, and the libdevice file GPU kernels link (by its path, size and
+    modification time)."""
     try:
         st = os.stat(_core.__file__)
         lib = (st.st_size, st.st_mtime_ns)
@@ -90,7 +112,8 @@ def _build_id():
         lib = None
     env = _core.cache_environment()
     from . import __version__
-    return ("gpujit", __version__, lib, sys.version_info[:2], env["llvm"], _file_stamp(env["libdevice"]))
+    return ("gpujit", __version__, _package_stamp(), lib, sys.version_info[:2], np.__version__, env["llvm"],
+            _file_stamp(env["libdevice"]))
 
 
 _BUILD = None
@@ -375,8 +398,12 @@ def _function(h, f, seen):
     _value(h, f.__defaults__, seen, names, "the defaults of %s" % f.__qualname__)
     h.update(b"kwdefaults=")
     _value(h, f.__kwdefaults__, seen, names, "the defaults of %s" % f.__qualname__)
-    # gpujit.extending.overload: a kernel's call of f runs what one of these typing functions
-    # returns, wherever they were defined
+    _overloads(h, f, seen, names)
+
+
+def _overloads(h, f, seen, names):
+    """gpujit.extending.overload: a kernel's call of f runs what one of these typing functions
+    returns, wherever they were defined."""
     overloads = f.__dict__.get("__gpujit_overload__")
     if overloads is not None:
         h.update(b"overloads=")
@@ -392,16 +419,25 @@ def _module(h, m, seen, names, where):
     name = m.__name__
     h.update(("module %s;" % name).encode())
     top = name.partition(".")[0]
-    if top in _BY_NAME:
-        return
+    library = top in _BY_NAME or top in _BY_VERSION
     if top in _BY_VERSION:
         h.update(("version %s;" % getattr(sys.modules.get(top), "__version__", None)).encode())
-        return
     mark = ("module", id(m), names)
     if mark in seen:
         return
     seen.add(mark)
     attrs = m.__dict__
+    if library:
+        # a library's own code is in its version; what the project adds to it is not: the
+        # @overloads of its functions (np.linalg.norm's, say), in its modules the code names
+        for attr in sorted(names):
+            v = attrs.get(attr)
+            if isinstance(v, types.ModuleType):
+                _module(h, v, seen, names, "%s.%s" % (name, attr))
+            elif isinstance(v, types.FunctionType) and "__gpujit_overload__" in v.__dict__:
+                h.update(("overloaded %s=" % attr).encode())
+                _overloads(h, v, seen, names)
+        return
     for attr in sorted(names):
         if attr in attrs:
             v = attrs[attr]
