@@ -209,6 +209,16 @@ def test_what_changes_the_fingerprint():
         def f(x, *, k=1):
             return x + k
     """) == base
+    ns["X"] = float("nan")           # a global NaN's sign (the compiler keeps it)
+    nan = f_of("""
+        def f(x):
+            return X
+    """)
+    ns["X"] = -float("nan")
+    assert f_of("""
+        def f(x):
+            return X
+    """) != nan
 
 
 def test_unkeyable_value_warns(tmp_path):

@@ -49,6 +49,7 @@ import inspect
 import os
 import pickle
 import stat
+import struct
 import _thread   # not threading, nor tempfile at the top: each costs milliseconds of a fresh process's start
 import sys
 import time
@@ -344,6 +345,17 @@ _BY_NAME = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins", "gp
 _BY_VERSION = frozenset({"numpy", "numba"})
 
 
+def _scalar(h, v):
+    """A number, string, bytes or None; a float by its bits (repr() gives a NaN of either sign
+    and any payload as 'nan', and the compiler keeps them)."""
+    if isinstance(v, float):
+        h.update(("%s:%s;" % (type(v).__name__, struct.pack("<d", v).hex())).encode())
+    elif isinstance(v, complex):
+        h.update(("%s:%s;" % (type(v).__name__, struct.pack("<dd", v.real, v.imag).hex())).encode())
+    else:
+        h.update(("%s:%r;" % (type(v).__name__, v)).encode())
+
+
 def _const(h, c):
     if isinstance(c, types.CodeType):     # nested code objects by content, never by their repr's address
         _code(h, c)
@@ -356,7 +368,7 @@ def _const(h, c):
         for r in sorted(repr(x) for x in c):
             h.update(r.encode() + b";")
     else:
-        h.update(("%s:%r;" % (type(c).__name__, c)).encode())
+        _scalar(h, c)
 
 
 def _code(h, code):
@@ -482,7 +494,7 @@ def _value(h, v, seen, names, where):
         h.update(repr(getattr(v, "signatures", None) if type(v).__name__ == "DeviceFunction" else None).encode())
         _function(h, v.py_func, seen)
     elif isinstance(v, (bool, int, float, complex, str, bytes, type(None))):
-        h.update(("%s:%r;" % (type(v).__name__, v)).encode())
+        _scalar(h, v)
     elif isinstance(v, (tuple, list)):
         h.update(("%s(%d)" % (type(v).__name__, len(v))).encode())
         for x in v:
