@@ -148,6 +148,28 @@ def test_cache_directory_of_another_user_is_refused(two_users, tmp_path):
     assert as_other("touch %s/x" % res["path"]) != 0
 
 
+def test_pycache_of_another_user(two_users, tmp_path):
+    """__pycache__ beside the source is used when it is this user's or the source file's owner's
+    (who may change the code this process runs anyway), and refused when it is another's."""
+    src = os.path.join(two_users, "src")
+    os.mkdir(src)
+    with open(os.path.join(src, "secmod.py"), "w") as f:
+        f.write(MODULE)
+    pycache = os.path.join(src, "__pycache__")
+    os.mkdir(pycache)
+    for p in (src, pycache, os.path.join(src, "secmod.py")):
+        os.chown(p, OTHER, OTHER)
+    xdg = str(tmp_path / "xdg")
+    res = run_child(src, XDG_CACHE_HOME=xdg)
+    assert res["ok"] and res["path"] == pycache and res["warnings"] == []
+    os.chown(os.path.join(src, "secmod.py"), os.getuid(), os.getgid())
+    res = run_child(src, XDG_CACHE_HOME=xdg)
+    assert res["ok"] and res["path"] == os.path.join(xdg, "gpujit", caching._mangled(src))
+    assert res["warnings"] == ["the cache (cache=True) does not use %s: it belongs to another user (uid %d, this "
+                               "process's is %d), who could put code in it that this process would run; it uses %s"
+                               % (pycache, OTHER, os.getuid(), res["path"])]
+
+
 def test_cache_dir_that_is_a_file(tmp_path):
     (tmp_path / "secmod.py").write_text(MODULE)
     afile = tmp_path / "afile"

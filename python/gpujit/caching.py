@@ -192,14 +192,15 @@ def _uid():
     return os.getuid() if hasattr(os, "getuid") else None
 
 
-def _dir_problem(path, make=True, owned=True):
+def _dir_problem(path, make=True, owned=True, also=None):
     """Why this user's cache files cannot live in the directory `path` (made if need be; with
     make=False, one that does not exist yet is judged by the directory it would be made in), or
     None. Writability is asked, not tried (access() also sees a read-only mount): a probe file
     cost a file creation and removal in every process's first load. A directory that another
     user owns is refused although it is writable, as ssh refuses such a directory for its keys:
     whoever can write the cache directory can run code in this process (an index is a pickle,
-    a CPU kernel native code)."""
+    a CPU kernel native code). `also` is another user trusted with it: the owner of the source
+    file beside a __pycache__, who may change the code this process runs anyway."""
     if make:
         try:
             os.makedirs(path, exist_ok=True)
@@ -223,7 +224,7 @@ def _dir_problem(path, make=True, owned=True):
     if not os.access(path, os.W_OK | os.X_OK):
         return "it is not writable"
     uid = _uid()
-    if owned and uid is not None and st.st_uid != uid:
+    if owned and uid is not None and st.st_uid not in (uid, also):
         return ("it belongs to another user (uid %d, this process's is %d), who could put code in it "
                 "that this process would run" % (st.st_uid, uid))
     return None
@@ -302,8 +303,12 @@ def _cache_dir(source):
                 refused.append(("$%s=" % var, root, problem))
     pycache = os.path.join(src_dir, "__pycache__")
     user = os.path.join(_user_cache(), _mangled(src_dir))
-    for path in (pycache, user):
-        problem = _dir_problem(path)
+    try:
+        source_owner = os.stat(source).st_uid
+    except OSError:
+        source_owner = None
+    for path, also in ((pycache, source_owner), (user, None)):
+        problem = _dir_problem(path, also=also)
         if problem is None:
             for what, where, why in refused:
                 _warn_dir(what, where, why, path)
