@@ -314,10 +314,11 @@ def test_overload_of_a_library_function(tmp_path):
 
 
 def test_gpujit_python_files_are_in_the_build(tmp_path):
-    """A checkout whose Python files are edited in place keeps its version: the edit is
+    """A source checkout whose Python files are edited in place keeps its version: the edit is
     another build, whose entries are other kernels."""
-    pkg = tmp_path / "pkg"
+    pkg = tmp_path / "checkout" / "python"
     shutil.copytree(os.path.dirname(gpu.__file__), pkg / "gpujit", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "checkout" / "meson.build").write_text("")
     (tmp_path / "libkmod.py").write_text(LIB_KERNEL)
     (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=3))
     first = run_lib(tmp_path, str(pkg))

@@ -23,8 +23,8 @@ by their name and version, with the @overloads of their functions that the code 
 that cannot be fingerprinted (an object that does not pickle) makes the kernel uncacheable in
 that process (compiled, not written, with a NumbaWarning). The whole index is dropped when the
 source file changes (its modification time or size, as numba checks) or when another build
-wrote it: another gpujit version, Python files or compiler library, Python, NumPy, LLVM or
-libdevice.
+wrote it: another gpujit version or compiler library (or Python files, in a source checkout),
+Python, NumPy, LLVM or libdevice.
 
 Many processes may share one directory (multiprocessing or Dask workers): files are written
 to a temporary name and renamed, so a reader never sees half of one; each data file carries its
@@ -83,22 +83,28 @@ def _file_stamp(path):
 
 
 def _package_stamp():
-    """gpujit's Python files, by name, size and modification time: the compiler calls into some
-    of them (typing, the ufunc loops, the overload protocol), and a checkout edited in place
-    keeps its version. (A quarter of a millisecond, once per process.)"""
-    h = _digest()
+    """In a source checkout (python/gpujit beside meson.build), gpujit's Python files by name,
+    size and modification time: the compiler calls into some of them (typing, the ufunc loops,
+    the overload protocol), and a checkout edited in place keeps its version and its compiled
+    library. (A few tenths of a millisecond, once per process; an installed gpujit has none:
+    installing it again rewrites its library, which the build is keyed by.)"""
     top = os.path.dirname(os.path.abspath(__file__))
-    for d, dirs, files in os.walk(top):
-        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-        for f in sorted(files):
-            if f.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(d, f))
-                except OSError:
-                    continue
-                h.update(("%s %d %d;" % (os.path.relpath(os.path.join(d, f), top), st.st_size,
-                                         st.st_mtime_ns)).encode())
-    return h.hexdigest()
+    if not os.path.isfile(os.path.join(top, os.pardir, os.pardir, "meson.build")):
+        return None
+    parts, dirs = [], [""]
+    while dirs:
+        rel = dirs.pop()
+        try:
+            with os.scandir(os.path.join(top, rel)) as it:
+                for e in it:
+                    if e.name.endswith(".py"):
+                        st = e.stat()
+                        parts.append("%s/%s %d %d;" % (rel, e.name, st.st_size, st.st_mtime_ns))
+                    elif e.name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                        dirs.append(os.path.join(rel, e.name))
+        except OSError:
+            continue
+    return _digest("".join(sorted(parts)).encode()).hexdigest()
 
 
 def _build_id():
