@@ -208,3 +208,22 @@ def test_read_only_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUJIT_CACHE_DIR", str(tmp_path / "rw"))
     assert caching.cache_location() == "$GPUJIT_CACHE_DIR=%s" % (tmp_path / "rw")
     assert not os.path.exists(tmp_path / "rw")          # info makes nothing
+
+
+def test_cache_location_follows_the_cache(tmp_path, monkeypatch):
+    """info's cache line is the cache's own choice: GPUJIT_CACHE_DIR before NUMBA_CACHE_DIR."""
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    monkeypatch.setenv("GPUJIT_CACHE_DIR", a)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", b)
+    assert caching.cache_location() == "$GPUJIT_CACHE_DIR=%s" % a
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.py").write_text("")
+    assert caching._cache_dir(str(src / "m.py")).startswith(a + os.sep)
+    c = str(tmp_path / "c")
+    open(c, "w").close()                 # a file: NUMBA_CACHE_DIR is used, and both say so
+    monkeypatch.setenv("GPUJIT_CACHE_DIR", c)
+    assert caching.cache_location() == ("$NUMBA_CACHE_DIR=%s; $GPUJIT_CACHE_DIR=%s is not used: it is not a "
+                                        "directory" % (b, c))
+    with pytest.warns(NumbaWarning, match="does not use [$]GPUJIT_CACHE_DIR=%s: it is not a directory" % c):
+        assert caching._cache_dir(str(src / "m.py")).startswith(b + os.sep)

@@ -303,6 +303,8 @@ def _cache_dir(source):
             if problem is None:
                 problem = _dir_problem(path)
                 if problem is None:
+                    for what, where, why in refused:
+                        _warn_dir(what, where, why, path)
                     return path
                 refused.append(("$%s's directory " % var, path, problem))
             else:
