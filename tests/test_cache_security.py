@@ -142,6 +142,16 @@ def test_cache_directory_of_another_user_is_refused(two_users, tmp_path):
     assert res["ok"] and res["path"] == str(tmp_path / "__pycache__")
     assert "does not use $GPUJIT_CACHE_DIR's directory %s: it belongs to another user" % leaf in res["warnings"][0]
     assert cache_files(leaf) == []
+    # ... or made it a link to a directory of this user's
+    assert as_other("rmdir %s" % leaf) == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    assert as_other("ln -s %s %s" % (target, leaf)) == 0
+    res = run_child(tmp_path, GPUJIT_CACHE_DIR=two_users)
+    assert res["ok"] and res["path"] == str(tmp_path / "__pycache__")
+    assert ("does not use $GPUJIT_CACHE_DIR's directory %s: it is a link that another user (uid %d) made"
+            % (leaf, OTHER) in res["warnings"][0])
+    assert cache_files(target) == []
     # a root of this user's own: used, and kept to this user
     res = run_child(tmp_path, GPUJIT_CACHE_DIR=str(tmp_path / "cache"))
     assert res["ok"] and res["warnings"] == [] and res["path"].startswith(str(tmp_path / "cache"))

@@ -221,7 +221,11 @@ def _dir_problem(path, make=True, owned=True, also=None):
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
             return "it does not exist and cannot be made"
         return None
+    uid = _uid()
     try:
+        lst = os.lstat(path)
+        if stat.S_ISLNK(lst.st_mode) and uid is not None and lst.st_uid not in (uid, 0, also):
+            return "it is a link that another user (uid %d) made" % lst.st_uid
         st = os.stat(path)
     except OSError as e:
         return "it cannot be read (%s)" % (e.strerror or e)
@@ -229,7 +233,6 @@ def _dir_problem(path, make=True, owned=True, also=None):
         return "it is not a directory"
     if not os.access(path, os.W_OK | os.X_OK):
         return "it is not writable"
-    uid = _uid()
     if owned and uid is not None and st.st_uid not in (uid, also):
         return ("it belongs to another user (uid %d, this process's is %d), who could put code in it "
                 "that this process would run" % (st.st_uid, uid))
