@@ -284,10 +284,10 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import libkmod, gpujit
-x = np.random.default_rng().integers(-1000, 1000, 1).astype(np.float64)
+x = np.random.default_rng().integers(1, 1000, 1).astype(np.float64)
 out = np.full(1, np.nan)
 libkmod.k[1, 1](out, x)
-print(json.dumps([out[0] / x[0] if x[0] else None, sum(libkmod.k.stats.cache_hits.values()), gpujit.__file__]))
+print(json.dumps([out[0] / x[0], sum(libkmod.k.stats.cache_hits.values()), gpujit.__file__]))
 '''
 
 
@@ -306,11 +306,11 @@ def test_overload_of_a_library_function(tmp_path):
     knows by their name and version: an edit to the overload is a new kernel."""
     (tmp_path / "libkmod.py").write_text(LIB_KERNEL)
     (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=3))
-    assert run_lib(tmp_path)[:2] in ([3, 0], [None, 0])
-    assert run_lib(tmp_path)[:2] in ([3, 1], [None, 1])
+    assert run_lib(tmp_path)[:2] == [3, 0]
+    assert run_lib(tmp_path)[:2] == [3, 1]
     (tmp_path / "libov.py").write_text(LIB_OVERLOAD.format(k=7))
-    assert run_lib(tmp_path)[:2] in ([7, 0], [None, 0])
-    assert run_lib(tmp_path)[:2] in ([7, 1], [None, 1])
+    assert run_lib(tmp_path)[:2] == [7, 0]
+    assert run_lib(tmp_path)[:2] == [7, 1]
 
 
 def test_gpujit_python_files_are_in_the_build(tmp_path):
