@@ -203,11 +203,8 @@ def sysinfo():
     target = _core.get_target()
     why = ("GPUJIT_TARGET=%s" % env_target if env_target else
            "a driver and a device were found" if target == "cuda" else "no usable GPU")
-    cache = next(("$%s=%s" % (var, os.environ[var]) for var in ("NUMBA_CACHE_DIR", "GPUJIT_CACHE_DIR")
-                  if os.environ.get(var)), None)
-    if cache is None:
-        cache = "__pycache__ beside each source file (else %s)" % os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gpujit")
+    from .caching import cache_location
+    cache = cache_location()
     compiler = [("default target", "%s (%s)" % (target, why)),
                 ("PTX for compute capabilities", ", ".join("%d.%d" % c for c in _core.supported_ccs())),
                 ("libdevice", libdevice or "not found"),
