@@ -45,6 +45,7 @@ import types
 import numpy as np
 
 from . import _core
+from .numba_interop import counterpart, is_numba_object
 from .serialize import _names   # every global name a code object may read
 
 def _digest(data=b""):
@@ -232,6 +233,8 @@ def _function(h, f, seen):
 
 
 def _value(h, v, seen):
+    if is_numba_object(v):   # numba's types and njit functions: what the compiler uses for them
+        v = counterpart(v) or v
     if isinstance(v, types.ModuleType):
         h.update(("module %s;" % v.__name__).encode())
     elif isinstance(v, types.FunctionType):
