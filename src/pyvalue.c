@@ -257,6 +257,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
+    if (func && PyDict_GetItemString(PyImport_GetModuleDict(), "numba.core.typing.templates")) {
+        /* numba's @overload(func, target='cuda') registrations, made gpujit's (numba_interop) */
+        PyObject *mod = PyImport_ImportModule("gpujit.numba_interop");
+        PyObject *r = mod ? PyObject_CallMethod(mod, "sync_overloads", NULL) : NULL;
+        Py_XDECREF(mod);
+        if (!r) return NULL;
+        Py_DECREF(r);
+    }
     if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) {
         /* what kernels call, where it is not py_func itself (a device function's signatures) */
         func = PyObject_GetAttrString(o, "__gpujit_func__");

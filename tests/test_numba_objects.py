@@ -230,3 +230,37 @@ def test_cache_key_follows_the_njit_function(numba, tmp_path):
                            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=PKG_ROOT))
         assert p.returncode == 0, p.stderr[-3000:]
         assert float(p.stdout) == 2.5 + step
+
+
+def test_numbas_cuda_overloads(numba, rng):
+    """numba.extending.overload(func, target='cuda'): a kernel calling func runs the
+    implementation numba's overload function chooses from numba's types of the arguments."""
+    from numba.extending import overload
+
+    def scale(x):
+        raise NotImplementedError
+
+    @overload(scale, target="cuda")
+    def ol_scale(x):
+        if isinstance(x, numba.types.Integer):
+            return lambda x: x * 10
+        if isinstance(x, numba.types.Float):
+            return lambda x: x * 0.5
+
+    def cpu_only(x):
+        return x
+
+    @overload(cpu_only)        # numba's CPU target only: the kernel compiles the Python function
+    def ol_cpu_only(x):
+        return lambda x: x + 1000
+
+    @cuda.jit
+    def k(out, i, f):
+        out[0] = scale(i)
+        out[1] = scale(f)
+        out[2] = cpu_only(i)
+
+    i, f = int(rng.integers(-50, 50)), float(rng.standard_normal())
+    out = np.full(3, np.nan)
+    k[1, 1](out, i, f)
+    np.testing.assert_array_equal(out, [i * 10, f * 0.5, i])

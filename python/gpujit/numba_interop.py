@@ -118,3 +118,62 @@ def counterpart(o):
     if value is not None:
         _COUNTERPARTS[id(o)] = (o, value)
     return value
+
+
+def to_numba_type(t):
+    """numba's type for one of gpujit's (the reverse of to_gpujit_type)."""
+    from . import types as gt
+    nt = _numba_types()
+    if isinstance(t, gt.Boolean):
+        return nt.boolean
+    if isinstance(t, gt.Number):
+        return getattr(nt, t.name)
+    if isinstance(t, gt.NoneType):
+        return nt.none
+    if isinstance(t, gt.Record):
+        return sys.modules["numba"].from_dtype(t.dtype)
+    if isinstance(t, gt.Array):
+        return nt.Array(to_numba_type(t.dtype), t.ndim, t.layout, readonly=t.readonly)
+    if isinstance(t, gt.UniTuple):
+        return nt.UniTuple(to_numba_type(t.dtype), t.count)
+    if isinstance(t, gt.Tuple):
+        return nt.Tuple([to_numba_type(x) for x in t.types])
+    if isinstance(t, gt.CPointer):
+        return nt.voidptr if isinstance(t.dtype, gt.NoneType) else nt.CPointer(to_numba_type(t.dtype))
+    raise TypeError("gpujit's type %s has no numba counterpart" % (t,))
+
+
+# how many of numba's registered globals sync_overloads() has read
+_overloads_read = 0
+# the targets whose numba @overloads apply to kernels, as in numba-cuda
+_KERNEL_TARGETS = ("cuda", "generic", "gpu")
+
+
+def _typer(template):
+    """A gpujit overload typer calling numba's overload function with numba's types."""
+    def typer(*argtypes):
+        return template._overload_func(*[to_numba_type(t) for t in argtypes])
+    typer.__qualname__ = getattr(template._overload_func, "__qualname__", "overload")
+    return typer
+
+
+def sync_overloads():
+    """numba.extending.overload(func, target='cuda') (or 'generic'): registered with gpujit's
+    overload too, so that a kernel calling func runs the implementation numba's overload
+    function gives for the argument types (numba's, converted). Called by the compiler
+    (src/pyvalue.c) where a kernel reads a Python function and numba's typing is loaded;
+    reads only what numba registered since the last call."""
+    global _overloads_read
+    templates = sys.modules.get("numba.core.typing.templates")
+    if templates is None:
+        return
+    registered = templates.builtin_registry.globals
+    new, _overloads_read = registered[_overloads_read:], len(registered)
+    from .extending import overload
+    for func, fnty in new:
+        if not hasattr(func, "__code__"):
+            continue
+        for template in getattr(fnty, "templates", ()):
+            target = (getattr(template, "metadata", None) or {}).get("target")
+            if hasattr(template, "_overload_func") and target in _KERNEL_TARGETS:
+                overload(func)(_typer(template))
