@@ -264,3 +264,29 @@ def test_numbas_cuda_overloads(numba, rng):
     out = np.full(3, np.nan)
     k[1, 1](out, i, f)
     np.testing.assert_array_equal(out, [i * 10, f * 0.5, i])
+
+
+def test_numba_and_gpujit_caches_of_one_function(numba, tmp_path):
+    """One function cached by numba's CPU JIT (@njit(cache=True)) and as a gpujit kernel
+    (cache=True) in one __pycache__: neither cache overwrites or removes the other's files, so
+    a second process loads both (each a hit, nothing compiled)."""
+    (tmp_path / "both.py").write_text(
+        "import numpy as np, numba, gpujit as cuda\n"
+        "def assign(r, x):\n"
+        "    r[()] = x[()]\n"
+        "cpu = numba.njit(cache=True)(assign)\n"
+        "gpu = cuda.jit(cache=True)(assign)\n")
+    run = ("import sys, numpy as np, both\n"
+           "for v in (5.0, 2.5):\n"
+           "    x = np.array(v); r = np.array(np.nan)\n"
+           "    both.cpu(r, x); assert r[()] == v\n"
+           "    r[()] = np.nan\n"
+           "    both.gpu[1, 1](r, x); assert r[()] == v\n"
+           "print(sum(both.cpu.stats.cache_hits.values()), sum(both.gpu.stats.cache_hits.values()))\n")
+    outs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), PKG_ROOT])))
+        assert p.returncode == 0, p.stderr[-3000:]
+        outs.append(p.stdout.split())
+    assert outs == [["0", "0"], ["1", "1"]], outs

@@ -1,6 +1,8 @@
 """The on-disk cache of @jit(cache=True) kernels, as numba's.
 
-Each function has an index file, `<module>.<qualname>-<line>.py<ver>.nbi`, listing its cached
+Each function has an index file, `<module>.<qualname>-<line>.py<ver>.gpujit.nbi` (numba's name
+for its CPU cache's index, with `.gpujit` added: the two caches of one function do not touch each
+other's files), listing its cached
 specialisations, and one data file per specialisation, `<...>.<key hash>.nbc`, holding the
 compiled kernel (the GPU's PTX; the CPU's optimised LLVM bitcode, which a load hands to the JIT,
 skipping everything before code generation). A GPU kernel's file also holds its machine code (a
@@ -342,7 +344,10 @@ class FunctionCache:
         modname = os.path.splitext(os.path.basename(source))[0]
         qual = py_func.__qualname__.replace("<locals>", "locals").replace("<lambda>", "lambda")
         qual = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in qual)
-        self._name = "%s.%s-%d.py%d%d" % (modname, qual, py_func.__code__.co_firstlineno, *sys.version_info[:2])
+        # numba's name with `.gpujit` added: numba's CPU cache of the same function (@njit(cache=True))
+        # keeps its own files beside these, neither overwriting nor removing the other's
+        self._name = "%s.%s-%d.py%d%d.gpujit" % (modname, qual, py_func.__code__.co_firstlineno,
+                                                 *sys.version_info[:2])
         self._dir = _cache_dir(self._source)
         self._lock = _thread.allocate_lock()
         self.stats = CacheStats(self._dir)
