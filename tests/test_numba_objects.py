@@ -290,3 +290,25 @@ def test_numba_and_gpujit_caches_of_one_function(numba, tmp_path):
         assert p.returncode == 0, p.stderr[-3000:]
         outs.append(p.stdout.split())
     assert outs == [["0", "0"], ["1", "1"]], outs
+
+
+def test_numba_signatures_for_ufuncs(numba, rng):
+    from numba import float32, float64, void
+
+    @cuda.vectorize(float64(float64, float64))
+    def hyp(a, b):
+        return math.sqrt(a * a + b * b)
+
+    @cuda.guvectorize([void(float32[:], float32[:])], "(n)->(n)")
+    def cumsum(x, out):
+        acc = float32(0)
+        for i in range(x.shape[0]):
+            acc += x[i]
+            out[i] = acc
+
+    a, b = rng.standard_normal((2, 50))
+    np.testing.assert_allclose(hyp(a, b), np.hypot(a, b), rtol=1e-12)
+    x = rng.standard_normal((4, 9)).astype(np.float32)
+    out = np.full_like(x, np.nan)
+    cumsum(x, out)
+    np.testing.assert_allclose(out, np.cumsum(x, axis=1), rtol=1e-5, atol=1e-6)

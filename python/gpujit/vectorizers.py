@@ -28,6 +28,7 @@ import numpy as np
 from . import _core
 from .devicearray import DeviceArray, _alloc, _kept_stream
 from .deviceufunc import GUFuncEngine, broadcast_shapes
+from .numba_interop import from_numba
 from .types import Signature, Type
 from .typing import contiguous_as, dtype_name, parse_signature, signature_string
 
@@ -596,9 +597,10 @@ def vectorize(ftylist_or_function=(), target="cuda", identity=None, **options):
 
 def _signatures(sigs):
     """A decorator's signatures argument as a list: one signature (a string, a
-    Signature, a tuple of argument types) or a list of them."""
+    Signature, a tuple of argument types) or a list of them, in gpujit's types or numba's."""
     if sigs is None:
         return []
+    sigs = from_numba(sigs)
     if isinstance(sigs, (str, Signature)) or (isinstance(sigs, tuple) and sigs and
                                               all(isinstance(t, Type) for t in sigs)):
         return [sigs]
