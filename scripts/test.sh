@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README; .ci/run calls it). On a fresh Debian machine it
 # installs what it needs (apt: llvm-19-dev; pip: numpy, pytest, meson, ninja; dask,
-# distributed and NVIDIA's nvdisasm for the first interpreter),
+# distributed, numba and NVIDIA's nvdisasm for the first interpreter: numba for the tests of
+# numba's objects in gpujit and of gpujit in numba.cuda's place, which skip elsewhere),
 # builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
 # bytecode), and runs the whole suite with each on the CPU backend (and on
 # the GPU where one exists), plus the CPU executor's C tests, then the
@@ -42,9 +43,10 @@ bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpuj
 for py in "${pythons[@]}"; do
     ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
     echo "== CPython $ver ($py)"
-    # Dask (tests/test_dask.py, examples/dask_saxpy.py) and nvdisasm (tests/test_sass.py) with the
-    # first interpreter only: ~20 s to install, ~15 s to run; elsewhere those tests skip
-    extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm)
+    # Dask (tests/test_dask.py, examples/dask_saxpy.py), nvdisasm (tests/test_sass.py) and numba
+    # (tests/test_numba_objects.py, test_place.py, test_numba_coexist.py) with the first interpreter
+    # only: ~30 s to install, ~20 s to run; elsewhere those tests skip
+    extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm numba)
     "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
     scripts/build.sh "$py"
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1

@@ -488,8 +488,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
     case IK_RANGE:
         if (nargs < 1 || nargs > 3) TERR("range expected 1 to 3 arguments, got %d", nargs);
-        for (int i = 0; i < nargs; i++)
-            if (!is_index(at[i])) TERR("range() arguments must be integers, not %s", type_name(c, at[i]));
+        for (int i = 0; i < nargs; i++) /* a float is truncated, as numba-cuda converts it (range_arg) */
+            if (!is_index(at[i]) && !is_float(at[i]))
+                TERR("range() arguments must be integers or floats, not %s", type_name(c, at[i]));
         return &ty_range;
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
@@ -820,14 +821,23 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return fp(c, LLVMBuildFMul(c->b, x, LLVMConstReal(LLVMTypeOf(x), factor[k->id]), ""));
     }
     case IK_RANGE: {
+        /* numba-cuda's range takes int32, int64 or uint64 arguments, a float converted to the
+         * first that fits the others best: int32 unless one is a 64-bit integer. A float is
+         * truncated toward zero to that width (saturating: NaN is 0), then widened. */
+        bool wide = false;
+        for (int i = 0; i < nargs; i++)
+            if (!is_float(a[i]->type) && type_bits(a[i]->type) == 64) wide = true;
+#define RANGE_ARG(x) (is_float((x)->type) && !wide ? convert(c, val_as(c, (x), &ty_int32), &ty_int32, &ty_int64) \
+                                                  : val_as(c, (x), &ty_int64))
         LLVMValueRef start = ci64(c, 0), stop, step = ci64(c, 1);
         if (nargs == 1) {
-            stop = val_as(c, a[0], &ty_int64);
+            stop = RANGE_ARG(a[0]);
         } else {
-            start = val_as(c, a[0], &ty_int64);
-            stop = val_as(c, a[1], &ty_int64);
-            if (nargs == 3) step = val_as(c, a[2], &ty_int64);
+            start = RANGE_ARG(a[0]);
+            stop = RANGE_ARG(a[1]);
+            if (nargs == 3) step = RANGE_ARG(a[2]);
         }
+#undef RANGE_ARG
         LLVMValueRef r = LLVMGetUndef(llvm_type(c, &ty_range));
         r = LLVMBuildInsertValue(c->b, r, start, 0, "");
         r = LLVMBuildInsertValue(c->b, r, stop, 1, "");

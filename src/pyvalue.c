@@ -219,6 +219,16 @@ static bool holds_array(PyObject *o) {
     return false;
 }
 
+/* Whether numba's package made o's class (its module is numba or numba.*, not numba.cuda.*). */
+static bool made_by_numba(PyObject *o) {
+    PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
+    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
+    bool yes = m && (!strcmp(m, "numba") || (!strncmp(m, "numba.", 6) && strncmp(m, "numba.cuda", 10)));
+    Py_XDECREF(mod);
+    PyErr_Clear();
+    return yes;
+}
+
 /* A global, closure cell or module attribute used in a kernel. */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     Ctx *c = bd->c;
@@ -247,6 +257,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
+    if (func && PyDict_GetItemString(PyImport_GetModuleDict(), "numba.core.typing.templates")) {
+        /* numba's @overload(func, target='cuda') registrations, made gpujit's (numba_interop) */
+        PyObject *mod = PyImport_ImportModule("gpujit.numba_interop");
+        PyObject *r = mod ? PyObject_CallMethod(mod, "sync_overloads", NULL) : NULL;
+        Py_XDECREF(mod);
+        if (!r) return NULL;
+        Py_DECREF(r);
+    }
     if (!func && PyObject_HasAttrString(o, "__gpujit_device__")) {
         /* what kernels call, where it is not py_func itself (a device function's signatures) */
         func = PyObject_GetAttrString(o, "__gpujit_func__");
@@ -308,6 +326,18 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
         }
         Py_XDECREF(why);
         PyErr_Clear();
+        /* numba's own objects (numba.float32, an @njit function): gpujit.numba_interop's counterpart */
+        if (made_by_numba(o)) {
+            PyObject *mod = PyImport_ImportModule("gpujit.numba_interop");
+            PyObject *sub = mod ? PyObject_CallMethod(mod, "counterpart", "O", o) : NULL;
+            Py_XDECREF(mod);
+            if (!sub) return NULL;
+            if (sub != Py_None) { /* numba_interop keeps it alive, with o */
+                Py_DECREF(sub);
+                return value_from_py(bd, sub, what);
+            }
+            Py_DECREF(sub);
+        }
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
                      "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "

@@ -412,8 +412,8 @@ def k_min_no_args(out, n):
     out[0] = min()  # <-
 
 
-def k_range_float(out, n):
-    for v in range(1.5):  # <-
+def k_range_complex(out, n):
+    for v in range(1.5j):  # <-
         out[0] = v
 
 
@@ -685,7 +685,7 @@ COMPILE_CASES = [
     (k_index_scalar, T, None), (k_len_scalar, T, None), (k_keyword_call, T, None),
     (k_grid_nonconst, T, None), (k_grid_four, T, None), (k_threadidx_w, U, None),
     (k_atomic_unknown, U, None), (k_syncthreads_args, T, None), (k_min_no_args, T, None),
-    (k_range_float, T, None), (k_range_four_args, T, None), (k_iterate_array, U, None),
+    (k_range_complex, T, None), (k_range_four_args, T, None), (k_iterate_array, U, None),
     (k_int_of_string, T, None),
     (k_conflict_int_array, T, "float64[::1]"), (k_conflict_array_int, T, None), (k_conflict_int_tuple, T, None),
     (k_return_value, T, None), (k_return_array, T, None), (k_too_many_indices, T, None),

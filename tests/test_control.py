@@ -178,6 +178,32 @@ def test_range_any_sign_step(rng):
     run_vs_python(k_range_neg_step, start, stop, step)
 
 
+def test_range_float_arguments(rng):
+    """range() over floats: each truncated toward zero, as numba-cuda converts it (to int32
+    beside 32-bit ints, to int64 beside a 64-bit one); NaN counts as 0."""
+    start = rng.uniform(-30, 30, 400)
+    stop = rng.uniform(-30, 30, 400)
+    step = rng.uniform(1, 7, 400) * rng.choice([-1, 1], 400)
+    start[:3], stop[:3], step[:3] = [0.0, -2.5, 0.5], [5.7, np.nan, 3.9], [1.0, 1.0, 1.5]
+    out = poisoned(400, np.int64)
+    k_range_neg_step[4, 128](out, start, stop, step)
+    expect = []
+    for a, b, c in zip(start, stop, step):
+        r = range(int(a), 0 if b != b else int(b), int(c))
+        expect.append(len(r) * 100000 + (r[-1] if len(r) else 12345))
+    np.testing.assert_array_equal(out, expect)
+    # a float beside int64 and int32 arguments
+    for ints in (np.int64, np.int32):
+        lo = rng.integers(-20, 0, 50).astype(ints)
+        hi = rng.uniform(0, 20, 50)
+        st = rng.integers(1, 4, 50).astype(ints)
+        out = poisoned(50, np.int64)
+        k_range_neg_step[1, 64](out, lo, hi, st)
+        expect = [len(r) * 100000 + (r[-1] if len(r) else 12345)
+                  for r in (range(int(a), int(b), int(c)) for a, b, c in zip(lo, hi, st))]
+        np.testing.assert_array_equal(out, expect)
+
+
 @gpu.jit
 def k_const_neg_range(out):
     i = gpu.grid(1)

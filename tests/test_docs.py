@@ -82,7 +82,7 @@ def env_vars_read():
     for sub in ("python", "src", "runtime"):
         for dirpath, _, files in os.walk(os.path.join(SOURCE, sub)):
             for f in files:
-                if not f.endswith((".py", ".c", ".h")):
+                if not f.endswith((".py", ".c", ".h", ".pth")):
                     continue
                 with open(os.path.join(dirpath, f), encoding="utf-8", errors="replace") as fh:
                     text = fh.read()

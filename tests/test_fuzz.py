@@ -60,7 +60,7 @@ def test_irhost_tells_a_right_ir_from_a_wrong_one(tmp_path):
     assert irhost.run(path, str(bad)) is not None
 
 
-@pytest.mark.skipif(gpu.is_available(), reason="with a GPU the cuda target runs the programs (the fixed-seed batch)")
+@pytest.mark.skipif(gpu._core.is_available(), reason="with a GPU the cuda target runs the programs (the fixed-seed batch)")
 def test_cuda_target_without_a_driver_compiles_to_ptx():
     # without a driver `--target cuda` compiles each program to PTX: every valid program
     # must compile (a rejected one is a finding), and nothing is launched

@@ -58,6 +58,10 @@ def test_installed_package_holds_every_module():
     assert ldd and "libLLVM" not in ldd and "not found" not in ldd, ldd
     with open("/proc/self/maps") as f:
         assert "libLLVM" not in f.read(), "a libLLVM is loaded in the process"
+    # the place mode's hook (gpujit/_place.py), beside the package in site-packages
+    pth = os.path.join(os.path.dirname(INSTALLED), "gpujit_numba_cuda.pth")
+    with open(pth) as f, open(os.path.join(SOURCE, "python", "gpujit_numba_cuda.pth")) as g:
+        assert f.read() == g.read()
 
 
 def test_version_has_one_owner():

@@ -68,6 +68,20 @@ def test_streams_of_every_kind():
         sum_reduce(x, stream="s")
 
 
+def test_init_folds_into_the_first_blocks_value(rng):
+    """init is folded into the value of the block holding element 0, before the blocks' values
+    combine, as numba folds it: a product that overflows when init comes last does not here.
+    Element 300 lies outside block 0 for any block size up to 300 (the grid has several blocks)."""
+    x = rng.uniform(0.999, 1.001, 4096)
+    x[0] = x[300] = 1e300
+    got = gpu.Reduce(lambda a, b: a * b)(x, init=1e-300)
+    assert np.isfinite(got)
+    np.testing.assert_allclose(got, 1e300 * np.prod(np.delete(x, [0, 300])), rtol=1e-9)
+    # the sum's init counts once, whatever the grid
+    y = rng.standard_normal(10000)
+    np.testing.assert_allclose(sum_reduce(y, init=7.5), y.sum() + 7.5, rtol=1e-12)
+
+
 def test_empty_and_dtype():
     assert sum_reduce(np.zeros(0), init=5) == 5
     r = sum_reduce(np.arange(100, dtype=np.int32))

@@ -71,10 +71,20 @@ def test_scalars():
     x = rng.random(10)
     got = vadd(1.5, gpu.to_device(x))
     np.testing.assert_array_equal(got.copy_to_host(), x + 1.5)
-    assert vadd(1.25, 2.5) == 3.75
+    # scalars alone: a host array of one element, as numba returns, on every call (the
+    # second call of a kind once came back as a device array)
+    a, b = rng.random(2)
+    for _ in range(3):
+        r = vadd(a, b)
+        assert type(r) is np.ndarray and r.shape == (1,) and r[0] == a + b
     # exact scalar types choose the loop: two int32 scalars give int32
     r = vadd(np.int32(3), np.int32(4))
-    assert r == 7 and r.dtype == np.int32
+    assert r.shape == (1,) and r[0] == 7 and r.dtype == np.int32
+    # a scalar is an array of one element: broadcast with arrays it changes no shape
+    x2 = rng.random((3, 4))
+    np.testing.assert_array_equal(vadd(x2, 0.5), x2 + 0.5)
+    # 0-d arrays alone: a scalar (NumPy's 0-d result)
+    assert vadd(np.array(1.25), np.array(2.5)) == 3.75
 
 
 def test_out_host_and_device():

@@ -89,6 +89,7 @@ _LAZY = {
     "nvvm": ("cudadrv.nvvm", None), "KernelRuntimeError": ("errors", "KernelRuntimeError"),
     "reduction": ("reduction", None),
     "graph": ("graph", None), "GraphCaptureError": ("errors", "GraphCaptureError"),  # CUDA graphs
+    "install_as_numba_cuda": ("_place", "install"),  # gpujit in numba.cuda's place (docs/porting.md)
 }
 
 implementation = "gpujit"  # numba.cuda.implementation: who implements the API ("NVIDIA" for numba-cuda)

@@ -159,7 +159,7 @@ def sysinfo():
     import numpy as np
     import gpujit
     from . import _core
-    from .cudadrv import list_devices
+    from .cudadrv import cuda_devices
 
     lv = _core.llvm_version()
     versions = [("gpujit", "%s (%s)" % (gpujit.__version__, os.path.dirname(gpujit.__file__))),
@@ -183,7 +183,7 @@ def sysinfo():
         missing.append("the NVIDIA driver (libcuda.so.1; GPUJIT_LIBCUDA names another)")
     devices = []
     try:
-        devs = list_devices()
+        devs = cuda_devices()
     except Exception as e:
         devs = []
         devices.append(("devices", "cannot list: %s" % e))

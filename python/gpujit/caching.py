@@ -1,6 +1,8 @@
 """The on-disk cache of @jit(cache=True) kernels, as numba's.
 
-Each function has an index file, `<module>.<qualname>-<line>.py<ver>.nbi`, listing its cached
+Each function has an index file, `<module>.<qualname>-<line>.py<ver>.gpujit.nbi` (numba's name
+for its CPU cache's index, with `.gpujit` added: the two caches of one function do not touch each
+other's files), listing its cached
 specialisations, and one data file per specialisation, `<...>.<key hash>.nbc`, holding the
 compiled kernel (the GPU's PTX; the CPU's optimised LLVM bitcode, which a load hands to the JIT,
 skipping everything before code generation). A GPU kernel's file also holds its machine code (a
@@ -58,6 +60,7 @@ import types
 import numpy as np
 
 from . import _core
+from .numba_interop import counterpart, is_numba_object
 from .serialize import _names   # every global name a code object may read
 
 def _digest(data=b""):
@@ -494,6 +497,8 @@ def _enum_class(h, cls, seen, names, where):
 
 def _value(h, v, seen, names, where):
     """`where` names the value in the warning that says why a kernel is not cached."""
+    if is_numba_object(v):   # numba's types and njit functions: what the compiler uses for them
+        v = counterpart(v) or v
     if isinstance(v, types.ModuleType):
         _module(h, v, seen, names, where)
     elif isinstance(v, enum.Enum):
@@ -637,7 +642,10 @@ class FunctionCache:
         modname = os.path.splitext(os.path.basename(source))[0]
         qual = py_func.__qualname__.replace("<locals>", "locals").replace("<lambda>", "lambda")
         qual = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in qual)
-        self._name = "%s.%s-%d.py%d%d" % (modname, qual, py_func.__code__.co_firstlineno, *sys.version_info[:2])
+        # numba's name with `.gpujit` added: numba's CPU cache of the same function (@njit(cache=True))
+        # keeps its own files beside these, neither overwriting nor removing the other's
+        self._name = "%s.%s-%d.py%d%d.gpujit" % (modname, qual, py_func.__code__.co_firstlineno,
+                                                 *sys.version_info[:2])
         self._dir = _cache_dir(self._source)
         self._lock = _thread.allocate_lock()
         self._warned = False

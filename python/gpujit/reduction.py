@@ -9,7 +9,9 @@ One launch: each thread folds a grid-strided share of the array (four loads in
 flight per step), each block combines its threads' values in shared memory and
 stores the block's value in a partial-results buffer; the block that finishes
 last (an atomic ticket, after a fence; it sets the counter back to zero) combines
-the partial results and `init` and writes the result. The ticket is an atomic add,
+the partial results and writes the result. `init` is folded into block 0's value before
+it is stored, as numba folds it (f(block 0's value, init)), so that results whose rounding
+or overflow depends on the order (float products) come out as numba's. The ticket is an atomic add,
 one instruction: a compare-and-swap loop (what atomic.inc's wrap needs) costs a
 quarter of a millisecond when hundreds of blocks finish together. The grid fills the device (blocks per
 multiprocessor from the occupancy query, asked once per kernel and device). The
@@ -84,7 +86,7 @@ def __reduce_{name}(a, partials, count, out, init):
 {combine1}\
     nb = __gj__.gridDim.x
     if tid == 0:
-        partials[__gj__.blockIdx.x] = acc
+{fold}        partials[__gj__.blockIdx.x] = acc
         __gj__.threadfence()
         ticket = __gj__.atomic.add(count, 0, __u32__(1))
         last[0] = 1 if ticket == nb - 1 else 0
@@ -102,14 +104,20 @@ def __reduce_{name}(a, partials, count, out, init):
         valid = min(nb, {tpb})
 {combine2}\
         if tid == 0:
-            out[0] = {final}
+            out[0] = acc
+"""
+
+# `init` folded into block 0's value before it is stored (the value first), where numba folds it
+_FOLD_INIT = """\
+        if __gj__.blockIdx.x == 0:
+            acc = __dt__(__core__(acc, init))
 """
 
 
 def _source(name, tpb, with_init):
     combine = _COMBINE.format(half=tpb // 2)
     return _SOURCE.format(name=name, tpb=tpb, combine1=combine, combine2=textwrap.indent(combine, "    "),
-                          final="__dt__(__core__(acc, init))" if with_init else "acc")
+                          fold=_FOLD_INIT if with_init else "")
 
 
 class _Buffers:

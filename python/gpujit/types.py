@@ -265,20 +265,25 @@ class CPointer(Type):
         super().__init__("void*" if isinstance(dtype, NoneType) else "%s*" % dtype)
 
 
-class Signature:
+class Signature(str):
     """A function's type: return_type(args...); return_type None where it is left
-    to the compiler (a tuple of argument types: jit((float32[:], int32)))."""
+    to the compiler (a tuple of argument types: jit((float32[:], int32))). It is also
+    the string of its signature spelling ('float32(float32, float32)'), so that numba's
+    CPU APIs, which read signature strings, take it too: numba.vectorize([float32(float32,
+    float32)]) and numba.njit(float64(float64[:])) with gpujit's types."""
 
-    def __init__(self, return_type, args):
+    def __new__(cls, return_type, args):
         if return_type is not None and not isinstance(return_type, Type):
             raise TypeError("a signature's return type must be a type, not %r" % (return_type,))
+        args = tuple(args)
+        ret = "" if return_type is None else "void" if isinstance(return_type, NoneType) else str(return_type)
+        self = super().__new__(cls, "%s(%s)" % (ret, ", ".join(str(a) for a in args)))
         self.return_type = return_type
-        self.args = tuple(args)
+        self.args = args
+        return self
 
     def __str__(self):
-        ret = self.return_type
-        ret = "" if ret is None else "void" if isinstance(ret, NoneType) else str(ret)
-        return "%s(%s)" % (ret, ", ".join(str(a) for a in self.args))
+        return str.__str__(self)
 
     def __repr__(self):
         return "<signature %s>" % self
@@ -286,8 +291,14 @@ class Signature:
     def __eq__(self, other):
         return isinstance(other, Signature) and (self.return_type, self.args) == (other.return_type, other.args)
 
+    def __ne__(self, other):
+        return not self == other
+
     def __hash__(self):
         return hash((self.return_type, self.args))
+
+    def __reduce__(self):
+        return (Signature, (self.return_type, self.args))
 
 
 def signature(return_type, *args):

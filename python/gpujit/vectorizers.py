@@ -28,6 +28,7 @@ import numpy as np
 from . import _core
 from .devicearray import DeviceArray, _alloc, _kept_stream
 from .deviceufunc import GUFuncEngine, broadcast_shapes
+from .numba_interop import from_numba
 from .types import Signature, Type
 from .typing import contiguous_as, dtype_name, parse_signature, signature_string
 
@@ -242,11 +243,14 @@ _FAST_SCALARS = frozenset([bool, float, complex] + [np.dtype(name).type for name
 
 def _fast_key(args, out):
     """The fast path's key for a call, or None where the call must take the full path
-    (host arrays, other libraries' arrays, 0-d arrays, ints beyond int64)."""
+    (host arrays, other libraries' arrays, 0-d arrays, ints beyond int64, no device array:
+    the result then goes back to the host)."""
     key = [_core.get_target(), _core.current_device()]
+    device = False
     for a in args:
         if isinstance(a, _core.DeviceArrayBase):
             key.append((a._dtype_code, a.shape, a.strides))
+            device = True
         else:
             t = type(a)
             if t in _FAST_SCALARS or t is int and _INT64[0] <= a < _INT64[1]:
@@ -254,6 +258,8 @@ def _fast_key(args, out):
             else:
                 return None
     if out is None:
+        if not device:
+            return None
         key.append(None)
     elif isinstance(out, _core.DeviceArrayBase):
         key.append((out._dtype_code, out.shape, out.strides))
@@ -477,6 +483,9 @@ class DeviceUFunc:
             elif not isinstance(out, np.ndarray):
                 raise TypeError("%s: out= must be an array, not %s" % (self.__name__, type(out).__name__))
         shape = broadcast_shapes(*shapes)
+        if out is None and any(not isinstance(values[i], np.ndarray) for i in scalars):
+            # a scalar is an array of one element, as in numba: scalars alone give an array of one
+            shape = broadcast_shapes(shape, (1,))
         if out is not None:
             oshape = tuple((dev_out if dev_out is not None else out).shape)  # a CAI exporter may have none
             try:
@@ -588,9 +597,10 @@ def vectorize(ftylist_or_function=(), target="cuda", identity=None, **options):
 
 def _signatures(sigs):
     """A decorator's signatures argument as a list: one signature (a string, a
-    Signature, a tuple of argument types) or a list of them."""
+    Signature, a tuple of argument types) or a list of them, in gpujit's types or numba's."""
     if sigs is None:
         return []
+    sigs = from_numba(sigs)
     if isinstance(sigs, (str, Signature)) or (isinstance(sigs, tuple) and sigs and
                                               all(isinstance(t, Type) for t in sigs)):
         return [sigs]

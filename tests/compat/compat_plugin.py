@@ -10,6 +10,10 @@ process crashes or hangs the runner knows which test was running:
   {"ev": "result", "id": ..., "outcome": "passed|failed|oos", "cause": ...}
 Tests listed in GPUJIT_COMPAT_DONE (one id a line) are already counted by an
 earlier attempt and are deselected.
+
+With GPUJIT_COMPAT_NUMBA=1 (run.py --numba) the real numba is on sys.path instead of
+the shim's stand-in for it, and only `numba.cuda` is the shim's (gpujit), through
+numba_site/sitecustomize.py.
 """
 import importlib
 import json
@@ -23,8 +27,10 @@ PEER = os.environ["GPUJIT_COMPAT_PEER"]
 TESTS_DIR = os.path.join(PEER, "tests")
 CUDASIM_ATTR = "__gpujit_compat_cudasim__"
 
+NUMBA = os.environ.get("GPUJIT_COMPAT_NUMBA") == "1"   # numba_site/sitecustomize.py put numba.cuda in place
+
 _log = open(os.environ["GPUJIT_COMPAT_LOG"], "a", encoding="utf-8")
-_rule_list = _rules.load_rules(target=os.environ.get("GPUJIT_TARGET"))
+_rule_list = _rules.load_rules(target=os.environ.get("GPUJIT_TARGET"), numba=NUMBA)
 _phases = {}
 
 
@@ -152,5 +158,9 @@ def pytest_configure(config):
     _rootdir[0] = config.rootpath
     import numba
     shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
-    if not os.path.abspath(numba.__file__).startswith(shim + os.sep):
+    if NUMBA:   # the real numba, and the shim's numba.cuda
+        import numba.cuda
+        if not os.path.abspath(numba.cuda.__file__).startswith(shim + os.sep):
+            raise pytest.UsageError("compat: numba.cuda must be the test-only shim, not %s" % numba.cuda.__file__)
+    elif not os.path.abspath(numba.__file__).startswith(shim + os.sep):
         raise pytest.UsageError("compat: numba must be the test-only shim, not %s" % numba.__file__)

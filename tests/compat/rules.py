@@ -32,8 +32,9 @@ class Rule:
         return "%s %s" % (self.kind, self.pattern)
 
 
-def load_rules(path=RULES_FILE, target=None):
-    """The rules for `target` ('cpu' or 'cuda'; None: the rules for every target only)."""
+def load_rules(path=RULES_FILE, target=None, numba=False):
+    """The rules for `target` ('cpu' or 'cuda'; None: the rules for every target only), in a
+    run with numba installed (numba=True: the no-numba rules drop out) or without it."""
     rules = []
     with open(path, encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
@@ -43,19 +44,27 @@ def load_rules(path=RULES_FILE, target=None):
             head, sep, reason = line.partition("|")
             kind, _, pattern = head.strip().partition(" ")
             kind, _, only = kind.partition("@")
-            if (not sep or kind not in ("test", "cudasim", "skip", "xfail") or only not in ("", "cpu", "cuda")
-                    or not pattern.strip() or not reason.strip()):
-                raise ValueError("%s:%d: expected 'test|cudasim|skip|xfail[@cpu|@cuda] PATTERN | REASON'" % (path, n))
-            if only and only != target:
+            if (not sep or kind not in ("test", "cudasim", "skip", "xfail", "keep")
+                    or only not in ("", "cpu", "cuda", "no-numba", "numba") or not pattern.strip()
+                    or not reason.strip()):
+                raise ValueError("%s:%d: expected 'test|cudasim|skip|xfail|keep[@cpu|@cuda|@no-numba|@numba] "
+                                 "PATTERN | REASON'" % (path, n))
+            if (only == "no-numba" and numba) or (only == "numba" and not numba):
+                continue
+            if only in ("cpu", "cuda") and only != target:
                 continue
             rules.append(Rule(kind, pattern.strip(), reason.strip(), n))
     return rules
 
 
 def match_test(rules, test_id, cudasim_reasons=()):
-    """The first test or cudasim rule that puts this test out of scope, or None."""
+    """The first test or cudasim rule that puts this test out of scope, or None (also where a
+    keep rule names the test: it is in scope whatever else matches)."""
     parts = test_id.split("::")
     prefixes = ["::".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    for r in rules:
+        if r.kind == "keep" and any(fnmatch.fnmatchcase(p, r.pattern) for p in prefixes):
+            return None
     for r in rules:
         if r.kind == "test" and any(fnmatch.fnmatchcase(p, r.pattern) for p in prefixes):
             return r
@@ -80,12 +89,12 @@ def match_skip(rules, message):
 
 # Decorators whose effect the static listing reproduces for a module that
 # cannot be imported: the peer's skip_on_cudasim reason, and the two
-# stand-ins that always skip (testing.py).
+# stand-ins that always skip (testing.py; the first only where numba is absent).
 _STATIC_SKIPS = {"skip_on_standalone_numba_cuda": "requires base numba install",
                  "skip_unless_cudasim": "simulator only: "}
 
 
-def _decorations(node):
+def _decorations(node, numba=False):
     cudasim, skips = [], []
     for d in node.decorator_list:
         name = d.func if isinstance(d, ast.Call) else d
@@ -95,12 +104,12 @@ def _decorations(node):
             arg = str(d.args[0].value)
         if name == "skip_on_cudasim":
             cudasim.append(arg)
-        elif name in _STATIC_SKIPS:
+        elif name in _STATIC_SKIPS and not (numba and name == "skip_on_standalone_numba_cuda"):
             skips.append(_STATIC_SKIPS[name] + (arg if name == "skip_unless_cudasim" else ""))
     return cudasim, skips
 
 
-def static_tests(path, rel):
+def static_tests(path, rel, numba=False):
     """[(test_id, cudasim_reasons, static_skip_messages)] read from the
     module's source without importing it: test_* methods of its TestCase
     classes (with those inherited from classes of the same module) and its
@@ -131,11 +140,11 @@ def static_tests(path, rel):
     found = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and is_test_class(node):
-            c_sim, c_skip = _decorations(node)
+            c_sim, c_skip = _decorations(node, numba)
             for name, fn in methods(node).items():
-                f_sim, f_skip = _decorations(fn)
+                f_sim, f_skip = _decorations(fn, numba)
                 found.append(("%s::%s::%s" % (rel, node.name, name), c_sim + f_sim, c_skip + f_skip))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            f_sim, f_skip = _decorations(node)
+            f_sim, f_skip = _decorations(node, numba)
             found.append(("%s::%s" % (rel, node.name), f_sim, f_skip))
     return found

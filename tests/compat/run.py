@@ -2,7 +2,7 @@
 """The numba.cuda compatibility yardstick: numba-cuda 0.30.4's own kernel
 tests, run unchanged against gpujit.
 
-    python3 tests/compat/run.py [--target cpu|cuda] [--write-docs] [-k SUBSTR ...] [-j N]
+    python3 tests/compat/run.py [--target cpu|cuda] [--write-docs] [-k SUBSTR ...] [-j N] [--numba]
 
 The tests come from numba-cuda's wheel on PyPI, downloaded at run time
 (`pip download --no-deps numba-cuda==0.30.4`, cached in ~/.cache/gpujit-compat
@@ -11,7 +11,9 @@ kept in this repository. NVIDIA's cuda-core and cuda-bindings, which the
 peer's test modules import, are installed for this run only, into the same cache
 (PEER_DEPS). A test-only `numba` package (shim/) comes first on
 sys.path: `numba.cuda` is gpujit, `numba.cuda.testing` holds stand-ins for the
-peer's test decorators. numba itself is never imported.
+peer's test decorators. numba itself is never imported, except with --numba: then
+the interpreter's numba is numba, `numba.cuda` alone is the shim's (gpujit), the
+peer sees HAS_NUMBA true, and its tests of numba interoperation are in scope.
 
 Each test module runs in its own pytest subprocess (compat_plugin.py logs each
 test as it starts and ends). A test that crashes the process or runs past
@@ -141,12 +143,15 @@ class ModuleRun:
 
     def env(self, log, done):
         env = dict(os.environ)
+        # --numba: the real numba, and the shim's numba.cuda alone (compat_plugin puts it in place)
+        shim = [os.path.join(HERE, "numba_site")] if self.args.numba else [os.path.join(HERE, "shim")]
         env.update(GPUJIT_COMPAT_PEER=self.peer, GPUJIT_COMPAT_LOG=log, GPUJIT_COMPAT_DONE=done,
                    GPUJIT_TARGET=self.args.target, PYTHONDONTWRITEBYTECODE="1",
+                   GPUJIT_COMPAT_NUMBA="1" if self.args.numba else "0",
                    # an installed numba-cuda registers a pytest plugin that imports the real
                    # numba.core; only this runner's own plugin is loaded (-p)
                    PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-                   PYTHONPATH=os.pathsep.join([os.path.join(HERE, "shim"), os.path.join(REPO, "python"), HERE]
+                   PYTHONPATH=os.pathsep.join(shim + [os.path.join(REPO, "python"), HERE]
                                               + ([self.args.deps] if self.args.deps else [])))
         return env
 
@@ -249,7 +254,7 @@ class ModuleRun:
                 self.results[t] = (outcome, cause)
 
     def static(self):
-        return _rules.static_tests(os.path.join(self.peer, "tests", self.rel), self.rel)
+        return _rules.static_tests(os.path.join(self.peer, "tests", self.rel), self.rel, self.args.numba)
 
     def finish(self, rule_list):
         """Results for every test of the module; a module that did not
@@ -333,7 +338,7 @@ def oos_reasons(by_module):
 
 
 # Sections of the page that other checks own (tests/test_public_names.py reads this one); a rewrite keeps them.
-KEPT_SECTIONS = ("## numba.cuda names gpujit leaves out",)
+KEPT_SECTIONS = ("## With numba installed", "## numba.cuda names gpujit leaves out")
 
 
 def kept_sections(path):
@@ -418,7 +423,16 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the extracted tests and logs")
     ap.add_argument("--from-json", help="report (and --write-docs) from an earlier run's JSON, running nothing")
     ap.add_argument("--peer-dir", help="run the tests of this folder (holding tests/) instead of the wheel's")
+    ap.add_argument("--numba", action="store_true",
+                    help="run with the interpreter's numba installed (numba.cuda is still gpujit): the tests that "
+                         "need numba's CPU JIT come into scope (the @no-numba rules drop out)")
     args = ap.parse_args()
+    if args.numba:
+        import importlib.util
+        if importlib.util.find_spec("numba") is None:
+            sys.exit("compat: --numba needs numba installed in %s" % sys.executable)
+        if args.json == ap.get_default("json"):
+            args.json = os.path.join(REPO, "build", "compat-%s-numba.json")
 
     t_start = time.monotonic()
     if args.from_json:
@@ -446,7 +460,7 @@ def main():
         if args.filter:
             groups = collections.OrderedDict((g, [m for m in ms if any(f in m for f in args.filter)]) for g, ms in groups.items())
         todo = [m for ms in groups.values() for m in ms]
-        rule_list = _rules.load_rules(target=args.target)
+        rule_list = _rules.load_rules(target=args.target, numba=args.numba)
         deadline = t_start + args.budget
         by_module = run_all(args, peer, todo, deadline, rule_list)
     finally:

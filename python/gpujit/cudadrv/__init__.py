@@ -43,8 +43,24 @@ def __getattr__(name):
 
 
 def is_available():
-    """True if a CUDA driver and at least one device exist (never raises)."""
-    return _core.is_available()
+    """True if a CUDA driver and at least one device exist, or where the cpu target was
+    chosen (cpu_chosen()): there, as under numba's simulator, the CPU is the device that
+    code asking is_available() is about to use (never raises)."""
+    return _core.is_available() or cpu_chosen()
+
+
+_cpu_chosen = False   # set_target('cpu') was called: the cpu target is the user's choice
+
+
+def cpu_chosen():
+    """True where the cpu target is the user's choice rather than the fallback for a
+    machine without a GPU: GPUJIT_TARGET=cpu, set_target('cpu'), or NUMBA_ENABLE_CUDASIM=1
+    in the place mode (gpujit._place). There the CPU is a device as numba's simulator's
+    is: is_available() is True and list_devices(), gpus, get_current_device() and
+    detect() give the one CpuDevice."""
+    if _core.get_target() != "cpu":
+        return False
+    return _cpu_chosen or os.environ.get("GPUJIT_TARGET", "").strip() == "cpu"
 
 
 def current_target():
@@ -55,7 +71,9 @@ def current_target():
 def set_target(name):
     """Choose 'cuda' or 'cpu' for the whole process; None returns to the
     automatic choice. Arrays already made keep the target they were made on."""
+    global _cpu_chosen
     _core.set_target(name)
+    _cpu_chosen = name == "cpu"
 
 
 def driver_version():
@@ -64,7 +82,40 @@ def driver_version():
     return (v // 1000, (v % 1000) // 10)
 
 
-class Device:
+class _UpperCaseAttributes:
+    """numba's Device attributes in upper case (dev.MAX_THREADS_PER_BLOCK, dev.WARP_SIZE,
+    CUDA's CU_DEVICE_ATTRIBUTE_* names less the prefix): those of _UPPER read the lower-case
+    property they name, the rest come from the class's _EXTRA table."""
+
+    _EXTRA = {}
+
+    def __getattr__(self, name):
+        field = _UPPER.get(name)
+        if field is not None:
+            value = getattr(self, field[0])
+            return value if field[1] is None else value[field[1]]
+        if name in self._EXTRA:
+            value = self._EXTRA[name]
+            return value(self) if callable(value) else value
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_UPPER) | set(self._EXTRA))
+
+
+# upper-case name -> (lower-case attribute, index into it or None)
+_UPPER = {
+    "MAX_THREADS_PER_BLOCK": ("max_threads_per_block", None), "WARP_SIZE": ("warp_size", None),
+    "MULTIPROCESSOR_COUNT": ("multiprocessor_count", None),
+    "MAX_SHARED_MEMORY_PER_BLOCK": ("max_shared_memory_per_block", None),
+    "COMPUTE_CAPABILITY_MAJOR": ("compute_capability", 0), "COMPUTE_CAPABILITY_MINOR": ("compute_capability", 1),
+    "MAX_BLOCK_DIM_X": ("max_block_dim", 0), "MAX_BLOCK_DIM_Y": ("max_block_dim", 1),
+    "MAX_BLOCK_DIM_Z": ("max_block_dim", 2), "MAX_GRID_DIM_X": ("max_grid_dim", 0),
+    "MAX_GRID_DIM_Y": ("max_grid_dim", 1), "MAX_GRID_DIM_Z": ("max_grid_dim", 2),
+}
+
+
+class Device(_UpperCaseAttributes):
     """A CUDA device's properties, read once."""
 
     def __init__(self, info):
@@ -81,18 +132,25 @@ class Device:
         self.warp_size = info["warp_size"]
         self.target = "cuda"
 
-    # numba spells these as upper-case attributes
-    @property
-    def MULTIPROCESSOR_COUNT(self):
-        return self.multiprocessor_count
-
     def __repr__(self):
         major, minor = self.compute_capability
         return f"<CUDA device {self.id} '{self.name}' cc {major}.{minor}>"
 
 
-class CpuDevice:
-    """What get_current_device() returns on the cpu target."""
+class CpuDevice(_UpperCaseAttributes):
+    """The cpu target as a device: what get_current_device() returns there, and the one
+    entry of list_devices() and gpus where the cpu target was chosen. Its limits are
+    those the cpu target enforces: blocks of up to 1024 threads, 48 KiB of static shared
+    memory, warps of 32 lanes (gpujit.warpsize in a kernel), compute capability 9.0's features."""
+
+    _EXTRA = {
+        "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 48 * 1024, "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 48 * 1024,
+        "TOTAL_CONSTANT_MEMORY": 64 * 1024, "MAX_REGISTERS_PER_BLOCK": 65536,
+        "MAX_THREADS_PER_MULTI_PROCESSOR": 1024, "UNIFIED_ADDRESSING": 1, "MANAGED_MEMORY": 1,
+        "CAN_MAP_HOST_MEMORY": 1, "INTEGRATED": 1, "CONCURRENT_KERNELS": 0, "COOPERATIVE_LAUNCH": 1,
+        "ASYNC_ENGINE_COUNT": 0, "ECC_ENABLED": 0, "COMPUTE_MODE": 0, "KERNEL_EXEC_TIMEOUT": 0,
+        "PCI_BUS_ID": 0, "PCI_DEVICE_ID": 0, "PCI_DOMAIN_ID": 0, "TCC_DRIVER": 0,
+    }
 
     def __init__(self):
         self.id = 0
@@ -108,8 +166,17 @@ class CpuDevice:
         self.max_threads_per_block = 1024
         self.max_block_dim = (1024, 1024, 64)
         self.max_grid_dim = (2147483647, 65535, 65535)
-        self.warp_size = 1
+        self.max_shared_memory_per_block = 48 * 1024
+        self.warp_size = 32   # the warp intrinsics' lanes (laneid, shfl_sync, ballot_sync), as on a GPU
+        self.pci_bus_id = "0000:00:00.0"
+        self.uuid = "CPU-00000000-0000-0000-0000-000000000000"
         self.target = "cpu"
+
+    def __eq__(self, other):
+        return isinstance(other, CpuDevice)
+
+    def __hash__(self):
+        return hash(CpuDevice)
 
     def __repr__(self):
         return f"<CPU target '{self.name}', {self.multiprocessor_count} cores>"
@@ -135,7 +202,13 @@ def get_current_device():
 
 
 def list_devices():
-    """Every CUDA device (empty without a driver)."""
+    """Every CUDA device (empty without a driver); where the cpu target was chosen
+    (cpu_chosen()), the one CpuDevice."""
+    return [CpuDevice()] if cpu_chosen() else cuda_devices()
+
+
+def cuda_devices():
+    """Every CUDA device, whatever the target (empty without a driver)."""
     return [Device(_core.device_info(i)) for i in range(_core.device_count())]
 
 
@@ -151,7 +224,16 @@ def select_device(device_id):
 
 
 def detect():
-    """Print the CUDA devices found; True if there is at least one."""
+    """Print the CUDA devices found; True if there is at least one. Where the cpu target
+    was chosen (cpu_chosen()), print the CpuDevice and return True."""
+    if cpu_chosen():
+        d = CpuDevice()
+        print("Found 1 CUDA devices (the cpu target, chosen)")
+        cc = "%d.%d" % d.compute_capability
+        print(f"id {d.id:2d} {d.name!r:>30} compute capability: {cc}  cores: {d.multiprocessor_count}  "
+              f"warp size: {d.warp_size}")
+        print("current target: cpu")
+        return True
     if not _core.is_available():
         try:
             _core.driver_version()

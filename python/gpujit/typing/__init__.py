@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _core
 from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing.signature)
+from ..numba_interop import from_numba as _from_numba
 
 _DTYPES = {
     np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
@@ -120,7 +121,9 @@ def signature_of(args):
 # -- signatures --------------------------------------------------------------------------------
 def signature_string(sig):
     """The string of one signature in any of numba's spellings: 'void(float32[::1], int32)',
-    void(float32[::1], int32) (types called) or a tuple of argument types (float32[::1], int32)."""
+    void(float32[::1], int32) (types called) or a tuple of argument types (float32[::1], int32),
+    in gpujit's type objects or numba's (numba_interop)."""
+    sig = _from_numba(sig)
     if isinstance(sig, str):
         return sig.strip()
     if isinstance(sig, Signature):
@@ -136,6 +139,7 @@ def signature_list(sigs):
     of them; None for none (the kernel compiles for the types of each launch)."""
     if sigs is None:
         return None
+    sigs = _from_numba(sigs)
     if isinstance(sigs, (str, Signature)) or (isinstance(sigs, tuple) and all(isinstance(t, Type) for t in sigs)):
         return [signature_string(sigs)]
     if isinstance(sigs, (list, tuple)):

@@ -4,8 +4,10 @@ Every public name of gpujit is re-exported unchanged, and each gpujit
 submodule is registered as `numba.cuda.<name>`, so `numba.cuda` behaves as
 if it were the gpujit package itself. Nothing is added except what the test
 harness needs to run the peer's tests at all:
-  - `HAS_NUMBA = False`: numba really is absent, and the peer's tests use this
-    flag to leave out their numba-CPU interop parts;
+  - `HAS_NUMBA`: False, as numba really is absent, and the peer's tests use this
+    flag to leave out their numba-CPU interop parts; True in a run with the real
+    numba installed (run.py --numba, GPUJIT_COMPAT_NUMBA=1), which has this
+    package alone as numba.cuda;
   - `config` (also `numba.cuda.core.config`) is gpujit.config, whose
     ENABLE_CUDASIM is 0: gpujit is not numba's simulator;
   - `testing`: stand-ins for the peer's test decorators (testing.py);
@@ -62,7 +64,7 @@ class _GpujitAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 sys.meta_path.insert(0, _GpujitAlias())
 
-HAS_NUMBA = False
+HAS_NUMBA = os.environ.get("GPUJIT_COMPAT_NUMBA") == "1"
 
 from .core import config  # noqa: E402
 

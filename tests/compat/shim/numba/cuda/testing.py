@@ -71,7 +71,11 @@ def skip_unless_cudasim(reason):
     return unittest.skip("simulator only: " + reason)
 
 
-skip_on_standalone_numba_cuda = unittest.skip("requires base numba install")
+if os.environ.get("GPUJIT_COMPAT_NUMBA") == "1":   # the real numba is installed (run.py --numba)
+    def skip_on_standalone_numba_cuda(obj):
+        return obj
+else:
+    skip_on_standalone_numba_cuda = unittest.skip("requires base numba install")
 
 
 def skip_unless_conda_cudatoolkit(reason):
