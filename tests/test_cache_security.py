@@ -89,7 +89,7 @@ def test_lock_directory_planted_in_tmp_is_not_followed(two_users, tmp_path):
     the place of the kernel's lock: the first compile must not make the file it names."""
     (tmp_path / "secmod.py").write_text(MODULE)
     cache = tmp_path / "cache"
-    name = "secmod.k-5.py%d%d" % sys.version_info[:2]      # the kernel's files' names
+    name = "secmod.k-5.py%d%d.gpujit" % sys.version_info[:2]      # the kernel's files' names
     index = os.path.join(str(cache), caching._mangled(str(tmp_path)), name + ".nbi")
     old_name = caching._digest(index.encode()).hexdigest()[:32] + ".lock"
     victim = os.path.join(two_users, "made-by-the-victim")
