@@ -6,6 +6,7 @@ what happens on a cache miss (_specialize) and the introspection API.
 """
 import inspect
 import os
+import sys
 import re
 
 from . import _core
@@ -414,13 +415,19 @@ class Dispatcher(_core.DispatcherBase):
         opts.update(changed)
         return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2], **opts)
 
-    def inspect_types(self, sig=None, file=None):
-        text = self._inspect("types", sig)
+    def inspect_types(self, file=None, signature=None):
+        """Print the kernel's typed listing (each Python line with the types of the
+        variables it assigns) to `file` (default: sys.stdout), as numba does: of
+        `signature`, or of every signature compiled so far. Returns None;
+        inspect_types_text gives the text."""
+        print(self.inspect_types_text(signature), file=sys.stdout if file is None else file)
+
+    def inspect_types_text(self, signature=None):
+        """The text inspect_types prints: of `signature` (compiled if it is not yet),
+        or of every signature compiled so far, one after another."""
+        text = self._inspect("types", signature)
         if isinstance(text, dict):
             text = "\n".join(text.values())
-        if file is not None:
-            print(text, file=file)
-            return None
         return text
 
     # -- launch helpers -----------------------------------------------------
