@@ -553,21 +553,32 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-/* A positive size from the environment, with an optional K or M suffix;
- * `dflt` when unset or malformed. */
-static long env_size(const char *name, long dflt, long lo, long hi) {
+/* A positive size from the environment, with an optional K or M suffix (`units`
+ * only), clamped to lo..hi; `dflt` when unset, -1 when malformed. */
+static long env_size(const char *name, long dflt, long lo, long hi, int units) {
     const char *s = getenv(name);
     if (!s || !*s) return dflt;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || v <= 0) return dflt;
-    if (*end == 'k' || *end == 'K')
+    if (errno || end == s || v <= 0) return -1;
+    if (units && (*end == 'k' || *end == 'K'))
         v = v <= hi / 1024 ? v * 1024 : hi, end++;
-    else if (*end == 'm' || *end == 'M')
+    else if (units && (*end == 'm' || *end == 'M'))
         v = v <= hi / (1024 * 1024) ? v * 1024 * 1024 : hi, end++;
-    if (*end) return dflt;
+    while (*end == ' ') end++;
+    if (*end) return -1;
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+const char *gj_cpu_env_error(const char **var) {
+    *var = "GPUJIT_CPU_THREADS";
+    if (env_size(*var, 1, 1, MAX_THREADS, 0) < 0)
+        return "use a positive number of threads (e.g. 4), or leave it unset for every CPU";
+    *var = "GPUJIT_CPU_STACK";
+    if (env_size(*var, 1, MIN_STACK, 1L << 30, 1) < 0)
+        return "use a positive number of bytes, K or M allowed (e.g. 256K), or leave it unset for the default";
+    return NULL;
 }
 
 static long cpu_count(void) {
@@ -608,10 +619,12 @@ static void atfork_child(void) {
 /* Called with launch_mu held, by the first launch. A pool thread that
  * cannot be created only makes the pool smaller. */
 static void pool_start(void) {
-    long nthreads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS);
+    long nthreads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS, 0);
+    if (nthreads < 0) nthreads = cpu_count(); /* refused before a kernel compiles: gj_cpu_env_error */
     long page = sysconf(_SC_PAGESIZE);
     cpu_pool.page = page > 0 ? (size_t)page : 4096;
-    size_t stack = (size_t)env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30);
+    long stack_env = env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30, 1);
+    size_t stack = stack_env < 0 ? DEFAULT_STACK : (size_t)stack_env;
     cpu_pool.stack_size = (stack + cpu_pool.page - 1) & ~(cpu_pool.page - 1);
     cpu_pool.use_uc = !HAVE_ASM_SWITCH || cpu_shadow_stack_active();
     cpu_pool.block_stack = cpu_pool.use_uc       ? 0

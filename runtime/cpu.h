@@ -35,4 +35,8 @@ enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2 };
 int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err);
 
+/* NULL, or what GPUJIT_CPU_THREADS or GPUJIT_CPU_STACK (named in *var) takes, when its value is
+ * not that (a static message). */
+const char *gj_cpu_env_error(const char **var);
+
 #endif

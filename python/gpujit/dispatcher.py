@@ -168,7 +168,8 @@ class Dispatcher(_core.DispatcherBase):
             return self.boundscheck
         if self.debug:
             return True
-        return target == "cpu" and os.environ.get("GPUJIT_CPU_BOUNDSCHECK", "1").strip() != "0"
+        from .config import flag
+        return target == "cpu" and bool(flag("GPUJIT_CPU_BOUNDSCHECK", 1))
 
     def compile(self, sig, target=None, cc=None):
         """Compile one signature for a target ('cuda' or 'cpu'); cached (on disk too with cache=True)."""
