@@ -99,7 +99,12 @@ def _same_memory(want, have):
 
 class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use. Called from
-    another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
+    another kernel it is a device function (compiled into the caller, as numba.cuda does).
+    jit makes it: Dispatcher(pyfunc, sigs, ...) takes the Python function `pyfunc`, its
+    signatures `sigs` (a list; None: compiled per launch) and jit's options fastmath,
+    lineinfo, debug, device (False here), inline, opt, cache, boundscheck, lto,
+    shared_memory_carveout, forceinline, launch_bounds, extensions and link (see
+    help(gpujit.jit)); other options are a TypeError."""
 
     __gpujit_device__ = True   # the compiler reads py_func where a kernel calls it
 
@@ -510,7 +515,11 @@ class DeviceFunction:
     kernel that calls it, specialised on the argument types at the call, and
     may return a number, a tuple or nothing. Called from Python it runs as
     plain Python. (A plain undecorated Python function called from a kernel
-    is compiled the same way.)"""
+    is compiled the same way.)
+    jit(device=True) makes it: DeviceFunction(pyfunc, sigs, **options) takes the Python
+    function `pyfunc`, its signatures `sigs` (a list, or None) and, as options, jit's
+    fastmath, inline, forceinline, opt, cache, lineinfo, debug, boundscheck and lto;
+    others are a TypeError."""
 
     __gpujit_device__ = True
 

@@ -19,7 +19,7 @@ from .._core import CudaError, Event, LaunchError
 
 
 class Stream(_core.Stream):
-    """A CUDA stream: Stream() creates one, Stream(handle) wraps one (numba's
+    """A CUDA stream: Stream() creates one, Stream(handle) wraps the CUstream `handle` (numba's
     cuda.cudadrv.driver.Stream). A Python class over the C type, so code and tests can
     patch its methods (numba's tests patch synchronize to count the syncs)."""
     __slots__ = ()
@@ -53,8 +53,8 @@ def current_target():
 
 
 def set_target(name):
-    """Choose 'cuda' or 'cpu' for the whole process; None returns to the
-    automatic choice. Arrays already made keep the target they were made on."""
+    """Choose the target `name`, 'cuda' or 'cpu', for the whole process; None returns to
+    the automatic choice. Arrays already made keep the target they were made on."""
     _core.set_target(name)
 
 
@@ -222,12 +222,14 @@ def mem_get_info():
 
 def kernel_attributes(compiled):
     """dict(regs_per_thread, max_threads_per_block, shared_bytes, local_bytes,
-    const_bytes) of a CompiledKernel on the current device."""
+    const_bytes) of `compiled`, a CompiledKernel, on the current device."""
     return _core.kernel_attributes(compiled)
 
 
 def max_potential_block(compiled, dynamic_smem=0):
-    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize)."""
+    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) to
+    `compiled`, a CompiledKernel, launched with `dynamic_smem` bytes of dynamic shared
+    memory per block."""
     return _core.max_potential_block(compiled, dynamic_smem)
 
 
@@ -395,7 +397,7 @@ def defer_cleanup():
 
 @contextlib.contextmanager
 def pinned(*arys):
-    """numba pins the arrays' host memory for the block, to speed up copies;
+    """`with pinned(*arys):` numba pins the arrays' host memory for the block, to speed up copies;
     gpujit's copies from pageable memory are correct as they are, so this
     changes nothing."""
     yield
@@ -473,5 +475,6 @@ def is_fp8_supported():
 
 
 def event_elapsed_time(evtstart, evtend):
-    """Milliseconds between two recorded events (numba's cuda.event_elapsed_time)."""
+    """Milliseconds from the recorded event `evtstart` to the recorded event `evtend`
+    (numba's cuda.event_elapsed_time)."""
     return evtstart.elapsed_time(evtend)
