@@ -166,3 +166,41 @@ def __getattr__(name):
 def __dir__():
     from .vector_types import constructors
     return sorted(set(globals()) | set(_LAZY) | set(constructors))
+
+
+# `from gpujit import *`: the names `from numba.cuda import *` gives that gpujit has (the API,
+# numba.cuda.types' type names and the vector types), less modules and `compile`, which would
+# shadow the builtin (gpujit.compile is numba.cuda.compile).
+__all__ = [
+    # kernels and compilation
+    "jit", "declare_device", "compile_all", "compile_for_current_device", "compile_ptx",
+    "compile_ptx_for_current_device", "literal_unroll", "implementation", "config_default_cc",
+    "numba_cuda_default_ptx_cc", "vectorize", "guvectorize", "reduce", "Reduce",
+    # the kernel language
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize", "grid", "gridsize", "shared", "local",
+    "const", "atomic", "cg", "syncthreads", "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp",
+    "threadfence", "threadfence_block", "threadfence_system", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+    "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync",
+    "activemask", "lanemask_lt", "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "nanosleep",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+    # arrays, memory, devices, streams, events
+    "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like", "mapped_array",
+    "mapped_array_like", "managed_array", "as_cuda_array", "is_cuda_array", "from_cuda_array_interface",
+    "open_ipc_array", "IpcHandle", "pinned", "mapped", "In", "Out", "InOut", "BaseCUDAMemoryManager",
+    "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin", "MemoryPointer", "MappedMemory", "PinnedMemory",
+    "MemoryInfo", "set_memory_manager", "is_available", "is_supported_version", "cuda_error", "detect",
+    "select_device", "get_current_device", "list_devices", "gpus", "close", "current_context", "require_context",
+    "synchronize", "defer_cleanup", "stream", "default_stream", "legacy_default_stream",
+    "per_thread_default_stream", "external_stream", "event", "event_elapsed_time", "profiling", "profile_start",
+    "profile_stop", "runtime", "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported",
+    # linking and errors
+    "Archive", "CUSource", "Cubin", "Fatbin", "LinkableCode", "LTOIR", "Object", "PTXSource", "CudaSupportError",
+    "KernelRuntimeError",
+    # numba.cuda.types' names
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc",
+    "boolean", "float32", "float64", "complex64", "complex128", "bool_", "byte", "char", "uchar", "short", "ushort",
+    "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double", "void", "none", "b1", "i1", "i2",
+    "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16",
+]
+from .vector_types import constructors as _vector_constructors  # noqa: E402  (float32x3, float3, ...)
+__all__ += sorted(_vector_constructors)
