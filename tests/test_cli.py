@@ -214,15 +214,97 @@ def test_ptx_run_takes_the_launched_types(tmp_path):
 def test_ptx_run_compiles_every_example(example, tmp_path):
     # the examples give no eager signatures: --run finds each kernel's types, and the
     # PTX assembles (the Dask example launches its kernel in worker processes only)
-    out = tmp_path / "k.ptx"
-    r = cli("ptx", os.path.join(EXAMPLES, example), "--run", "-o", str(out))
+    out = tmp_path / "ptx"
+    r = cli("ptx", os.path.join(EXAMPLES, example), "--run", "-o", str(out) + os.sep)
     assert r.returncode == 0 and "not compiled" not in r.stderr, r.stderr
-    text = out.read_text()
-    assert text.count("// kernel ") == text.count(".entry ") >= 1
+    files = sorted(out.iterdir())
+    assert files and len(files) == r.stderr.count("gpujit: wrote "), r.stderr
+    for f in files:  # one PTX module per kernel and signature
+        text = f.read_text()
+        assert text.startswith("// kernel ") and text.count(".entry ") == 1
+        assemble(f, tmp_path)
+
+
+def assemble(path, tmp_path, arch="sm_90"):
+    """ptxas assembles the PTX file (where ptxas is installed)."""
     ptxas = shutil.which("ptxas")
-    for i, module in enumerate(text.split("// kernel ")[1:] if ptxas else []):  # one PTX module per kernel
-        src = tmp_path / ("k%d.ptx" % i)
-        src.write_text(module.split("\n", 1)[1])
-        a = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+    if ptxas:
+        a = subprocess.run([ptxas, "-arch=" + arch, str(path), "-o", str(tmp_path / "k.cubin")], capture_output=True,
                            text=True)
         assert a.returncode == 0, a.stderr
+
+
+# the quickstart's way: no main guard, and the script prints
+NO_GUARD = textwrap.dedent('''
+    import numpy as np
+    import gpujit as gpu
+
+    @gpu.jit("void(float32[::1], float32, float32[::1])")
+    def axpy(out, a, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + out[i]
+
+    out = np.ones(8, np.float32)
+    axpy[1, 8](out, 2.0, np.arange(8, dtype=np.float32))
+    print("result", out)
+''')
+
+
+def test_ptx_stdout_is_one_module_only(tmp_path):
+    p = tmp_path / "noguard.py"
+    p.write_text(NO_GUARD)
+    r = cli("ptx", str(p))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("// kernel axpy, signature void(float32[::1], float32, float32[::1]), sm_90\n")
+    assert "result" not in r.stdout and "result" in r.stderr
+    (tmp_path / "out.ptx").write_text(r.stdout)
+    assemble(tmp_path / "out.ptx", tmp_path)
+
+
+def test_ptx_several_modules_need_a_directory(tmp_path):
+    p = tmp_path / "two.py"
+    two = KERNELS.replace("@gpu.jit\ndef lazy(a, b)",
+                          "@gpu.jit(['void(int32[::1], int32)', 'void(float64[::1], float64)'])\ndef lazy(a, b)")
+    assert two != KERNELS
+    p.write_text(two)
+    r = cli("ptx", str(p))
+    line = one_line_error(r)
+    assert "3 PTX modules" in line and "-o DIR" in line and not r.stdout
+    assert "-o DIR" in one_line_error(cli("ptx", str(p), "-o", str(tmp_path / "one.ptx")))
+    r = cli("ptx", str(p), "-o", str(tmp_path / "out") + os.sep)
+    assert r.returncode == 0, r.stderr
+    names = sorted(f.name for f in (tmp_path / "out").iterdir())
+    assert names == ["eager.ptx", "lazy.1.ptx", "lazy.2.ptx"], names
+    assert "signature void(float64[::1], float64)" in (tmp_path / "out" / "lazy.2.ptx").read_text()
+    for n in names:
+        assemble(tmp_path / "out" / n, tmp_path)
+    r = cli("ptx", str(p), "--kernel", "lazy", "--sig", "void(int16[::1], int16)")  # one module: stdout
+    assert r.returncode == 0 and r.stdout.count(".entry ") == 1, r.stderr
+
+
+def test_ptx_cc_is_one_the_compiler_targets(script, tmp_path):
+    line = one_line_error(cli("ptx", script, "--cc", "10.0"))
+    assert "bad --cc '10.0'" in line and "8.6" in line and "9.0a" in line
+    r = cli("ptx", script, "--cc", "9.0a")
+    assert r.returncode == 0, r.stderr
+    assert "sm_90a\n" in r.stdout.split("\n", 1)[0] + "\n" and ".target sm_90a" in r.stdout
+    (tmp_path / "a.ptx").write_text(r.stdout)
+    assemble(tmp_path / "a.ptx", tmp_path, "sm_90a")
+
+
+def test_ptx_sig_needs_a_kernel_and_excludes_run(script):
+    line = one_line_error(cli("ptx", script, "--sig", "void(int32[::1], int32)"))
+    assert "--sig applies to one kernel: pass --kernel NAME" in line and "eager, lazy, lazy2" in line
+    r = cli("ptx", script, "--kernel", "lazy", "--sig", "void(int32[::1], int32)", "--run")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ptx_directory_and_os_exit(tmp_path):
+    assert "is a directory" in one_line_error(cli("ptx", str(tmp_path)))
+    p = tmp_path / "quits.py"
+    p.write_text("import os\nimport gpujit as gpu\n\n@gpu.jit('void(int32[::1])')\ndef k(a):\n    a[0] = 1\n\n"
+                 "os._exit(0)\n")
+    assert "called os._exit(0) while being loaded" in one_line_error(cli("ptx", str(p)))
+    r = cli("ptx", str(p), "--run")  # a run that ends the process: the end of the run
+    assert r.returncode == 0 and r.stdout.count(".entry ") == 1, r.stderr
