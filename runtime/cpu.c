@@ -571,6 +571,16 @@ static long env_size(const char *name, long dflt, long lo, long hi, int units) {
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+static long cpu_count(void);
+
+void gj_cpu_settings(long *threads, long *stack) {
+    /* a malformed value is refused before a kernel compiles (gj_cpu_env_error): the default here */
+    *threads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS, 0);
+    if (*threads < 0) *threads = cpu_count();
+    *stack = env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30, 1);
+    if (*stack < 0) *stack = DEFAULT_STACK;
+}
+
 const char *gj_cpu_env_error(const char **var) {
     *var = "GPUJIT_CPU_THREADS";
     if (env_size(*var, 1, 1, MAX_THREADS, 0) < 0)
@@ -619,12 +629,11 @@ static void atfork_child(void) {
 /* Called with launch_mu held, by the first launch. A pool thread that
  * cannot be created only makes the pool smaller. */
 static void pool_start(void) {
-    long nthreads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS, 0);
-    if (nthreads < 0) nthreads = cpu_count(); /* refused before a kernel compiles: gj_cpu_env_error */
+    long nthreads, stack_env;
+    gj_cpu_settings(&nthreads, &stack_env);
     long page = sysconf(_SC_PAGESIZE);
     cpu_pool.page = page > 0 ? (size_t)page : 4096;
-    long stack_env = env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30, 1);
-    size_t stack = stack_env < 0 ? DEFAULT_STACK : (size_t)stack_env;
+    size_t stack = (size_t)stack_env;
     cpu_pool.stack_size = (stack + cpu_pool.page - 1) & ~(cpu_pool.page - 1);
     cpu_pool.use_uc = !HAVE_ASM_SWITCH || cpu_shadow_stack_active();
     cpu_pool.block_stack = cpu_pool.use_uc       ? 0

@@ -38,5 +38,8 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
 /* NULL, or what GPUJIT_CPU_THREADS or GPUJIT_CPU_STACK (named in *var) takes, when its value is
  * not that (a static message). */
 const char *gj_cpu_env_error(const char **var);
+/* The threads a launch runs blocks on and the bytes of stack of each simulated thread (before
+ * rounding to pages): GPUJIT_CPU_THREADS and GPUJIT_CPU_STACK, clamped, or their defaults. */
+void gj_cpu_settings(long *threads, long *stack);
 
 #endif

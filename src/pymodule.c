@@ -198,6 +198,13 @@ static int env_check(void) {
     return 0;
 }
 
+static PyObject *py_cpu_settings(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    long threads, stack;
+    gj_cpu_settings(&threads, &stack);
+    return Py_BuildValue("{s:l,s:l}", "threads", threads, "stack", stack);
+}
+
 static PyObject *py_check_environment(PyObject *mod, PyObject *unused) {
     (void)mod, (void)unused;
     if (env_check() < 0) return NULL;
@@ -378,6 +385,9 @@ static PyMethodDef methods[] = {
     {"supported_ccs", py_supported_ccs, METH_NOARGS, "supported_ccs() -> the (major, minor) PTX is compiled for"},
     {"libdevice_path", py_libdevice_path, METH_NOARGS, "libdevice_path() -> libdevice.10.bc's path, or None"},
     {"llvm_version", py_llvm_version, METH_NOARGS, "llvm_version() -> LLVM's (major, minor, patch)"},
+    {"cpu_settings", py_cpu_settings, METH_NOARGS,
+     "cpu_settings() -> {'threads', 'stack'}: the threads the CPU target runs blocks on and the bytes of stack "
+     "of each simulated thread, from GPUJIT_CPU_THREADS and GPUJIT_CPU_STACK"},
     {"check_environment", py_check_environment, METH_NOARGS,
      "check_environment(): None, or ValueError naming a GPUJIT_* variable the compiler or the CPU target "
      "reads (GPUJIT_DEBUG, GPUJIT_PTX_PASSES, GPUJIT_TARGET, GPUJIT_CPU_THREADS, GPUJIT_CPU_STACK) whose value "

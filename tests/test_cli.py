@@ -113,6 +113,66 @@ def test_info():
         assert re.search(r"^missing\s+: .*driver", out, re.M)
 
 
+def cli_env(*args, **env):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_")}
+    e.update(env)
+    e["PYTHONPATH"] = os.path.dirname(os.path.dirname(gpujit.__file__)) + os.pathsep + e.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "gpujit", *args], capture_output=True, text=True, env=e,
+                          timeout=300)
+
+
+def test_info_is_as_complete_as_numba_s(tmp_path):
+    r = cli_env("info", GPUJIT_CPU_THREADS="3", GPUJIT_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    fields = dict(re.findall(r"^(\S[^:\n]*?)\s+: (.*)$", r.stdout, re.M))
+    from gpujit import _core
+    env = _core.cache_environment()
+    assert fields["compiles for (and caches by)"].startswith(env["host_cpu"])
+    assert set(fields["CPU features"].split()) == {f[1:] for f in env["host_features"].split(",") if f[0] == "+"}
+    assert fields["threads running blocks"].startswith("3 (GPUJIT_CPU_THREADS=3")
+    assert fields["GPUJIT_CPU_THREADS"] == "3"
+    assert fields["GPUJIT_CACHE_DIR"] == str(tmp_path / "cache")
+    assert "does not exist yet" in fields["cache directory (cache=True)"]
+    for key in ("ptxas", "nvdisasm", "NVRTC", "libdevice", "installed", "memory", "C library", "CPU"):
+        assert fields.get(key), (key, r.stdout)
+    ptxas = shutil.which("ptxas")
+    assert (fields["ptxas"] == ptxas) if ptxas else fields["ptxas"].startswith("not found")
+    assert "GiB" in fields["memory"] and fields["C library"].split()[0] in ("glibc", "unknown", "musl")
+    (tmp_path / "file").write_text("x")
+    r = cli_env("info", GPUJIT_CACHE_DIR=str(tmp_path / "file"))
+    fields = dict(re.findall(r"^(\S[^:\n]*?)\s+: (.*)$", r.stdout, re.M))
+    assert "a file, not a directory: not usable" in fields["cache directory (cache=True)"]
+    assert "__pycache__" in fields["cache directory used instead"]
+
+
+@pytest.mark.parametrize("env", [dict(GPUJIT_TARGET="bogus"), dict(GPUJIT_TARGET="gpu"),
+                                 dict(GPUJIT_DEBUG="bogus", GPUJIT_CPU_BOUNDSCHECK="maybe")])
+def test_info_reports_bad_settings_in_one_line(env):
+    r = cli_env("info", **env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpujit: "), r.stderr
+    for var, value in env.items():
+        assert "%s=%r" % (var, value) in lines[0]
+        assert re.search(r"^%s\s+: %s  <- bad: " % (var, re.escape(value)), r.stdout, re.M), r.stdout
+    assert "__Versions__" in r.stdout and "__For the GPU target__" in r.stdout  # the rest is shown
+
+
+def test_detect_agrees_with_gpus(tmp_path):
+    code = "import gpujit; print(gpujit.detect(), len(gpujit.gpus))"
+    for env, shown in ((dict(), "GPUJIT_TARGET unset"), (dict(GPUJIT_TARGET="cpu"), "GPUJIT_TARGET='cpu'")):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_")}
+        e.update(env, PYTHONPATH=os.path.dirname(os.path.dirname(gpujit.__file__)))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=300)
+        assert r.returncode == 0, r.stderr
+        if gpujit.is_available():
+            assert shown in r.stdout or env
+            continue
+        out = r.stdout.splitlines()
+        assert out[-1] == "False 1" and shown in r.stdout, r.stdout
+        assert "gpus[0]" in r.stdout  # the one device gpus lists, the host
+
+
 def test_ptx_of_an_example():
     r = cli("ptx", os.path.join(EXAMPLES, "saxpy.py"))
     assert r.returncode == 0, r.stderr

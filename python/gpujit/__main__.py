@@ -210,12 +210,107 @@ def _ptx(args):
 
 # ---- info ---------------------------------------------------------------------------
 
+def _environment_problems():
+    """{variable: one-line message} for every GPUJIT_* variable whose value gpujit does not
+    take: config.check_environment() asked again with each bad one set aside."""
+    from .config import check_environment
+    problems, aside = {}, {}
+    try:
+        for _ in range(len(os.environ)):
+            try:
+                check_environment()
+                break
+            except ValueError as e:
+                var = str(e).split("=", 1)[0]
+                if var not in os.environ or var in aside:
+                    problems.setdefault("GPUJIT", str(e))
+                    break
+                problems[var] = str(e)
+                aside[var] = os.environ.pop(var)
+    finally:
+        os.environ.update(aside)
+    return problems
+
+
+def _memory():
+    """(total, available) bytes of memory, from /proc/meminfo (None where it is not readable)."""
+    found = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("MemTotal", "MemAvailable"):
+                    found[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return found.get("MemTotal"), found.get("MemAvailable")
+
+
+def _gib(n):
+    return "?" if n is None else "%.1f GiB" % (n / 2**30)
+
+
+def _nvrtc_path():
+    from .cudadrv import nvrtc
+    try:
+        lib = nvrtc._nvrtc()
+        return "found (%s), version %d.%d" % ((lib._name,) + tuple(nvrtc._get_nvrtc_version()))
+    except Exception as e:
+        return "not found (%s)" % (str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _nvidia_wheels():
+    from importlib import metadata
+    found = sorted({"%s %s" % (d.metadata["Name"], d.version) for d in metadata.distributions()
+                    if (d.metadata["Name"] or "").lower().startswith(("nvidia-", "cuda-"))})
+    return found
+
+
+def _cache_state(path):
+    """What the directory at `path` is, for the kernel cache: its entries and their size, or why it
+    is not usable."""
+    if os.path.isfile(path):
+        return "a file, not a directory: not usable"
+    if not os.path.exists(path):
+        return "does not exist yet (made on the first cached compile)"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "not writable: not usable"
+    files = size = 0
+    for dirpath, _, names in os.walk(path):
+        for n in names:
+            try:
+                size += os.path.getsize(os.path.join(dirpath, n))
+                files += 1
+            except OSError:
+                pass
+    return "%d files, %.1f MiB" % (files, size / 2**20)
+
+
+def _cache_rows():
+    """The cache directory cache=True uses, as caching.py picks it, with its state."""
+    rows = []
+    given = next(((var, os.environ[var]) for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR") if os.environ.get(var)),
+                 None)
+    user = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                        "gpujit")
+    if given:
+        state = _cache_state(os.path.abspath(given[1]))
+        rows.append(("cache directory (cache=True)", "$%s=%s: %s" % (given[0], given[1], state)))
+        if "not usable" in state:
+            rows.append(("cache directory used instead", "__pycache__ beside each source file (else %s)" % user))
+    else:
+        rows.append(("cache directory (cache=True)", "__pycache__ beside each source file (else %s)" % user))
+    rows.append(("per-user cache", "%s: %s" % (user, _cache_state(user))))
+    return rows
+
+
 def sysinfo():
     """[(section, [(key, value), ...]), ...]: what `info` prints."""
     import numpy as np
     import gpujit
     from . import _core
-    from .cudadrv import list_devices
+    from .cudadrv import _cpu_name, list_devices
+    from .sass import find_tool
 
     lv = _core.llvm_version()
     versions = [("gpujit", "%s (%s)" % (gpujit.__version__, os.path.dirname(gpujit.__file__))),
@@ -223,9 +318,25 @@ def sysinfo():
                 ("Python", "%s %s (%s)" % (platform.python_implementation(), platform.python_version(),
                                            sys.executable)),
                 ("NumPy", np.__version__)]
+    total, available = _memory()
+    libc = " ".join(platform.libc_ver()).strip() or "unknown"
     system = [("OS", "%s %s" % (platform.system(), platform.release())),
               ("machine", platform.machine()),
-              ("CPU cores", str(os.cpu_count() or "?"))]
+              ("CPU", _cpu_name()),
+              ("CPU cores", str(os.cpu_count() or "?")),
+              ("memory", "%s, %s available" % (_gib(total), _gib(available))),
+              ("C library", libc)]
+
+    env = _core.cache_environment()
+    cpu = _core.cpu_settings()
+    features = sorted(f[1:] for f in env["host_features"].split(",") if f.startswith("+"))
+    cpu_target = [("compiles for (and caches by)", "%s, %s" % (env["host_cpu"],
+                                                             "LLVM %d.%d.%d" % lv)),
+                  ("CPU features", " ".join(features) or "none"),
+                  ("threads running blocks", "%d (GPUJIT_CPU_THREADS%s)" % (
+                      cpu["threads"], "=" + os.environ["GPUJIT_CPU_THREADS"]
+                      if os.environ.get("GPUJIT_CPU_THREADS") else " unset: the CPUs this process may use")),
+                  ("stack per GPU thread", "%d KiB" % (cpu["stack"] // 1024))]
 
     missing = []
     try:
@@ -255,34 +366,51 @@ def sysinfo():
     libdevice = _core.libdevice_path()
     if libdevice is None:
         missing.append("libdevice.10.bc, for kernels calling math functions (set GPUJIT_LIBDEVICE or CUDA_HOME)")
+    tools = [("ptxas", find_tool("ptxas") or "not found (inspect_sass needs it)"),
+             ("nvdisasm", find_tool("nvdisasm") or "not found (inspect_sass needs it)"),
+             ("NVRTC", _nvrtc_path()),
+             ("libdevice", libdevice or "not found")]
+    wheels = [("installed", ", ".join(_nvidia_wheels()) or "none")]
+
+    problems = _environment_problems()
+    settings = [(k, v if k not in problems else "%s  <- bad: %s" % (v, problems[k]))
+                for k, v in sorted(os.environ.items()) if k.startswith("GPUJIT_")]
+    settings += [(k, v) for k, v in sorted(os.environ.items()) if k.startswith("NUMBA_")]
+    if "GPUJIT" in problems:
+        settings.append(("problem", problems["GPUJIT"]))
+
     env_target = os.environ.get("GPUJIT_TARGET")
-    target = _core.get_target()
-    why = ("GPUJIT_TARGET=%s" % env_target if env_target else
-           "a driver and a device were found" if target == "cuda" else "no usable GPU")
-    cache = next(("$%s=%s" % (var, os.environ[var]) for var in ("NUMBA_CACHE_DIR", "GPUJIT_CACHE_DIR")
-                  if os.environ.get(var)), None)
-    if cache is None:
-        cache = "__pycache__ beside each source file (else %s)" % os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gpujit")
-    compiler = [("default target", "%s (%s)" % (target, why)),
-                ("PTX for compute capabilities", ", ".join("%d.%d" % c for c in _core.supported_ccs())),
-                ("libdevice", libdevice or "not found"),
-                ("cache directory (cache=True)", cache)]
+    try:
+        target = _core.get_target()
+        why = ("GPUJIT_TARGET=%s" % env_target if env_target else
+               "GPUJIT_TARGET unset: a driver and a device were found" if target == "cuda"
+               else "GPUJIT_TARGET unset: no usable GPU")
+        default_target = "%s (%s)" % (target, why)
+    except ValueError as e:
+        default_target = "none: %s" % e
+    compiler = [("default target", default_target),
+                ("PTX for compute capabilities", ", ".join("%d.%d" % c for c in _core.supported_ccs()) + ", 9.0a")]
+    compiler += _cache_rows()
     usable = all(m.startswith("libdevice") for m in missing)  # without libdevice only math functions fail
     gpu = [("GPU target", "usable" if usable else "not usable")]
     gpu += [("missing", m) for m in missing] or [("missing", "nothing")]
-    return [("Versions", versions), ("System", system), ("CUDA driver", driver), ("CUDA devices", devices),
-            ("Compiler", compiler), ("For the GPU target", gpu)]
+    return [("Versions", versions), ("System", system), ("CPU target", cpu_target), ("CUDA driver", driver),
+            ("CUDA devices", devices), ("CUDA tools", tools), ("NVIDIA wheels", wheels),
+            ("Environment (GPUJIT_*, NUMBA_*)", settings or [("set", "none")]), ("Compiler", compiler),
+            ("For the GPU target", gpu)], problems
 
 
 def _info(args):
-    sections = sysinfo()
+    sections, problems = sysinfo()
     width = max(len(k) for _, rows in sections for k, _ in rows)
     for title, rows in sections:
         print("__%s__" % title)
         for k, v in rows:
             print("%-*s : %s" % (width, k, v))
         print()
+    if problems:
+        sys.stdout.flush()
+        raise _Fail("; ".join(problems.values()))
 
 
 # ---- the parser ---------------------------------------------------------------------

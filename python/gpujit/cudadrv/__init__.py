@@ -150,8 +150,15 @@ def select_device(device_id):
     return Device(_core.device_info(int(device_id)))
 
 
+def _target_reason():
+    """Why the target is what it is: GPUJIT_TARGET's value, or that it is unset."""
+    env = os.environ.get("GPUJIT_TARGET")
+    return "GPUJIT_TARGET=%r" % env if env else "GPUJIT_TARGET unset"
+
+
 def detect():
-    """Print the CUDA devices found; True if there is at least one."""
+    """Print the CUDA devices found, and on the cpu target the one device gpus lists (the
+    host); True if there is at least one CUDA device."""
     if not _core.is_available():
         try:
             _core.driver_version()
@@ -159,7 +166,12 @@ def detect():
         except CudaError as e:
             reason = str(e)
         print(f"Found 0 CUDA devices: {reason}")
-        print(f"gpujit will use the cpu target (GPUJIT_TARGET={os.environ.get('GPUJIT_TARGET', '')!r})")
+        target = _core.get_target()
+        print(f"gpujit will use the {target} target ({_target_reason()})")
+        if target == "cpu":
+            d = CpuDevice()
+            print(f"id {d.id:2d} {d.name!r:>30} the host, gpus[0] on the cpu target: "
+                  f"{_core.cpu_settings()['threads']} threads run blocks")
         return False
     devs = list_devices()
     major, minor = driver_version()
@@ -169,7 +181,7 @@ def detect():
         print(f"id {d.id:2d} {d.name!r:>30} compute capability: {cc}  "
               f"SMs: {d.multiprocessor_count}  memory: {d.total_memory / 2**30:.1f} GiB  "
               f"pci bus: {d.pci_bus_id}")
-    print(f"current target: {_core.get_target()}")
+    print(f"current target: {_core.get_target()} ({_target_reason()})")
     return True
 
 
