@@ -637,6 +637,23 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
 }
 
 /* run = 0: only the checks (a launch recorded into a graph, or its update). */
+/* One group of the barrier rule's report in words: "threads (0, 0, 0) to ... (30 of them) wait
+ * at the barrier at k.py:7", "... returned". */
+static void barrier_group(const GjOutput *o, const GjBarrierGroup *g, char *buf, size_t n) {
+    char who[96] = "some threads";
+    if (g->tid[0] >= 0 && g->count == 1)
+        snprintf(who, sizeof who, "thread (%d, %d, %d)", g->tid[0], g->tid[1], g->tid[2]);
+    else if (g->tid[0] >= 0)
+        snprintf(who, sizeof who, "%u threads, the first (%d, %d, %d),", g->count, g->tid[0], g->tid[1], g->tid[2]);
+    const char *where = g->site >= 0 ? gj_output_barrier(o, g->site) : NULL;
+    if (g->site == GJ_SITE_RETURNED)
+        snprintf(buf, n, "%s returned", who);
+    else if (where)
+        snprintf(buf, n, "%s reached the syncthreads() at %s", who, where);
+    else
+        snprintf(buf, n, "%s wait at a barrier", who);
+}
+
 static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots, int run) {
     GjOutput *o = e->out;
     size_t shared_used, local, constant;
@@ -660,7 +677,16 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
             if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
-        PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
+        const GjBarrierReport *r = gj_cpu_barrier_report();
+        if (r && name) {
+            char what[2][320];
+            for (int g = 0; g < 2; g++) barrier_group(o, &r->group[g], what[g], sizeof what[g]);
+            PyErr_Format(GjExc_LaunchError,
+                         "kernel '%U': syncthreads(): not every thread of block (%d, %d, %d) reached the same barrier: "
+                         "%s; %s (a barrier inside a branch that some threads skipped?)",
+                         name, r->ctaid[0], r->ctaid[1], r->ctaid[2], what[0], what[1]);
+        } else
+            PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
         Py_XDECREF(name);
         return -1;
     }

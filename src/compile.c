@@ -105,6 +105,9 @@ static int describe(Ctx *c) {
     o->nfiles = c->files.n;
     o->files = calloc((size_t)c->files.n + 1, sizeof(char *));
     for (int i = 0; o->files && i < c->files.n; i++) o->files[i] = strdup(c->files.v[i]);
+    o->nbarriers = c->barriers.n;
+    o->barriers = calloc((size_t)c->barriers.n + 1, sizeof(char *));
+    for (int i = 0; o->barriers && i < c->barriers.n; i++) o->barriers[i] = strdup(c->barriers.v[i]);
     o->raises = c->raises; /* the output owns them now */
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
@@ -375,6 +378,9 @@ int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
 int gj_output_cooperative(const GjOutput *o) { return o->cooperative; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }
 const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
+const char *gj_output_barrier(const GjOutput *o, int site) {
+    return o->barriers && site >= 0 && site < o->nbarriers ? o->barriers[site] : NULL;
+}
 PyObject *gj_output_raise(const GjOutput *o, int i) {
     return o->raises && i >= 0 && i < PyList_GET_SIZE(o->raises) ? PyList_GET_ITEM(o->raises, i) : NULL;
 }
@@ -395,6 +401,8 @@ void gj_output_free(GjOutput *o) {
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);
     free(o->files);
+    for (int i = 0; o->barriers && i < o->nbarriers; i++) free(o->barriers[i]);
+    free(o->barriers);
     Py_XDECREF(o->raises);
     Py_XDECREF(o->externs);
     free(o);

@@ -1026,6 +1026,8 @@ struct GjOutput {
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
+    int nbarriers;
+    char **barriers; /* host target: "file:line" of each syncthreads() call, by site number */
     PyObject *raises; /* (class, args, builtin, function name) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
@@ -1107,6 +1109,7 @@ struct Ctx {
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
+    PtrVec barriers; /* root, CPU target: "file:line" of each syncthreads() call, by its site number */
     PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     PyObject *externs; /* root: a list of the external functions (declare_device) the code calls */
