@@ -171,6 +171,34 @@ def _mangled(dirname):
     return (drive.replace(":", "") + path).strip(os.sep).replace(os.sep, "_") or "root"
 
 
+def _notebook_cell(filename):
+    """The source text of the notebook cell `filename` names, or None: IPython (and Jupyter's
+    kernel) compiles each cell under a name that is no file ("<ipython-input-3-...>", or
+    ".../ipykernel_<pid>/<hash>.py") and keeps its text in linecache, which is what numba's
+    IPython locator reads too."""
+    if not filename or os.path.isfile(filename):
+        return None
+    base = os.path.basename(filename)
+    if not (filename.startswith("<ipython-input-") or os.path.basename(os.path.dirname(filename)).startswith(
+            "ipykernel_") and base.endswith(".py")):
+        return None
+    import linecache
+    lines = linecache.getlines(filename)
+    return "".join(lines) if lines else None
+
+
+def _notebook_cache_dir():
+    """Where kernels defined in notebook cells are cached: $GPUJIT_CACHE_DIR/ipython (or
+    $NUMBA_CACHE_DIR's), else the per-user cache's ipython/."""
+    roots = [os.environ.get(var) for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR")]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for root in [os.path.abspath(r) for r in roots if r] + [os.path.join(base, "gpujit")]:
+        path = os.path.join(root, "ipython")
+        if _writable(path):
+            return path
+    raise RuntimeError("cannot cache a kernel of a notebook cell: no writable cache directory (set GPUJIT_CACHE_DIR)")
+
+
 def _cache_dir(source):
     src_dir = os.path.dirname(source)
     for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
@@ -326,21 +354,23 @@ class FunctionCache:
     """The cache files of one Python function."""
 
     def __init__(self, py_func):
+        filename = getattr(py_func.__code__, "co_filename", None)
+        self._cell = _notebook_cell(filename)  # a notebook cell's text: stands for the file
         try:
             source = inspect.getsourcefile(py_func) or inspect.getfile(py_func)
         except TypeError:
             source = None
-        if not source or not os.path.isfile(source):
+        if self._cell is None and (not source or not os.path.isfile(source)):
             raise RuntimeError("cannot cache function %r: no locator available for file %r (caching needs "
-                               "the function's source file)" % (py_func.__qualname__,
-                                                                getattr(py_func.__code__, "co_filename", None)))
+                               "the function's source file, or a notebook cell)" % (py_func.__qualname__, filename))
         self._py_func = py_func
-        self._source = os.path.abspath(source)
-        modname = os.path.splitext(os.path.basename(source))[0]
+        self._source = filename if self._cell is not None else os.path.abspath(source)
+        modname = os.path.splitext(os.path.basename(self._source.strip("<>")))[0]
+        modname = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in modname)
         qual = py_func.__qualname__.replace("<locals>", "locals").replace("<lambda>", "lambda")
         qual = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in qual)
         self._name = "%s.%s-%d.py%d%d" % (modname, qual, py_func.__code__.co_firstlineno, *sys.version_info[:2])
-        self._dir = _cache_dir(self._source)
+        self._dir = _notebook_cache_dir() if self._cell is not None else _cache_dir(self._source)
         self._lock = _thread.allocate_lock()
         self.stats = CacheStats(self._dir)
 
@@ -349,6 +379,9 @@ class FunctionCache:
         return os.path.join(self._dir, self._name + ".nbi")
 
     def _stamp(self):
+        if self._cell is not None:  # a cell has no file: its text, as it is now
+            import linecache
+            return ("cell", _digest("".join(linecache.getlines(self._source)).encode()).hexdigest())
         st = os.stat(self._source)
         return (st.st_mtime, st.st_size)
 
