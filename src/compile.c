@@ -1,6 +1,9 @@
 /* compile.c: the pipeline. gj_compile() is the whole compiler in one column:
  * decode -> cfg -> build IR -> infer types -> lower -> optimise -> emit. */
 #include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -325,11 +328,72 @@ static void teardown(Ctx *c) {
     arena_free(&c->arena);
 }
 
+/* A compile still running after GPUJIT_COMPILE_NOTICE seconds says once, on stderr, what it
+ * compiles: a thread that waits that long for the compile to end (the compile holds the GIL, so
+ * no Python thread could say it). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    double secs;
+    char what[320];
+} Notice;
+
+static void *notice_main(void *arg) {
+    Notice *n = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double whole = (double)until.tv_sec + until.tv_nsec / 1e9 + n->secs;
+    until.tv_sec = (time_t)whole;
+    until.tv_nsec = (long)((whole - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&n->mu);
+    int rc = 0;
+    while (!n->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&n->cv, &n->mu, &until);
+    if (!n->done)
+        fprintf(stderr, "gpujit: compiling %s (more than %g s so far; GPUJIT_COMPILE_NOTICE=0 silences this)\n",
+                n->what, n->secs);
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+static int notice_start(Notice *n, pthread_t *th, const Ctx *c, const char *sig, const GjOptions *opt) {
+    n->secs = compile_notice_seconds();
+    if (!(n->secs > 0)) return 0;
+    n->done = 0;
+    if (opt->target == GJ_TARGET_HOST)
+        snprintf(n->what, sizeof n->what, "%s(%s) for the cpu target", c->funcname ? c->funcname : "?", sig);
+    else
+        snprintf(n->what, sizeof n->what, "%s(%s) to PTX for sm_%d%d", c->funcname ? c->funcname : "?", sig,
+                 opt->cc_major, opt->cc_minor);
+    if (pthread_mutex_init(&n->mu, NULL)) return 0;
+    if (pthread_cond_init(&n->cv, NULL)) return pthread_mutex_destroy(&n->mu), 0;
+    if (pthread_create(th, NULL, notice_main, n)) {
+        pthread_cond_destroy(&n->cv);
+        pthread_mutex_destroy(&n->mu);
+        return 0;
+    }
+    return 1;
+}
+
+static void notice_end(Notice *n, pthread_t th) {
+    pthread_mutex_lock(&n->mu);
+    n->done = 1;
+    pthread_cond_signal(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&n->cv);
+    pthread_mutex_destroy(&n->mu);
+}
+
 int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char *sig, const GjOptions *opt,
                GjOutput **out) {
     Ctx ctx = {0}, *c = &ctx;
     int rc = setup(c, code, globals, closure, opt);
+    Notice notice;
+    pthread_t notice_thread;
+    int noticing = rc == 0 && notice_start(&notice, &notice_thread, c, sig, opt);
     if (rc == 0) rc = compile(c, sig);
+    if (noticing) notice_end(&notice, notice_thread);
     if (rc == 0 && PyErr_Occurred()) rc = -1;
     if (rc < 0 && !PyErr_Occurred()) internal_error(c, NO_LOCATION, "compile failed without a message");
     if (rc == 0) {

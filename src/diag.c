@@ -190,9 +190,29 @@ static int check_list(const char *var, const char *const *words) {
     return 0;
 }
 
+/* GPUJIT_COMPILE_NOTICE: after how many seconds a compile still running says on stderr what it
+ * compiles (a number; 0, off, no or false: never); 3 when unset, -1 when malformed. */
+double compile_notice_seconds(void) {
+    const char *v = getenv("GPUJIT_COMPILE_NOTICE");
+    if (!v || !*v) return 3.0;
+    static const char *const off[] = {"0", "off", "no", "false", NULL};
+    for (int i = 0; off[i]; i++)
+        if (!strcasecmp(v, off[i])) return 0.0;
+    char *end;
+    double s = strtod(v, &end);
+    while (*end == ' ') end++;
+    return end == v || *end || !(s > 0) || s > 1e6 ? -1.0 : s;
+}
+
 int diag_env_check(void) {
     RETURN_IF_ERROR(check_list("GPUJIT_DEBUG", DEBUG_WORDS));
-    return check_list("GPUJIT_PTX_PASSES", PTX_PASS_WORDS);
+    RETURN_IF_ERROR(check_list("GPUJIT_PTX_PASSES", PTX_PASS_WORDS));
+    if (compile_notice_seconds() < 0) {
+        PyErr_Format(PyExc_ValueError, "GPUJIT_COMPILE_NOTICE='%s': use a number of seconds (e.g. 3), or 0 or off "
+                     "for never", getenv("GPUJIT_COMPILE_NOTICE"));
+        return -1;
+    }
+    return 0;
 }
 
 bool debug_enabled(const char *stage) {

@@ -86,6 +86,7 @@ int diag_init_exceptions(PyObject *module);
 int gj_digest_add(PyObject *module); /* digest.c: _core.Digest */
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
 bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
+double compile_notice_seconds(void);      /* GPUJIT_COMPILE_NOTICE (diag.c): seconds, 0 for never, -1 malformed */
 int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_DEBUG or GPUJIT_PTX_PASSES names an unknown word */
 
 //

@@ -53,6 +53,7 @@ def test_boundscheck_spellings(value, want):
     ("GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS", "maybe", "use one of 1, true"),
     ("GPUJIT_ALWAYS_WARN_UNINIT_VAR", "2", "use one of 1, true"),
     ("GPUJIT_CUDA_ARRAY_INTERFACE_SYNC", "sometimes", "use one of 1, true"),
+    ("GPUJIT_COMPILE_NOTICE", "soon", "use a number of seconds"),
 ])
 def test_bad_value_is_one_line(var, value, says):
     r = run(**{var: value})

@@ -7,9 +7,10 @@ what happens on a cache miss (_specialize) and the introspection API.
 import inspect
 import os
 import sys
+import time
 import re
 
-from . import _core
+from . import _core, _profiler as profiler
 from .compiler import _given
 from .compiler import compile as _compile_device
 from .types import Type
@@ -199,6 +200,15 @@ class Dispatcher(_core.DispatcherBase):
                 # the kernel's own files, then each called declaration's
                 k.link = link_items(list(self.link) + [x for e in k.externs for x in e.link], key[2])
             return k
+        if profiler._active:  # GPUJIT_PROFILE: the compile's time, in the summary
+            t0 = time.perf_counter()
+            try:
+                return self._build_now(key, build, use_cache)
+            finally:
+                profiler.compiled(self, key, time.perf_counter() - t0)
+        return self._build_now(key, build, use_cache)
+
+    def _build_now(self, key, build, use_cache):
         if self._cache is None:
             return build()
         ckey = self._cache.key(key[0], key[1], key[2], dict(
