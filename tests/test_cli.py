@@ -146,7 +146,8 @@ def test_info_is_as_complete_as_numba_s(tmp_path):
 
 
 @pytest.mark.parametrize("env", [dict(GPUJIT_TARGET="bogus"), dict(GPUJIT_TARGET="gpu"),
-                                 dict(GPUJIT_DEBUG="bogus", GPUJIT_CPU_BOUNDSCHECK="maybe")])
+                                 dict(GPUJIT_DEBUG="bogus", GPUJIT_CPU_BOUNDSCHECK="maybe"),
+                                 dict(GPUJIT_ALWAYS_WARN_UNINIT_VAR="2", GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x")])
 def test_info_reports_bad_settings_in_one_line(env):
     r = cli_env("info", **env)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr

@@ -212,13 +212,14 @@ def _ptx(args):
 
 def _environment_problems():
     """{variable: one-line message} for every GPUJIT_* variable whose value gpujit does not
-    take: config.check_environment() asked again with each bad one set aside."""
-    from .config import check_environment
+    take: config.check_environment() asked again with each bad one set aside (config's own
+    settings are read when it is imported, which a bad one makes fail)."""
+    import importlib
     problems, aside = {}, {}
     try:
         for _ in range(len(os.environ)):
             try:
-                check_environment()
+                importlib.import_module(__package__ + ".config").check_environment()
                 break
             except ValueError as e:
                 var = str(e).split("=", 1)[0]
