@@ -108,10 +108,11 @@ void cpu_fiber_main(Fiber *f) {
 /* ---- fibers of a block -------------------------------------------------- */
 
 /* blk->syncthreads for kernels run as fibers. */
-static void fiber_barrier(GjBlockCtx *blk) {
+static void fiber_barrier(GjBlockCtx *blk, int32_t site) {
     Sched *s = blk->sched;
     s->nwait++;
     s->cur->wait = WAIT_BARRIER;
+    s->cur->site = site;
     cpu_to_sched(s, s->cur);
 }
 
@@ -119,7 +120,7 @@ static void fiber_barrier(GjBlockCtx *blk) {
 static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred) {
     Sched *s = blk->sched;
     s->npred += pred != 0;
-    fiber_barrier(blk);
+    fiber_barrier(blk, GJ_SITE_UNKNOWN);
     switch (op) {
     case GJ_SYNC_COUNT: return (int32_t)s->last_npred;
     case GJ_SYNC_AND: return s->last_npred == s->last_narrived;
@@ -130,7 +131,7 @@ static int32_t fiber_sync_reduce(GjBlockCtx *blk, int32_t op, int32_t pred) {
 /* blk->syncthreads, sync_reduce and warp for block functions: the compiler
  * only emits those for kernels without barriers or warp operations, and
  * these are the one thing that cannot hang. */
-static void barrier_noop(GjBlockCtx *blk) { (void)blk; }
+static void barrier_noop(GjBlockCtx *blk, int32_t site) { (void)blk, (void)site; }
 static int32_t sync_reduce_noop(GjBlockCtx *blk, int32_t op, int32_t pred) {
     (void)blk, (void)op;
     return pred != 0;
@@ -193,6 +194,55 @@ static const char MSG_GRID_LEADER[] = "cg grid sync: thread 0 of a block returne
 static const char MSG_GRID_DEADLOCK[] = "cg grid sync: a block returned while other blocks wait at grid.sync() "
                                         "(every block must reach it; on the GPU this hangs)";
 
+/* ---- the barrier rule's report ------------------------------------------- */
+
+/* Thread `lin` (linear, x fastest) of a block of the given dimensions, in tid. */
+static void tid_of(const int32_t ntid[3], uint64_t lin, int32_t tid[3]) {
+    uint64_t nx = (uint64_t)ntid[0], ny = (uint64_t)ntid[1];
+    tid[0] = (int32_t)(lin % nx), tid[1] = (int32_t)(lin / nx % ny), tid[2] = (int32_t)(lin / nx / ny);
+}
+
+/* The worker's report starts afresh for block blk: no group known. */
+static GjBarrierReport *report_begin(Worker *w, const GjBlockCtx *blk) {
+    GjBarrierReport *r = &w->report;
+    memset(r, 0, sizeof *r);
+    memcpy(r->ctaid, blk->ctaid, sizeof r->ctaid);
+    for (int g = 0; g < 2; g++) r->group[g].site = GJ_SITE_UNKNOWN, r->group[g].tid[0] = -1;
+    return r;
+}
+
+/* Adds thread `lin` at `site` to the report: to the group of that site, else to the first
+ * empty one (a third kind of thread is left out). */
+static void report_thread(GjBarrierReport *r, const int32_t ntid[3], uint64_t lin, int32_t site) {
+    for (int g = 0; g < 2; g++) {
+        GjBarrierGroup *grp = &r->group[g];
+        if (grp->count == 0) {
+            grp->site = site;
+            tid_of(ntid, lin, grp->tid);
+        }
+        if (grp->site == site) {
+            grp->count++;
+            return;
+        }
+    }
+}
+
+/* Threads run as fibers: which ones returned and where the others wait. */
+static void report_fibers(Worker *w, Sched *s, uint32_t n) {
+    GjBarrierReport *r = report_begin(w, s->blk);
+    for (uint32_t i = 0; i < n; i++) {
+        const Fiber *f = &s->fibers[i];
+        if (f->done || f->wait == WAIT_BARRIER)
+            report_thread(r, s->blk->ntid, i, f->done ? GJ_SITE_RETURNED : f->site);
+    }
+}
+
+/* The barrier rule's error, with the report of the worker that saw it. */
+static void set_deadlock(Job *j, const Worker *w) {
+    const char *none = NULL;
+    if (atomic_compare_exchange_strong(&j->err, &none, MSG_DEADLOCK)) j->report = w->report;
+}
+
 /* Runs block s's threads until every one has returned (NULL, s->ndone ==
  * n) or, in a cooperative launch, every live one waits at the grid barrier
  * (NULL, s->ngrid > 0); releases its block barriers on the way. A deadlock
@@ -221,7 +271,10 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
             return NULL; /* the block waits at the grid barrier */
         }
         /* Finished threads will never arrive: the others would wait forever. */
-        if (s->ndone > 0) return MSG_DEADLOCK;
+        if (s->ndone > 0) {
+            report_fibers(w, s, n);
+            return MSG_DEADLOCK;
+        }
         /* release the barrier */
         s->last_npred = s->npred, s->last_narrived = s->nwait;
         s->npred = s->nwait = 0;
@@ -317,7 +370,7 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
         /* a fiber: this thread alone, the fibers' own barrier between rounds */
         void **h = (void **)(w->coro_buf + (size_t)(((Sched *)blk->sched)->cur - w->fibers) * size);
         while (coro_live(h)) {
-            if (barriers) blk->syncthreads(blk);
+            if (barriers) blk->syncthreads(blk, GJ_SITE_UNKNOWN);
             coro_resume(h);
         }
         return;
@@ -328,7 +381,12 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
     /* the barrier rule: a round must not end with some threads returned
      * and others waiting (one compare a round) */
     while (live) {
-        if (barriers && live < n) cpu_trap_deadlock();
+        if (barriers && live < n) {
+            GjBarrierReport *r = report_begin(w, blk);
+            for (uint32_t i = 0; i < n; i++)
+                report_thread(r, blk->ntid, i, coro_live((void **)(buf + i * size)) ? GJ_SITE_UNKNOWN : GJ_SITE_RETURNED);
+            cpu_trap_deadlock();
+        }
         uint32_t waiting = 0;
         for (uint32_t i = 0; i < n; i++) {
             void **h = (void **)(buf + i * size);
@@ -362,9 +420,14 @@ static void *region_scratch(GjBlockCtx *blk, uint64_t per_thread) {
     return w->region_buf;
 }
 
-/* blk->region_deadlock: the threads of a block did not all reach the same barrier. */
-static void region_deadlock(GjBlockCtx *blk) {
-    (void)blk;
+/* blk->region_deadlock: the threads of a block did not all reach the same barrier; `seen` has
+ * bit k for each exit k some thread took (which threads, the loops do not keep). */
+__attribute__((noreturn)) static void region_deadlock(GjBlockCtx *blk, uint64_t seen, const int32_t *exit_sites,
+                                                    int32_t nexits) {
+    GjBarrierReport *r = report_begin(cpu_tls_worker, blk);
+    int g = 0;
+    for (int32_t k = 0; k < nexits && k < 64 && g < 2; k++)
+        if (seen >> k & 1) r->group[g++].site = exit_sites[k];
     cpu_trap_deadlock();
 }
 
@@ -426,7 +489,10 @@ static void run_blocks(Worker *w, Job *j) {
             if (atomic_load_explicit(&j->err, memory_order_relaxed)) return;
             const char *msg = run_block(w, j, b);
             if (msg) {
-                set_error(j, msg);
+                if (msg == MSG_DEADLOCK)
+                    set_deadlock(j, w);
+                else
+                    set_error(j, msg);
                 return;
             }
         }
@@ -459,7 +525,10 @@ static void run_coop(Worker *w, Job *j) {
             const char *msg = block_run(w, j, &scheds[b]);
             if (msg) {
                 cpu_abandon(w, j->nfibers);
-                set_error(j, msg);
+                if (msg == MSG_DEADLOCK)
+                    set_deadlock(j, w);
+                else
+                    set_error(j, msg);
                 return;
             }
             if (scheds[b].ndone == j->nthreads) done[b] = 1, ndone++;
@@ -516,11 +585,13 @@ static void run_job(Worker *w, Job *j) {
             cpu_abandon(w, j->nfibers);
         else if (w->bstack)
             cpu_abandon_fiber(&w->bfiber);
-        set_error(j, why == JUMP_TRAP       ? MSG_INDEX
-                     : why == JUMP_NOMEM    ? MSG_NOMEM
-                     : why == JUMP_DEADLOCK ? MSG_DEADLOCK
-                     : j->uses_barrier   ? msg_overflow_fiber
-                                         : msg_overflow_block);
+        if (why == JUMP_DEADLOCK)
+            set_deadlock(j, w);
+        else
+            set_error(j, why == JUMP_TRAP      ? MSG_INDEX
+                         : why == JUMP_NOMEM   ? MSG_NOMEM
+                         : j->uses_barrier     ? msg_overflow_fiber
+                                               : msg_overflow_block);
         return;
     }
     if (j->coop)
@@ -553,21 +624,42 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-/* A positive size from the environment, with an optional K or M suffix;
- * `dflt` when unset or malformed. */
-static long env_size(const char *name, long dflt, long lo, long hi) {
+/* A positive size from the environment, with an optional K or M suffix (`units`
+ * only), clamped to lo..hi; `dflt` when unset, -1 when malformed. */
+static long env_size(const char *name, long dflt, long lo, long hi, int units) {
     const char *s = getenv(name);
     if (!s || !*s) return dflt;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || v <= 0) return dflt;
-    if (*end == 'k' || *end == 'K')
+    if (errno || end == s || v <= 0) return -1;
+    if (units && (*end == 'k' || *end == 'K'))
         v = v <= hi / 1024 ? v * 1024 : hi, end++;
-    else if (*end == 'm' || *end == 'M')
+    else if (units && (*end == 'm' || *end == 'M'))
         v = v <= hi / (1024 * 1024) ? v * 1024 * 1024 : hi, end++;
-    if (*end) return dflt;
+    while (*end == ' ') end++;
+    if (*end) return -1;
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+static long cpu_count(void);
+
+void gj_cpu_settings(long *threads, long *stack) {
+    /* a malformed value is refused before a kernel compiles (gj_cpu_env_error): the default here */
+    *threads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS, 0);
+    if (*threads < 0) *threads = cpu_count();
+    *stack = env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30, 1);
+    if (*stack < 0) *stack = DEFAULT_STACK;
+}
+
+const char *gj_cpu_env_error(const char **var) {
+    *var = "GPUJIT_CPU_THREADS";
+    if (env_size(*var, 1, 1, MAX_THREADS, 0) < 0)
+        return "use a positive number of threads (e.g. 4), or leave it unset for every CPU";
+    *var = "GPUJIT_CPU_STACK";
+    if (env_size(*var, 1, MIN_STACK, 1L << 30, 1) < 0)
+        return "use a positive number of bytes, K or M allowed (e.g. 256K), or leave it unset for the default";
+    return NULL;
 }
 
 static long cpu_count(void) {
@@ -608,10 +700,11 @@ static void atfork_child(void) {
 /* Called with launch_mu held, by the first launch. A pool thread that
  * cannot be created only makes the pool smaller. */
 static void pool_start(void) {
-    long nthreads = env_size("GPUJIT_CPU_THREADS", cpu_count(), 1, MAX_THREADS);
+    long nthreads, stack_env;
+    gj_cpu_settings(&nthreads, &stack_env);
     long page = sysconf(_SC_PAGESIZE);
     cpu_pool.page = page > 0 ? (size_t)page : 4096;
-    size_t stack = (size_t)env_size("GPUJIT_CPU_STACK", DEFAULT_STACK, MIN_STACK, 1L << 30);
+    size_t stack = (size_t)stack_env;
     cpu_pool.stack_size = (stack + cpu_pool.page - 1) & ~(cpu_pool.page - 1);
     cpu_pool.use_uc = !HAVE_ASM_SWITCH || cpu_shadow_stack_active();
     cpu_pool.block_stack = cpu_pool.use_uc       ? 0
@@ -658,6 +751,10 @@ static void pool_start(void) {
         cpu_pool.atfork_set = 1; /* inherited by children: register once per process image */
     cpu_pool.started = 1;
 }
+
+/* The calling thread's last launch's barrier report (gj_cpu_barrier_report). */
+static _Thread_local GjBarrierReport last_report;
+static _Thread_local int last_report_set;
 
 int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err) {
@@ -749,5 +846,9 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
     if (coop) free(j.coop_scheds), free(j.coop_blks), free(j.coop_done), free(j.coop_uc);
 
     *err = atomic_load(&j.err);
+    last_report_set = *err == MSG_DEADLOCK;
+    if (last_report_set) last_report = j.report;
     return *err ? -1 : 0;
 }
+
+const GjBarrierReport *gj_cpu_barrier_report(void) { return last_report_set ? &last_report : NULL; }

@@ -35,4 +35,30 @@ enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2 };
 int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err);
 
+/* What the barrier rule's error saw in the block that broke it: the block, and two groups of
+ * its threads that went different ways, each with the syncthreads() site they reached (its
+ * number in the kernel's table, gj_output_barrier; GJ_SITE_RETURNED: they returned;
+ * GJ_SITE_UNKNOWN: a barrier not named), the first thread of the group in linear order (x of
+ * -1: not known) and how many they are (0: not known). */
+enum { GJ_SITE_RETURNED = -1, GJ_SITE_UNKNOWN = -2 };
+typedef struct GjBarrierGroup {
+    int32_t site, tid[3];
+    uint32_t count;
+} GjBarrierGroup;
+typedef struct GjBarrierReport {
+    int32_t ctaid[3];
+    GjBarrierGroup group[2];
+} GjBarrierReport;
+
+/* The report of the calling thread's last gj_cpu_launch, when it failed by the barrier rule;
+ * else NULL. */
+const GjBarrierReport *gj_cpu_barrier_report(void);
+
+/* NULL, or what GPUJIT_CPU_THREADS or GPUJIT_CPU_STACK (named in *var) takes, when its value is
+ * not that (a static message). */
+const char *gj_cpu_env_error(const char **var);
+/* The threads a launch runs blocks on and the bytes of stack of each simulated thread (before
+ * rounding to pages): GPUJIT_CPU_THREADS and GPUJIT_CPU_STACK, clamped, or their defaults. */
+void gj_cpu_settings(long *threads, long *stack);
+
 #endif

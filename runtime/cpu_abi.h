@@ -23,7 +23,9 @@ struct GjBlockCtx {
     int32_t nctaid[3]; /* gridDim */
     int32_t pad;
     char *shared;      /* this block's shared memory (static, then dynamic), 16-aligned */
-    void (*syncthreads)(GjBlockCtx *); /* barrier of this block */
+    /* barrier of this block; `site` numbers the syncthreads() call in the kernel's table of them
+     * (gj_output_barrier: its file:line), -1 where there is none */
+    void (*syncthreads)(GjBlockCtx *, int32_t site);
     void *sched;       /* the runtime's private scheduler state */
     size_t shared_bytes; /* bytes at `shared`: static + dynamic. The compiled
                           * code knows its static part, so
@@ -67,9 +69,12 @@ struct GjBlockCtx {
      * block (64-aligned, the worker's, reused block after block);
      * region_deadlock ends the launch with the barrier rule's error when
      * the threads of a block left a region for different barriers, some
-     * returning. Neither returns on failure. */
+     * returning: `seen` has bit k set where some thread took exit k, and
+     * exit_sites[k] is that exit's syncthreads() site (-1: a return), for
+     * k < nexits. Neither returns on failure. */
     void *(*region_scratch)(GjBlockCtx *, uint64_t per_thread);
-    void (*region_deadlock)(GjBlockCtx *) __attribute__((noreturn));
+    void (*region_deadlock)(GjBlockCtx *, uint64_t seen, const int32_t *exit_sites, int32_t nexits)
+            __attribute__((noreturn));
 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,

@@ -65,6 +65,7 @@ typedef struct Fiber {
     int32_t tx, ty, tz;
     int done;          /* returned from the kernel */
     int wait;          /* WAIT_*: why it is switched out */
+    int32_t site;      /* WAIT_BARRIER: the syncthreads() site it waits at (-1: none named) */
     /* a warp operation: the operands the lane deposits, the result it reads */
     int32_t op, arg;
     uint32_t mask;
@@ -105,6 +106,7 @@ typedef struct Worker {
      * (GjBlockCtx.region_scratch) */
     char *region_buf;
     size_t region_cap;
+    GjBarrierReport report; /* the barrier rule's failure this worker saw last */
 } Worker;
 
 /* One launch. Lives on the launching thread's stack; the pool points at it
@@ -128,6 +130,7 @@ typedef struct Job {
     ucontext_t *coop_uc;           /* the scheduler's context, one block at a time */
     _Atomic uint64_t next;         /* first block index nobody has taken */
     _Atomic(const char *) err;     /* first error; set once */
+    GjBarrierReport report;        /* err is the barrier rule's: what its worker saw */
 } Job;
 
 enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP, WAIT_GRID };

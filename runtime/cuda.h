@@ -297,6 +297,8 @@ extern PyObject *GjExc_LaunchError;
 /* Process-wide target: GJ_TARGET_NVPTX ('cuda') or GJ_TARGET_HOST ('cpu').
  * Resolved on first use from GPUJIT_TARGET, else from whether a GPU exists. */
 GjTargetKind gj_target(void);
+/* 0, or -1 with a ValueError when GPUJIT_TARGET is set to something other than cpu or cuda. */
+int gj_target_env_check(void);
 /* The current device ordinal (process-wide; select_device changes it). */
 int gj_current_device(void);
 /* Loads the driver and initialises it; 0, or -1 with CudaError set. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "runtime.h"
 #include "cuda.h"
@@ -418,9 +419,20 @@ int gj_current_device(void) { return current_device; }
 /* ---- target ---- */
 
 static int parse_target(const char *s) {
-    if (!strcmp(s, "cuda")) return GJ_TARGET_NVPTX;
-    if (!strcmp(s, "cpu")) return GJ_TARGET_HOST;
+    if (!strcasecmp(s, "cuda")) return GJ_TARGET_NVPTX;
+    if (!strcasecmp(s, "cpu")) return GJ_TARGET_HOST;
     return -1;
+}
+
+int gj_target_env_check(void) {
+    const char *env = getenv("GPUJIT_TARGET");
+    if (env && *env && parse_target(env) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "GPUJIT_TARGET='%s' is not a target: use 'cpu' or 'cuda', or leave it unset "
+                     "('cuda' when there is a GPU, else 'cpu')", env);
+        return -1;
+    }
+    return 0;
 }
 
 GjTargetKind gj_target(void) {
@@ -430,7 +442,7 @@ GjTargetKind gj_target(void) {
     if (env && *env) {
         t = parse_target(env);
         if (t < 0) {
-            PyErr_Format(PyExc_ValueError, "GPUJIT_TARGET must be 'cpu' or 'cuda', not '%s'", env);
+            gj_target_env_check();
             return (GjTargetKind)-1;
         }
         /* Forcing 'cuda' without a GPU is allowed here: the first operation that

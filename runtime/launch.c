@@ -143,6 +143,10 @@ static PyTypeObject GjLaunchConfig_Type;
 enum { WARN_OCCUPANCY = 1, WARN_OCCUPANCY_CPU = 2, WARN_IMPLICIT_COPY = 4 };
 static int perf_warnings = -1;
 
+/* GPUJIT_PROFILE (gpujit/_profiler.py): called as hook(dispatcher, kernel, stream handle) before
+ * each launch, it returns what is called after it; NULL: not profiling (no cost but a test). */
+static PyObject *profile_hook;
+
 /* The fewest blocks a grid may have without the low-occupancy warning: numba's
  * fixed 128 (it aims at about two blocks per multiprocessor without asking the
  * device, whose count varies from a few to 132). */
@@ -637,6 +641,23 @@ static int launch_cuda(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int ndesc, 
 }
 
 /* run = 0: only the checks (a launch recorded into a graph, or its update). */
+/* One group of the barrier rule's report in words: "threads (0, 0, 0) to ... (30 of them) wait
+ * at the barrier at k.py:7", "... returned". */
+static void barrier_group(const GjOutput *o, const GjBarrierGroup *g, char *buf, size_t n) {
+    char who[96] = "some threads";
+    if (g->tid[0] >= 0 && g->count == 1)
+        snprintf(who, sizeof who, "thread (%d, %d, %d)", g->tid[0], g->tid[1], g->tid[2]);
+    else if (g->tid[0] >= 0)
+        snprintf(who, sizeof who, "%u threads, the first (%d, %d, %d),", g->count, g->tid[0], g->tid[1], g->tid[2]);
+    const char *where = g->site >= 0 ? gj_output_barrier(o, g->site) : NULL;
+    if (g->site == GJ_SITE_RETURNED)
+        snprintf(buf, n, "%s returned", who);
+    else if (where)
+        snprintf(buf, n, "%s reached the syncthreads() at %s", who, where);
+    else
+        snprintf(buf, n, "%s wait at a barrier", who);
+}
+
 static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots, int run) {
     GjOutput *o = e->out;
     size_t shared_used, local, constant;
@@ -660,7 +681,16 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
             if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
-        PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
+        const GjBarrierReport *r = gj_cpu_barrier_report();
+        if (r && name) {
+            char what[2][320];
+            for (int g = 0; g < 2; g++) barrier_group(o, &r->group[g], what[g], sizeof what[g]);
+            PyErr_Format(GjExc_LaunchError,
+                         "kernel '%U': syncthreads(): not every thread of block (%d, %d, %d) reached the same barrier: "
+                         "%s; %s (a barrier inside a branch that some threads skipped?)",
+                         name, r->ctaid[0], r->ctaid[1], r->ctaid[2], what[0], what[1]);
+        } else
+            PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
         Py_XDECREF(name);
         return -1;
     }
@@ -808,11 +838,29 @@ static PyObject *config_launch(GjLaunchConfig *c, PyObject *args) {
             goto done;
         }
     }
+    PyObject *after = NULL; /* the profiler's: what to call when the launch is done */
+    if (profile_hook && !upd && !capturing &&
+        !(after = PyObject_CallFunction(profile_hook, "OOK", c->disp, e->kernel,
+                                        (unsigned long long)(uintptr_t)c->stream)))
+        goto done;
     /* the cpu target runs a captured launch when the graph is replayed */
     if ((target == GJ_TARGET_NVPTX ? launch_cuda(c, e, d, ndesc, dev, l, kp, slots, upd)
                                    : launch_host(c, e, d, nargs, kp, slots, !upd && !capturing)) == 0 &&
         (upd || !capturing || gj_graph_record_launch((PyObject *)c, args, e->kernel, c->stream) == 0))
         result = Py_NewRef(Py_None);
+    if (after) {
+        PyObject *et, *ev, *tb; /* a failed launch is timed too, its error kept */
+        PyErr_Fetch(&et, &ev, &tb);
+        PyObject *r = PyObject_CallNoArgs(after);
+        Py_DECREF(after);
+        if (!r) {
+            Py_XDECREF(et), Py_XDECREF(ev), Py_XDECREF(tb);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(r);
+        PyErr_Restore(et, ev, tb);
+    }
 done:
     gj_args_release(d, nclassified, dev);
     if (d != dbuf) free(d);
@@ -1017,6 +1065,11 @@ static PyObject *disp_set_arg_hint_type(PyObject *unused, PyObject *cls) {
 static PyObject *disp_quiet_config(GjDispatcher *d, PyObject *args) { return make_config(d, args, 1); }
 
 /* gpujit.config pushes its settings here (see perf_warnings). */
+static PyObject *disp_set_profile_hook(PyObject *unused, PyObject *hook) {
+    Py_XSETREF(profile_hook, hook == Py_None ? NULL : Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
 static PyObject *disp_set_perf_warnings(PyObject *unused, PyObject *args) {
     int occupancy, occupancy_cpu, copy;
     if (!PyArg_ParseTuple(args, "ppp", &occupancy, &occupancy_cpu, &copy)) return NULL;
@@ -1062,6 +1115,9 @@ static PyMethodDef disp_methods[] = {
      "the CompiledKernels in the launch cache"},
     {"_quiet_config", (PyCFunction)disp_quiet_config, METH_VARARGS,
      "kernel[griddim, blockdim, stream, sharedmem] that gives no performance warning"},
+    {"_set_profile_hook", (PyCFunction)disp_set_profile_hook, METH_O | METH_STATIC,
+     "(hook or None): hook(dispatcher, kernel, stream handle) before each launch returns a callable called "
+     "after it (gpujit._profiler, GPUJIT_PROFILE)"},
     {"_set_performance_warnings", (PyCFunction)disp_set_perf_warnings, METH_VARARGS | METH_STATIC,
      "(low_occupancy, low_occupancy_on_cpu, implicit_copy): which performance warnings launches give "
      "(gpujit.config sets them)"},

@@ -220,7 +220,7 @@ PyTypeObject GjStream_Type = {
     .tp_repr = (reprfunc)stream_repr,
     .tp_as_number = &stream_as_number,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, /* gpujit.cudadrv.Stream */
-    .tp_doc = "Stream(handle=None): a CUDA stream; None creates one, an int wraps a handle.",
+    .tp_doc = "Stream(handle=None)\n--\n\nA CUDA stream: handle None creates one, an int (a CUstream) wraps it.",
     .tp_methods = stream_methods,
     .tp_getset = stream_getset,
     .tp_new = stream_new,
@@ -375,7 +375,7 @@ PyTypeObject GjEvent_Type = {
     .tp_basicsize = sizeof(GjEvent),
     .tp_dealloc = (destructor)event_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Event(timing=True): a CUDA event.",
+    .tp_doc = "Event(timing=True)\n--\n\nA CUDA event; timing=False makes one that cannot time (cheaper to record).",
     .tp_methods = event_methods,
     .tp_getset = event_getset,
     .tp_new = event_new,

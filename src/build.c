@@ -652,12 +652,7 @@ static int build_block(Builder *bd, Block *b) {
             Instr *k = const_from_py(bd, ko, 0);
             if (k && PyTuple_Check(ko)) bd->tuple_k = k, bd->tuple_obj = ko;
             if (!k) {
-                /* a code constant is the body of a def, lambda or (before 3.12) comprehension */
-                if (!PyErr_Occurred() && PyCode_Check(PyTuple_GET_ITEM(bd->consts, arg)))
-                    error_at(c, ERR_UNSUPPORTED, in->loc,
-                             "nested functions, lambdas, comprehensions and "
-                             "generator expressions are not supported in kernels");
-                else if (!PyErr_Occurred())
+                if (!PyErr_Occurred()) /* code constants (def, lambda, comprehension) are taken above */
                     error_at(c, ERR_UNSUPPORTED, in->loc, "constant of type '%s'",
                              py_type_name(PyTuple_GET_ITEM(bd->consts, arg)));
                 return -1;
@@ -1202,8 +1197,7 @@ int build_ir(Ctx *c) {
         if (c->insns[k].op == OP_LOAD_FAST_AND_CLEAR) { /* 3.12+ inline comprehensions; they also */
             Py_DECREF(exc);                               /* have an exception table entry */
             return error_at(c, ERR_UNSUPPORTED, c->insns[k].loc,
-                            "nested functions, lambdas, comprehensions "
-                            "and generator expressions are not supported in kernels");
+                            "comprehensions and generator expressions are not supported in kernels");
         }
     if (PyBytes_Check(exc) && PyBytes_GET_SIZE(exc)) {
         /* Point at the `try:` / `with` line: the instruction just before the first protected

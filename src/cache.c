@@ -20,6 +20,17 @@ static int put(PyObject *d, const char *key, PyObject *v) {
     Py_DECREF(v);
     return rc;
 }
+/* [str] of n C strings (NULL: an empty list) */
+static PyObject *str_list(char **v, int n) {
+    PyObject *l = PyList_New(v ? n : 0);
+    for (int i = 0; l && v && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(v[i]);
+        if (!s) return Py_DECREF(l), NULL;
+        PyList_SET_ITEM(l, i, s);
+    }
+    return l;
+}
+
 
 static PyObject *str_or_none(const char *s) { return s ? PyUnicode_FromString(s) : Py_NewRef(Py_None); }
 
@@ -34,13 +45,8 @@ PyObject *gj_output_state(const GjOutput *o) {
                NULL;
     if (o->target == GJ_TARGET_HOST && !o->bitcode)
         return PyErr_SetString(PyExc_ValueError, "it was compiled without keep_bitcode"), NULL;
-    PyObject *d = PyDict_New(), *files = d ? PyList_New(o->nfiles) : NULL;
+    PyObject *d = PyDict_New(), *files = d ? str_list(o->files, o->nfiles) : NULL;
     if (!files) return Py_XDECREF(d), NULL;
-    for (int i = 0; i < o->nfiles; i++) {
-        PyObject *s = PyUnicode_FromString(o->files[i]);
-        if (!s) return Py_DECREF(files), Py_DECREF(d), NULL;
-        PyList_SET_ITEM(files, i, s);
-    }
     if (put(d, "target", PyLong_FromLong(o->target)) < 0 || put(d, "ptx", str_or_none(o->ptx)) < 0 ||
         put(d, "types", str_or_none(o->types)) < 0 || put(d, "symbol", str_or_none(o->symbol)) < 0 ||
         put(d, "restype", str_or_none(o->restype)) < 0 ||
@@ -55,7 +61,8 @@ PyObject *gj_output_state(const GjOutput *o) {
         put(d, "const_used", PyLong_FromSize_t(o->const_used)) < 0 ||
         put(d, "max_threads", PyLong_FromLong(o->max_threads)) < 0 ||
         put(d, "uses_barrier", PyLong_FromLong(o->uses_barrier)) < 0 || put(d, "debug", PyLong_FromLong(o->debug)) < 0 ||
-        put(d, "files", files) < 0 || put(d, "raises", o->raises ? Py_NewRef(o->raises) : PyList_New(0)) < 0 ||
+        put(d, "files", files) < 0 || put(d, "barriers", str_list(o->barriers, o->nbarriers)) < 0 ||
+        put(d, "raises", o->raises ? Py_NewRef(o->raises) : PyList_New(0)) < 0 ||
         put(d, "bitcode", o->bitcode ? PyBytes_FromStringAndSize(o->bitcode, (Py_ssize_t)o->bitcode_len)
                                      : Py_NewRef(Py_None)) < 0 ||
         put(d, "object", o->object ? PyBytes_FromStringAndSize(o->object, (Py_ssize_t)o->object_len)
@@ -186,6 +193,15 @@ GjOutput *gj_output_from_state(PyObject *d) {
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(files); i++) {
         const char *s = PyUnicode_Check(PyList_GET_ITEM(files, i)) ? PyUnicode_AsUTF8(PyList_GET_ITEM(files, i)) : "?";
         if (!(o->files[o->nfiles++] = strdup(s ? s : "?"))) goto fail;
+    }
+    PyObject *barriers = PyDict_GetItemString(d, "barriers"); /* absent from older entries */
+    if (barriers && PyList_Check(barriers)) {
+        if (!(o->barriers = calloc((size_t)PyList_GET_SIZE(barriers) + 1, sizeof(char *)))) goto fail;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(barriers); i++) {
+            PyObject *b = PyList_GET_ITEM(barriers, i);
+            const char *s = PyUnicode_Check(b) ? PyUnicode_AsUTF8(b) : "?";
+            if (!(o->barriers[o->nbarriers++] = strdup(s ? s : "?"))) goto fail;
+        }
     }
     o->raises = PyList_GetSlice(raises, 0, PyList_GET_SIZE(raises));
     if (!o->raises) goto fail;

@@ -1,6 +1,9 @@
 /* compile.c: the pipeline. gj_compile() is the whole compiler in one column:
  * decode -> cfg -> build IR -> infer types -> lower -> optimise -> emit. */
 #include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,6 +108,9 @@ static int describe(Ctx *c) {
     o->nfiles = c->files.n;
     o->files = calloc((size_t)c->files.n + 1, sizeof(char *));
     for (int i = 0; o->files && i < c->files.n; i++) o->files[i] = strdup(c->files.v[i]);
+    o->nbarriers = c->barriers.n;
+    o->barriers = calloc((size_t)c->barriers.n + 1, sizeof(char *));
+    for (int i = 0; o->barriers && i < c->barriers.n; i++) o->barriers[i] = strdup(c->barriers.v[i]);
     o->raises = c->raises; /* the output owns them now */
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
@@ -322,11 +328,72 @@ static void teardown(Ctx *c) {
     arena_free(&c->arena);
 }
 
+/* A compile still running after GPUJIT_COMPILE_NOTICE seconds says once, on stderr, what it
+ * compiles: a thread that waits that long for the compile to end (the compile holds the GIL, so
+ * no Python thread could say it). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    double secs;
+    char what[320];
+} Notice;
+
+static void *notice_main(void *arg) {
+    Notice *n = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double whole = (double)until.tv_sec + until.tv_nsec / 1e9 + n->secs;
+    until.tv_sec = (time_t)whole;
+    until.tv_nsec = (long)((whole - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&n->mu);
+    int rc = 0;
+    while (!n->done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&n->cv, &n->mu, &until);
+    if (!n->done)
+        fprintf(stderr, "gpujit: compiling %s (more than %g s so far; GPUJIT_COMPILE_NOTICE=0 silences this)\n",
+                n->what, n->secs);
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+static int notice_start(Notice *n, pthread_t *th, const Ctx *c, const char *sig, const GjOptions *opt) {
+    n->secs = compile_notice_seconds();
+    if (!(n->secs > 0)) return 0;
+    n->done = 0;
+    if (opt->target == GJ_TARGET_HOST)
+        snprintf(n->what, sizeof n->what, "%s(%s) for the cpu target", c->funcname ? c->funcname : "?", sig);
+    else
+        snprintf(n->what, sizeof n->what, "%s(%s) to PTX for sm_%d%d", c->funcname ? c->funcname : "?", sig,
+                 opt->cc_major, opt->cc_minor);
+    if (pthread_mutex_init(&n->mu, NULL)) return 0;
+    if (pthread_cond_init(&n->cv, NULL)) return pthread_mutex_destroy(&n->mu), 0;
+    if (pthread_create(th, NULL, notice_main, n)) {
+        pthread_cond_destroy(&n->cv);
+        pthread_mutex_destroy(&n->mu);
+        return 0;
+    }
+    return 1;
+}
+
+static void notice_end(Notice *n, pthread_t th) {
+    pthread_mutex_lock(&n->mu);
+    n->done = 1;
+    pthread_cond_signal(&n->cv);
+    pthread_mutex_unlock(&n->mu);
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&n->cv);
+    pthread_mutex_destroy(&n->mu);
+}
+
 int gj_compile(PyObject *code, PyObject *globals, PyObject *closure, const char *sig, const GjOptions *opt,
                GjOutput **out) {
     Ctx ctx = {0}, *c = &ctx;
     int rc = setup(c, code, globals, closure, opt);
+    Notice notice;
+    pthread_t notice_thread;
+    int noticing = rc == 0 && notice_start(&notice, &notice_thread, c, sig, opt);
     if (rc == 0) rc = compile(c, sig);
+    if (noticing) notice_end(&notice, notice_thread);
     if (rc == 0 && PyErr_Occurred()) rc = -1;
     if (rc < 0 && !PyErr_Occurred()) internal_error(c, NO_LOCATION, "compile failed without a message");
     if (rc == 0) {
@@ -375,6 +442,9 @@ int gj_output_uses_barrier(const GjOutput *o) { return o->uses_barrier; }
 int gj_output_cooperative(const GjOutput *o) { return o->cooperative; }
 int gj_output_debug(const GjOutput *o) { return o->debug; }
 const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->nfiles ? o->files[i] : "?"; }
+const char *gj_output_barrier(const GjOutput *o, int site) {
+    return o->barriers && site >= 0 && site < o->nbarriers ? o->barriers[site] : NULL;
+}
 PyObject *gj_output_raise(const GjOutput *o, int i) {
     return o->raises && i >= 0 && i < PyList_GET_SIZE(o->raises) ? PyList_GET_ITEM(o->raises, i) : NULL;
 }
@@ -395,6 +465,8 @@ void gj_output_free(GjOutput *o) {
     free(o->params);
     for (int i = 0; o->files && i < o->nfiles; i++) free(o->files[i]);
     free(o->files);
+    for (int i = 0; o->barriers && i < o->nbarriers; i++) free(o->barriers[i]);
+    free(o->barriers);
     Py_XDECREF(o->raises);
     Py_XDECREF(o->externs);
     free(o);

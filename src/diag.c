@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gj.h"
 
@@ -144,22 +145,79 @@ int error_limit(Ctx *c, Loc loc, const char *what, long limit) {
     return error_at(c, ERR_UNSUPPORTED, loc, "too many %s (limit is %ld)", what, limit);
 }
 
-/* Does the comma list v name `word`? */
+/* The length of the comma list's item at p, without the spaces around it; *next is the item after. */
+static size_t list_item(const char **p, const char **next) {
+    while (**p == ' ') (*p)++;
+    const char *e = strchr(*p, ',');
+    if (!e) e = *p + strlen(*p);
+    *next = *e ? e + 1 : e;
+    while (e > *p && e[-1] == ' ') e--;
+    return (size_t)(e - *p);
+}
+
+/* Does the comma list v name `word` (in any case)? */
 static bool list_has(const char *v, const char *word) {
-    if (!v || !*v) return false;
     size_t n = strlen(word);
-    for (const char *p = v; (p = strstr(p, word)); p += n) {
-        bool start = p == v || p[-1] == ',';
-        bool end = p[n] == 0 || p[n] == ',';
-        if (start && end) return true;
+    for (const char *p = v, *next; p && *p; p = next) {
+        size_t len = list_item(&p, &next);
+        if (len == n && strncasecmp(p, word, n) == 0) return true;
     }
     return false;
 }
 
+/* The words GPUJIT_DEBUG and GPUJIT_PTX_PASSES take: what debug_enabled and ptx_pass_enabled are
+ * asked about, and "all" / "none". */
+static const char *const DEBUG_WORDS[] = {"bytecode", "ir", "types", "llvm", "opt", "ptx", "time", "verify", "all", NULL};
+static const char *const PTX_PASS_WORDS[] = {"hoist", "hoist-all", "shortptr", "unroll", "mergegep", "none", NULL};
+
+/* 0, or -1 with a ValueError naming the first word of the comma list in `var` not in `words`. */
+static int check_list(const char *var, const char *const *words) {
+    const char *v = getenv(var);
+    for (const char *p = v, *next; p && *p; p = next) {
+        size_t len = list_item(&p, &next);
+        bool known = len == 0;
+        for (int i = 0; words[i] && !known; i++) known = strlen(words[i]) == len && !strncasecmp(p, words[i], len);
+        if (!known) {
+            char valid[160] = "";
+            for (int i = 0; words[i]; i++) snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "", words[i]);
+            char word[64];
+            snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
+            PyErr_Format(PyExc_ValueError, "%s='%s': '%s' is not one of %s (a comma-separated list)", var, v, word,
+                         valid);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* GPUJIT_COMPILE_NOTICE: after how many seconds a compile still running says on stderr what it
+ * compiles (a number; 0, off, no or false: never); 3 when unset, -1 when malformed. */
+double compile_notice_seconds(void) {
+    const char *v = getenv("GPUJIT_COMPILE_NOTICE");
+    if (!v || !*v) return 3.0;
+    static const char *const off[] = {"0", "off", "no", "false", NULL};
+    for (int i = 0; off[i]; i++)
+        if (!strcasecmp(v, off[i])) return 0.0;
+    char *end;
+    double s = strtod(v, &end);
+    while (*end == ' ') end++;
+    return end == v || *end || !(s > 0) || s > 1e6 ? -1.0 : s;
+}
+
+int diag_env_check(void) {
+    RETURN_IF_ERROR(check_list("GPUJIT_DEBUG", DEBUG_WORDS));
+    RETURN_IF_ERROR(check_list("GPUJIT_PTX_PASSES", PTX_PASS_WORDS));
+    if (compile_notice_seconds() < 0) {
+        PyErr_Format(PyExc_ValueError, "GPUJIT_COMPILE_NOTICE='%s': use a number of seconds (e.g. 3), or 0 or off "
+                     "for never", getenv("GPUJIT_COMPILE_NOTICE"));
+        return -1;
+    }
+    return 0;
+}
+
 bool debug_enabled(const char *stage) {
     const char *v = getenv("GPUJIT_DEBUG");
-    if (v && strstr(v, "all")) return true;
-    return list_has(v, stage);
+    return list_has(v, "all") || list_has(v, stage);
 }
 
 /* The GPU path's own passes after O3 (hoistloads.c, unrollmore.c, mergegep.c) and LLVM's

@@ -86,6 +86,8 @@ int diag_init_exceptions(PyObject *module);
 int gj_digest_add(PyObject *module); /* digest.c: _core.Digest */
 bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,opt,ptx,time,verify or all */
 bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
+double compile_notice_seconds(void);      /* GPUJIT_COMPILE_NOTICE (diag.c): seconds, 0 for never, -1 malformed */
+int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_DEBUG or GPUJIT_PTX_PASSES names an unknown word */
 
 //
 // types.c
@@ -1025,6 +1027,8 @@ struct GjOutput {
     int debug; /* takes an error buffer as its last parameter (runtime.md) */
     int nfiles;
     char **files;
+    int nbarriers;
+    char **barriers; /* host target: "file:line" of each syncthreads() call, by site number */
     PyObject *raises; /* (class, args, builtin, function name) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
@@ -1106,6 +1110,7 @@ struct Ctx {
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
+    PtrVec barriers; /* root, CPU target: "file:line" of each syncthreads() call, by its site number */
     PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     PyObject *externs; /* root: a list of the external functions (declare_device) the code calls */

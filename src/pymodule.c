@@ -9,6 +9,7 @@
 #include "gj.h"
 #include "runtime.h"
 #include "cuda.h"
+#include "cpu.h"
 
 typedef struct {
     PyObject_HEAD GjOutput *out;
@@ -188,6 +189,28 @@ static PyObject *compiled_kernel(GjOutput *out, PyObject *signature, PyObject *n
     return (PyObject *)ck;
 }
 
+/* The environment variables the C side reads, checked before anything uses them: 0, or -1 with
+ * a ValueError whose one line says which variable is wrong and what it takes. */
+static int env_check(void) {
+    if (diag_env_check() < 0 || gj_target_env_check() < 0) return -1;
+    const char *var, *e = gj_cpu_env_error(&var);
+    if (e) return PyErr_Format(PyExc_ValueError, "%s='%s': %s", var, getenv(var), e), -1;
+    return 0;
+}
+
+static PyObject *py_cpu_settings(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    long threads, stack;
+    gj_cpu_settings(&threads, &stack);
+    return Py_BuildValue("{s:l,s:l}", "threads", threads, "stack", stack);
+}
+
+static PyObject *py_check_environment(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    if (env_check() < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
                              "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
@@ -196,6 +219,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0,
         keep_bitcode = 0, opt_on = 1;
+    if (env_check() < 0) return NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOpp", kwlist, &PyCode_Type, &code, &globals, &closure,
                                      &sig, &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
                                      &boundscheck, &bounds, &keep_bitcode, &opt_on))
@@ -361,6 +385,13 @@ static PyMethodDef methods[] = {
     {"supported_ccs", py_supported_ccs, METH_NOARGS, "supported_ccs() -> the (major, minor) PTX is compiled for"},
     {"libdevice_path", py_libdevice_path, METH_NOARGS, "libdevice_path() -> libdevice.10.bc's path, or None"},
     {"llvm_version", py_llvm_version, METH_NOARGS, "llvm_version() -> LLVM's (major, minor, patch)"},
+    {"cpu_settings", py_cpu_settings, METH_NOARGS,
+     "cpu_settings() -> {'threads', 'stack'}: the threads the CPU target runs blocks on and the bytes of stack "
+     "of each simulated thread, from GPUJIT_CPU_THREADS and GPUJIT_CPU_STACK"},
+    {"check_environment", py_check_environment, METH_NOARGS,
+     "check_environment(): None, or ValueError naming a GPUJIT_* variable the compiler or the CPU target "
+     "reads (GPUJIT_DEBUG, GPUJIT_PTX_PASSES, GPUJIT_TARGET, GPUJIT_CPU_THREADS, GPUJIT_CPU_STACK) whose value "
+     "it does not take"},
     {"compile", (PyCFunction)(void (*)(void))py_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(code, globals, closure, sig, target='cuda', cc=(9, 0), fastmath=False, lineinfo=False, "
      "debug=False, device=False, name=None, keep_llvm=False) -> CompiledKernel"},

@@ -102,6 +102,7 @@ typedef struct {
     int *nsucc, **succ, *npred, **pred;
     int *barrier;       /* block -> its barrier's number 1..nb, or 0 */
     LLVMValueRef *site; /* barrier number -> its call */
+    int32_t *site_id;   /* barrier number -> its syncthreads() site (GjBlockCtx.syncthreads) */
     int *bblock;        /* barrier number -> its block */
     bool *live;         /* the block can reach a return or a barrier */
     int nb, nr, g;      /* barriers, regions (incl. the divergent one), the divergent one (-1: none) */
@@ -217,8 +218,9 @@ static LLVMValueRef split_at(Ctx *c, LLVMValueRef fn, LLVMValueRef site) {
     LLVMValueRef blk = LLVMGetParam(fn, 0);
     LLVMValueRef off = LLVMConstInt(c->i64, offsetof(GjBlockCtx, syncthreads), 0);
     LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, LLVMBuildInBoundsGEP2(c->b, c->i8, blk, &off, 1, ""), "syncthreads");
-    LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
-    LLVMValueRef nsite = LLVMBuildCall2(c->b, fty, fp, &blk, 1, "");
+    LLVMTypeRef pt[2] = {c->ptr, c->i32};
+    LLVMValueRef args[2] = {blk, LLVMGetOperand(site, 1)}; /* (blk, site number) */
+    LLVMValueRef nsite = LLVMBuildCall2(c->b, LLVMFunctionType(c->voidt, pt, 2, 0), fp, args, 2, "");
     move_rest(c, site, rest);
     LLVMValueRef old = LLVMGetCalledValue(site);
     LLVMInstructionEraseFromParent(site);
@@ -582,6 +584,7 @@ typedef struct {
     bool *done;
     bool *deferred;      /* failure path -> some region defers it */
     LLVMBasicBlockRef replay; /* where every region goes when a thread deferred one */
+    LLVMValueRef dead_seen; /* the barrier rule's failure: the exits the block's threads took */
 } Build;
 
 static LLVMValueRef remap(Ctx *c, Build *B, LLVMValueRef v) {
@@ -1006,6 +1009,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMValueRef cz[2] = {seen1, LLVMConstInt(c->i1, 1, 0)};
     LLVMValueRef only_exit = LLVMBuildTrunc(c->b, call_intrinsic(c, "llvm.cttz", &c->i64, 1, cz, 2), i32, "");
     LLVMValueRef sw = LLVMBuildSwitch(c->b, only_exit, dead, (unsigned)nstubs);
+    LLVMAddIncoming(B->dead_seen, &seen1, &same, 1);
     for (int k = 1; k < trap; k++)
         if (B->stub[k]) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), k == R->nb + 1 ? B->ret : B->pre[k]);
     LLVMPositionBuilderAtEnd(c->b, split);
@@ -1015,6 +1019,7 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
         LLVMBuildCondBr(c->b, returned, dead, B->pre[R->g]);
     } else
         LLVMBuildBr(c->b, dead);
+    LLVMAddIncoming(B->dead_seen, &seen1, &split, 1);
     return 0;
 }
 
@@ -1128,7 +1133,21 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     LLVMPositionBuilderAtEnd(c->b, B.ret);
     LLVMBuildRetVoid(c->b);
     LLVMPositionBuilderAtEnd(c->b, dead);
-    LLVMValueRef call = blk_call(c, blk, offsetof(GjBlockCtx, region_deadlock), c->voidt, &c->ptr, &blk, 1);
+    /* region_deadlock(blk, seen, exit_sites, nexits): exit k's syncthreads() site, -1 for the return */
+    B.dead_seen = LLVMBuildPhi(c->b, c->i64, "seen");
+    int nexits = R->nb + 2;
+    LLVMValueRef *ids = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)nexits);
+    if (!ids) return -1;
+    for (int k = 0; k < nexits; k++)
+        ids[k] = LLVMConstInt(c->i32, (unsigned long long)(k >= 1 && k <= R->nb ? R->site_id[k] : -1), 1);
+    LLVMTypeRef tab_ty = LLVMArrayType2(c->i32, (uint64_t)nexits);
+    LLVMValueRef tab = LLVMAddGlobal(c->mod, tab_ty, "region.exit_sites");
+    LLVMSetInitializer(tab, LLVMConstArray2(c->i32, ids, (uint64_t)nexits));
+    LLVMSetGlobalConstant(tab, 1);
+    LLVMSetLinkage(tab, LLVMPrivateLinkage);
+    LLVMTypeRef dpt[4] = {c->ptr, c->i64, c->ptr, c->i32};
+    LLVMValueRef dargs[4] = {blk, B.dead_seen, tab, LLVMConstInt(c->i32, (unsigned)nexits, 0)};
+    LLVMValueRef call = blk_call(c, blk, offsetof(GjBlockCtx, region_deadlock), c->voidt, dpt, dargs, 4);
     unsigned nr = LLVMGetEnumAttributeKindForName("noreturn", 8);
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, nr, 0));
     LLVMBuildUnreachable(c->b);
@@ -1149,7 +1168,13 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     if (nsites > REGION_MAX_BARRIERS) return 0;
     R.site = arena_alloc(&c->arena, sizeof(LLVMValueRef) * (size_t)(nsites + 1));
     if (!R.site) return -1;
-    for (int i = 0; i < nsites; i++) R.site[i + 1] = split_at(c, c->fn, sites[i]);
+    R.site_id = arena_alloc(&c->arena, sizeof(int32_t) * (size_t)(nsites + 1));
+    if (!R.site_id) return -1;
+    for (int i = 0; i < nsites; i++) {
+        LLVMValueRef id = LLVMGetOperand(sites[i], 1);
+        R.site_id[i + 1] = LLVMIsAConstantInt(id) ? (int32_t)LLVMConstIntGetSExtValue(id) : -1;
+        R.site[i + 1] = split_at(c, c->fn, sites[i]);
+    }
     RETURN_IF_ERROR(run_passes(c, "function(sroa,reg2mem)", "barrier regions", false));
     RETURN_IF_ERROR(index_blocks(c, &R));
     int nb = R.nb;

@@ -118,10 +118,16 @@ static LLVMValueRef special(Ctx *c, Special s, int dim) {
     return NULL;
 }
 
+/* syncthreads(): the block's barrier, told which call this is (its site, numbered in the root's
+ * table of them, so that the barrier rule's error can say where each thread waits). */
 static void barrier(Ctx *c) {
+    Ctx *root = ctx_root(c);
+    int site = root->barriers.n;
+    vec_push(&root->arena, &root->barriers, arena_printf(&root->arena, "%s:%d", c->filename, c->cur_loc.line));
     LLVMValueRef fp = LLVMBuildLoad2(c->b, c->ptr, field_ptr(c, OFF_SYNC), "syncthreads");
-    LLVMTypeRef fty = LLVMFunctionType(c->voidt, &c->ptr, 1, 0);
-    LLVMBuildCall2(c->b, fty, fp, &c->host_blk, 1, "");
+    LLVMTypeRef pt[2] = {c->ptr, c->i32};
+    LLVMValueRef args[2] = {c->host_blk, LLVMConstInt(c->i32, (unsigned)site, 0)};
+    LLVMBuildCall2(c->b, LLVMFunctionType(c->voidt, pt, 2, 0), fp, args, 2, "");
 }
 
 static void grid_sync(Ctx *c) {

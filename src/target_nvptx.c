@@ -380,8 +380,8 @@ static const char *const libdevice_system_roots[] = {"/usr/local/cuda", "/usr/li
                                                      "/usr/local/cuda-12"};
 #define LIBDEVICE_MISSING                                                                                    \
     "this kernel needs CUDA's libdevice (math functions), which was not found: pip install "               \
-    "'gpujit[cuda12]' (or 'gpujit[cuda13]' for CUDA 13), or set GPUJIT_LIBDEVICE to libdevice.10.bc, or "    \
-    "CUDA_HOME to a CUDA toolkit"
+    "nvidia-cuda-nvcc-cu12 (or 'nvidia-nvvm>=13,<14' for CUDA 13; gpujit's extras cuda12 and cuda13 name "  \
+    "them), or set GPUJIT_LIBDEVICE to libdevice.10.bc, or CUDA_HOME to a CUDA toolkit"
 
 static bool readable_in(char *path, size_t size, const char *dir, const char *rel) {
     snprintf(path, size, "%s/%s", dir, rel);

@@ -464,7 +464,7 @@ def k_types(out, a, b):
 ])
 def test_promotion_in_inspect_types(ta, tb, want):
     sig = "void(float64[::1], %s[::1], %s[::1])" % (ta, tb)
-    text = k_types.inspect_types(sig)
+    text = k_types.inspect_types_text(sig)
     types = dict(line.split()[-2:] for line in text.splitlines() if line.strip().startswith("line"))
     assert types["r"] == want, text
 

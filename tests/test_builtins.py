@@ -95,7 +95,7 @@ def k_cast_types(out, a):
 
 
 def test_cast_types():
-    text = k_cast_types.inspect_types("void(float64[::1], int64[::1])")
+    text = k_cast_types.inspect_types_text("void(float64[::1], int64[::1])")
     types = dict(line.split()[-2:] for line in text.splitlines() if line.strip().startswith("line"))
     assert (types["x"], types["y"], types["z"], types["w"]) == ("float32", "int16", "uint32", "float64")
 

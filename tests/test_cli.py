@@ -113,6 +113,67 @@ def test_info():
         assert re.search(r"^missing\s+: .*driver", out, re.M)
 
 
+def cli_env(*args, **env):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_")}
+    e.update(env)
+    e["PYTHONPATH"] = os.path.dirname(os.path.dirname(gpujit.__file__)) + os.pathsep + e.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "gpujit", *args], capture_output=True, text=True, env=e,
+                          timeout=300)
+
+
+def test_info_is_as_complete_as_numba_s(tmp_path):
+    r = cli_env("info", GPUJIT_CPU_THREADS="3", GPUJIT_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr
+    fields = dict(re.findall(r"^(\S[^:\n]*?)\s+: (.*)$", r.stdout, re.M))
+    from gpujit import _core
+    env = _core.cache_environment()
+    assert fields["compiles for (and caches by)"].startswith(env["host_cpu"])
+    assert set(fields["CPU features"].split()) == {f[1:] for f in env["host_features"].split(",") if f[0] == "+"}
+    assert fields["threads running blocks"].startswith("3 (GPUJIT_CPU_THREADS=3")
+    assert fields["GPUJIT_CPU_THREADS"] == "3"
+    assert fields["GPUJIT_CACHE_DIR"] == str(tmp_path / "cache")
+    assert "does not exist yet" in fields["cache directory (cache=True)"]
+    for key in ("ptxas", "nvdisasm", "NVRTC", "libdevice", "installed", "memory", "C library", "CPU"):
+        assert fields.get(key), (key, r.stdout)
+    ptxas = shutil.which("ptxas")
+    assert (fields["ptxas"] == ptxas) if ptxas else fields["ptxas"].startswith("not found")
+    assert "GiB" in fields["memory"] and fields["C library"].split()[0] in ("glibc", "unknown", "musl")
+    (tmp_path / "file").write_text("x")
+    r = cli_env("info", GPUJIT_CACHE_DIR=str(tmp_path / "file"))
+    fields = dict(re.findall(r"^(\S[^:\n]*?)\s+: (.*)$", r.stdout, re.M))
+    assert "a file, not a directory: not usable" in fields["cache directory (cache=True)"]
+    assert "__pycache__" in fields["cache directory used instead"]
+
+
+@pytest.mark.parametrize("env", [dict(GPUJIT_TARGET="bogus"), dict(GPUJIT_TARGET="gpu"),
+                                 dict(GPUJIT_DEBUG="bogus", GPUJIT_CPU_BOUNDSCHECK="maybe"),
+                                 dict(GPUJIT_ALWAYS_WARN_UNINIT_VAR="2", GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x")])
+def test_info_reports_bad_settings_in_one_line(env):
+    r = cli_env("info", **env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpujit: "), r.stderr
+    for var, value in env.items():
+        assert "%s=%r" % (var, value) in lines[0]
+        assert re.search(r"^%s\s+: %s  <- bad: " % (var, re.escape(value)), r.stdout, re.M), r.stdout
+    assert "__Versions__" in r.stdout and "__For the GPU target__" in r.stdout  # the rest is shown
+
+
+def test_detect_agrees_with_gpus(tmp_path):
+    code = "import gpujit; print(gpujit.detect(), len(gpujit.gpus))"
+    for env, shown in ((dict(), "GPUJIT_TARGET unset"), (dict(GPUJIT_TARGET="cpu"), "GPUJIT_TARGET='cpu'")):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("GPUJIT_")}
+        e.update(env, PYTHONPATH=os.path.dirname(os.path.dirname(gpujit.__file__)))
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=300)
+        assert r.returncode == 0, r.stderr
+        if gpujit.is_available():
+            assert shown in r.stdout or env
+            continue
+        out = r.stdout.splitlines()
+        assert out[-1] == "False 1" and shown in r.stdout, r.stdout
+        assert "gpus[0]" in r.stdout  # the one device gpus lists, the host
+
+
 def test_ptx_of_an_example():
     r = cli("ptx", os.path.join(EXAMPLES, "saxpy.py"))
     assert r.returncode == 0, r.stderr
@@ -214,15 +275,97 @@ def test_ptx_run_takes_the_launched_types(tmp_path):
 def test_ptx_run_compiles_every_example(example, tmp_path):
     # the examples give no eager signatures: --run finds each kernel's types, and the
     # PTX assembles (the Dask example launches its kernel in worker processes only)
-    out = tmp_path / "k.ptx"
-    r = cli("ptx", os.path.join(EXAMPLES, example), "--run", "-o", str(out))
+    out = tmp_path / "ptx"
+    r = cli("ptx", os.path.join(EXAMPLES, example), "--run", "-o", str(out) + os.sep)
     assert r.returncode == 0 and "not compiled" not in r.stderr, r.stderr
-    text = out.read_text()
-    assert text.count("// kernel ") == text.count(".entry ") >= 1
+    files = sorted(out.iterdir())
+    assert files and len(files) == r.stderr.count("gpujit: wrote "), r.stderr
+    for f in files:  # one PTX module per kernel and signature
+        text = f.read_text()
+        assert text.startswith("// kernel ") and text.count(".entry ") == 1
+        assemble(f, tmp_path)
+
+
+def assemble(path, tmp_path, arch="sm_90"):
+    """ptxas assembles the PTX file (where ptxas is installed)."""
     ptxas = shutil.which("ptxas")
-    for i, module in enumerate(text.split("// kernel ")[1:] if ptxas else []):  # one PTX module per kernel
-        src = tmp_path / ("k%d.ptx" % i)
-        src.write_text(module.split("\n", 1)[1])
-        a = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True,
+    if ptxas:
+        a = subprocess.run([ptxas, "-arch=" + arch, str(path), "-o", str(tmp_path / "k.cubin")], capture_output=True,
                            text=True)
         assert a.returncode == 0, a.stderr
+
+
+# the quickstart's way: no main guard, and the script prints
+NO_GUARD = textwrap.dedent('''
+    import numpy as np
+    import gpujit as gpu
+
+    @gpu.jit("void(float32[::1], float32, float32[::1])")
+    def axpy(out, a, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + out[i]
+
+    out = np.ones(8, np.float32)
+    axpy[1, 8](out, 2.0, np.arange(8, dtype=np.float32))
+    print("result", out)
+''')
+
+
+def test_ptx_stdout_is_one_module_only(tmp_path):
+    p = tmp_path / "noguard.py"
+    p.write_text(NO_GUARD)
+    r = cli("ptx", str(p))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("// kernel axpy, signature void(float32[::1], float32, float32[::1]), sm_90\n")
+    assert "result" not in r.stdout and "result" in r.stderr
+    (tmp_path / "out.ptx").write_text(r.stdout)
+    assemble(tmp_path / "out.ptx", tmp_path)
+
+
+def test_ptx_several_modules_need_a_directory(tmp_path):
+    p = tmp_path / "two.py"
+    two = KERNELS.replace("@gpu.jit\ndef lazy(a, b)",
+                          "@gpu.jit(['void(int32[::1], int32)', 'void(float64[::1], float64)'])\ndef lazy(a, b)")
+    assert two != KERNELS
+    p.write_text(two)
+    r = cli("ptx", str(p))
+    line = one_line_error(r)
+    assert "3 PTX modules" in line and "-o DIR" in line and not r.stdout
+    assert "-o DIR" in one_line_error(cli("ptx", str(p), "-o", str(tmp_path / "one.ptx")))
+    r = cli("ptx", str(p), "-o", str(tmp_path / "out") + os.sep)
+    assert r.returncode == 0, r.stderr
+    names = sorted(f.name for f in (tmp_path / "out").iterdir())
+    assert names == ["eager.ptx", "lazy.1.ptx", "lazy.2.ptx"], names
+    assert "signature void(float64[::1], float64)" in (tmp_path / "out" / "lazy.2.ptx").read_text()
+    for n in names:
+        assemble(tmp_path / "out" / n, tmp_path)
+    r = cli("ptx", str(p), "--kernel", "lazy", "--sig", "void(int16[::1], int16)")  # one module: stdout
+    assert r.returncode == 0 and r.stdout.count(".entry ") == 1, r.stderr
+
+
+def test_ptx_cc_is_one_the_compiler_targets(script, tmp_path):
+    line = one_line_error(cli("ptx", script, "--cc", "10.0"))
+    assert "bad --cc '10.0'" in line and "8.6" in line and "9.0a" in line
+    r = cli("ptx", script, "--cc", "9.0a")
+    assert r.returncode == 0, r.stderr
+    assert "sm_90a\n" in r.stdout.split("\n", 1)[0] + "\n" and ".target sm_90a" in r.stdout
+    (tmp_path / "a.ptx").write_text(r.stdout)
+    assemble(tmp_path / "a.ptx", tmp_path, "sm_90a")
+
+
+def test_ptx_sig_needs_a_kernel_and_excludes_run(script):
+    line = one_line_error(cli("ptx", script, "--sig", "void(int32[::1], int32)"))
+    assert "--sig applies to one kernel: pass --kernel NAME" in line and "eager, lazy, lazy2" in line
+    r = cli("ptx", script, "--kernel", "lazy", "--sig", "void(int32[::1], int32)", "--run")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ptx_directory_and_os_exit(tmp_path):
+    assert "is a directory" in one_line_error(cli("ptx", str(tmp_path)))
+    p = tmp_path / "quits.py"
+    p.write_text("import os\nimport gpujit as gpu\n\n@gpu.jit('void(int32[::1])')\ndef k(a):\n    a[0] = 1\n\n"
+                 "os._exit(0)\n")
+    assert "called os._exit(0) while being loaded" in one_line_error(cli("ptx", str(p)))
+    r = cli("ptx", str(p), "--run")  # a run that ends the process: the end of the run
+    assert r.returncode == 0 and r.stdout.count(".entry ") == 1, r.stderr

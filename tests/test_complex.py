@@ -268,7 +268,7 @@ def k_types(out, a, b):
 ])
 def test_promotion_in_inspect_types(ta, tb, want):
     sig = "void(complex128[::1], %s[::1], %s[::1])" % (ta, tb)
-    text = k_types.inspect_types(sig)
+    text = k_types.inspect_types_text(sig)
     types = dict(line.split()[-2:] for line in text.splitlines() if line.strip().startswith("line"))
     assert types["r"] == want, text
 
@@ -278,7 +278,7 @@ def test_complex_builtin_is_complex128():
     def k(out, x):
         z = complex(x, x)
         out[0] = z
-    text = k.inspect_types("void(complex64[::1], float32)")
+    text = k.inspect_types_text("void(complex64[::1], float32)")
     assert "z                complex128" in text, text
 
 

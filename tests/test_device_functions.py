@@ -83,7 +83,7 @@ def test_specialised_per_argument_types(rng):
     k[3, 128](a, b, outi, outf)
     np.testing.assert_array_equal(outi, 2 * a.astype(np.int64))
     np.testing.assert_array_equal(outf, b + b)
-    types = k.inspect_types()
+    types = k.inspect_types_text()
     assert "outi" in types
 
 

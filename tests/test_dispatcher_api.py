@@ -2,6 +2,7 @@
 compiles its kernel for), specialize, overloads keyed both ways, PTX of
 kernels compiled for the cpu target, kernel attributes per signature, and
 launch-configuration errors in numba's words."""
+import io
 import threading
 
 import numpy as np
@@ -246,3 +247,21 @@ def test_device_function_forceinline(rng):
     out = poisoned(20, np.float32)
     k[1, 32](out, x)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_inspect_types_prints_as_numba_does(capsys):
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < out.size:
+            doubled = x[i] * 2
+            out[i] = doubled
+
+    assert k.inspect_types(signature="void(float64[::1], int32[::1])") is None
+    printed = capsys.readouterr().out
+    assert "doubled" in printed and "int64" in printed, printed
+    text = k.inspect_types_text("void(float64[::1], int32[::1])")
+    assert printed == text + "\n"
+    buf = io.StringIO()
+    assert k.inspect_types(buf) is None  # every signature compiled so far, to the file given
+    assert buf.getvalue() == printed and capsys.readouterr().out == ""

@@ -88,7 +88,7 @@ def k_index_types(out):
 
 
 def test_index_types():
-    text = k_index_types.inspect_types("void(int64[::1])")
+    text = k_index_types.inspect_types_text("void(int64[::1])")
     types = dict(line.split()[-2:] for line in text.splitlines() if line.strip().startswith("line"))
     assert types["i"] == "int64"
     assert types["t"] == "int32"

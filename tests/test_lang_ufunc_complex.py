@@ -56,8 +56,8 @@ def test_result_keeps_complex64():
     out = np.full(2, np.nan, np.float32)
     k[1, 1](x, out)
     np.testing.assert_allclose(out[0] + 1j * out[1], np.sin(x[0]), rtol=1e-5)
-    types = [line.split() for line in k.inspect_types().splitlines()]
-    assert ["y", "complex64"] in [t[-2:] for t in types if len(t) >= 2], k.inspect_types()
+    types = [line.split() for line in k.inspect_types_text().splitlines()]
+    assert ["y", "complex64"] in [t[-2:] for t in types if len(t) >= 2], k.inspect_types_text()
 
 
 @pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite"])

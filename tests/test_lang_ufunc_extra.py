@@ -44,7 +44,7 @@ def scalar_type(ufunc, *dtypes):
     ns = {"np": np}
     exec("def k(%s):\n    r = np.%s(%s)\n" % (args, ufunc.__name__, args), ns)
     k = gpu.jit("void(%s)" % ", ".join(np.dtype(d).name for d in dtypes))(ns["k"])
-    line = [ln.split() for ln in k.inspect_types().splitlines() if ln.split()[2:3] == ["r"]][0]
+    line = [ln.split() for ln in k.inspect_types_text().splitlines() if ln.split()[2:3] == ["r"]][0]
     return line[-1]
 
 

@@ -21,7 +21,7 @@ INSTALLED = os.path.dirname(os.path.abspath(gpujit.__file__))
 
 def modules(pkg):
     return {os.path.relpath(os.path.join(d, n), pkg) for d, _, names in os.walk(pkg) for n in names
-            if n.endswith(".py") and "__pycache__" not in d}
+            if (n.endswith((".py", ".pyi")) or n == "py.typed") and "__pycache__" not in d}
 
 
 def meson_build():

@@ -264,7 +264,9 @@ def test_defaults_and_environment():
                NUMBA_DISABLE_PERFORMANCE_WARNINGS="1") == ["0", "0", "1"]
     assert run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="1", NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
                GPUJIT_CUDA_WARN_ON_IMPLICIT_COPY="0") == ["1", "0", "0"]
-    assert run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x") == ["1", "1", "0"]
+    assert run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="off", NUMBA_CUDA_WARN_ON_IMPLICIT_COPY="No") == ["0", "0", "0"]
+    with pytest.raises(AssertionError, match="GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS='x': use one of"):
+        run(SHOW, GPUJIT_CUDA_LOW_OCCUPANCY_WARNINGS="x")  # a value it does not take: a ValueError
     # the CPU target: quiet by default, like numba's simulator; warns where the setting is given
     assert run(LAUNCH) == ["0"]
     assert run(LAUNCH, "assign") == ["2"]

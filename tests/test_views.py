@@ -641,7 +641,7 @@ def test_view_types_follow_numba():
         z = a[1, ...]
         out[0] = r[0] + s[0, 0] + t[0] + u[0, 0] + w[0] + x[0, 0] + y[0] + z[0]
     k = gpu.jit("void(float32[:, ::1], float32[::1])")(f)
-    types = k.inspect_types()
+    types = k.inspect_types_text()
     for var, spelled in [("r", "float32[::1]"), ("s", "float32[:, ::1]"), ("t", "float32[:]"),
                          ("u", "float32[:, :]"), ("w", "float32[::1]"), ("x", "float32[:, :]"),
                          ("y", "float32[:]"), ("z", "float32[::1]")]:

@@ -157,6 +157,8 @@ int gj_output_cooperative(const GjOutput *o);
 enum { GJ_ERR_NONE = 0, GJ_ERR_INDEX = 1, GJ_ERR_RAISE = 2, GJ_ERR_STEP0 = 3 }; /* the record's word [0] */
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
+/* "file:line" of syncthreads() call `site` of a CPU-target kernel (GjBlockCtx.syncthreads), or NULL. */
+const char *gj_output_barrier(const GjOutput *o, int site);
 /* Raise site i: a borrowed (class, args, builtin) tuple, or NULL. */
 PyObject *gj_output_raise(const GjOutput *o, int i);
 /* Host target only: entry points (see runtime/cpu.h for their types);

@@ -12,6 +12,7 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
     saxpy[blocks, threads](out, 2.0, x, y)
 """
 from . import _pyversion  # first: raises ImportError on a Python whose bytecode gpujit cannot read
+import inspect as _inspect
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError, CudaDriverError, PerformanceWarning)
@@ -40,12 +41,51 @@ from .types import (boolean, bool_, int8, int16, int32, int64, uint8, uint16, ui
 from ._version import __version__  # noqa: E402
 
 
-def jit(func_or_sig=None, device=False, **options):
-    """Compile a Python function as a kernel: @jit, @jit(options), @jit(sig, ...) or
-    @jit([sig1, sig2]), a signature being a string ("void(float32[::1], int32)"), types
-    called (void(float32[::1], int32)) or a tuple of argument types ((float32[::1], int32)).
-    Options: fastmath, lineinfo, debug, boundscheck (array indices
-    checked, IndexError at the launch: default on the CPU target, off on the GPU)."""
+def jit(func_or_sig=None, device=False, inline=False, forceinline=False, link=None, debug=False, opt=True,
+        lineinfo=False, cache=False, launch_bounds=None, lto=False, shared_memory_carveout=None, fastmath=False,
+        boundscheck=None, extensions=None):
+    """Compile a Python function as a kernel (or, with device=True, a device function):
+    @jit, @jit(options), @jit(sig, options) or @jit([sig1, sig2], options). Without a
+    signature each launch compiles for its argument types; with one (or several) the
+    kernel compiles at once, for those only.
+
+    func_or_sig   the function; or a signature: a string ("void(float32[::1], int32)"),
+                  types called (void(float32[::1], int32)), a tuple of argument types
+                  ((float32[::1], int32)), or a list of signatures
+    device        True: a device function (DeviceFunction), called from kernels and
+                  compiled into each caller
+    inline        numba's IR-level inlining switch: accepted; device functions are
+                  inlined by LLVM as it sees fit
+    forceinline   True: always inline this device function into its callers
+    link          files or LinkableCode objects (PTX, CUDA C++, cubins, ...) linked
+                  with every specialisation on the cuda target
+    debug         True: check array indices and division by zero, and report
+                  exceptions raised in the kernel
+    opt           False: compile without optimisation
+    lineinfo      True: map the PTX to the Python lines (.loc directives)
+    cache         True: keep compiled kernels on disk ($GPUJIT_CACHE_DIR, else
+                  __pycache__ beside the source)
+    launch_bounds the most threads per block (an int), and optionally the fewest
+                  blocks per multiprocessor and the most blocks per cluster: a
+                  tuple of 1 to 3 ints (.maxntid, .minnctapersm, .maxclusterrank)
+    lto           numba's link-time optimisation switch: accepted, changes
+                  nothing (a kernel is already one optimised module)
+    shared_memory_carveout  a hint for the L1/shared memory split: "MaxL1",
+                  "MaxShared", "default", or a percentage from -1 to 100
+    fastmath      True: fast, less precise float operations (flush to zero,
+                  approximate division, square root and transcendentals)
+    boundscheck   True/False: check array indices (IndexError at the launch) or
+                  not; None: checked on the cpu target, not on the GPU, unless
+                  debug=True
+    extensions    numba's argument-handler extensions (objects with a
+                  prepare_args method), applied to a launch's arguments
+    """
+    options = dict(inline=inline, forceinline=forceinline, link=link, debug=debug, opt=opt, lineinfo=lineinfo,
+                   cache=cache, launch_bounds=launch_bounds, lto=lto, shared_memory_carveout=shared_memory_carveout,
+                   fastmath=fastmath, boundscheck=boundscheck, extensions=extensions)
+    if device:  # a device function takes the options that change its code, as given
+        defaults = _inspect.signature(jit).parameters
+        options = {k: v for k, v in options.items() if v is not defaults[k].default}
     make = DeviceFunction if device else Dispatcher
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple, types.Type)):
         return make(func_or_sig, None, **options)
@@ -127,3 +167,41 @@ def __getattr__(name):
 def __dir__():
     from .vector_types import constructors
     return sorted(set(globals()) | set(_LAZY) | set(constructors))
+
+
+# `from gpujit import *`: the names `from numba.cuda import *` gives that gpujit has (the API,
+# numba.cuda.types' type names and the vector types), less modules and `compile`, which would
+# shadow the builtin (gpujit.compile is numba.cuda.compile).
+__all__ = [
+    # kernels and compilation
+    "jit", "declare_device", "compile_all", "compile_for_current_device", "compile_ptx",
+    "compile_ptx_for_current_device", "literal_unroll", "implementation", "config_default_cc",
+    "numba_cuda_default_ptx_cc", "vectorize", "guvectorize", "reduce", "Reduce",
+    # the kernel language
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize", "grid", "gridsize", "shared", "local",
+    "const", "atomic", "cg", "syncthreads", "syncthreads_and", "syncthreads_count", "syncthreads_or", "syncwarp",
+    "threadfence", "threadfence_block", "threadfence_system", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+    "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync",
+    "activemask", "lanemask_lt", "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "nanosleep",
+    "ldca", "ldcg", "ldcs", "ldlu", "ldcv", "stcg", "stcs", "stwb", "stwt",
+    # arrays, memory, devices, streams, events
+    "to_device", "device_array", "device_array_like", "pinned_array", "pinned_array_like", "mapped_array",
+    "mapped_array_like", "managed_array", "as_cuda_array", "is_cuda_array", "from_cuda_array_interface",
+    "open_ipc_array", "IpcHandle", "pinned", "mapped", "In", "Out", "InOut", "BaseCUDAMemoryManager",
+    "HostOnlyCUDAMemoryManager", "GetIpcHandleMixin", "MemoryPointer", "MappedMemory", "PinnedMemory",
+    "MemoryInfo", "set_memory_manager", "is_available", "is_supported_version", "cuda_error", "detect",
+    "select_device", "get_current_device", "list_devices", "gpus", "close", "current_context", "require_context",
+    "synchronize", "defer_cleanup", "stream", "default_stream", "legacy_default_stream",
+    "per_thread_default_stream", "external_stream", "event", "event_elapsed_time", "profiling", "profile_start",
+    "profile_stop", "runtime", "is_float16_supported", "is_bfloat16_supported", "is_fp8_supported",
+    # linking and errors
+    "Archive", "CUSource", "Cubin", "Fatbin", "LinkableCode", "LTOIR", "Object", "PTXSource", "CudaSupportError",
+    "KernelRuntimeError",
+    # numba.cuda.types' names
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc",
+    "boolean", "float32", "float64", "complex64", "complex128", "bool_", "byte", "char", "uchar", "short", "ushort",
+    "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double", "void", "none", "b1", "i1", "i2",
+    "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16",
+]
+from .vector_types import constructors as _vector_constructors  # noqa: E402  (float32x3, float3, ...)
+__all__ += sorted(_vector_constructors)

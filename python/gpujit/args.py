@@ -61,7 +61,8 @@ class ArgHint(metaclass=abc.ABCMeta):
 
 
 class In(ArgHint):
-    """Copied to the device before the launch, never back."""
+    """In(value): the kernel argument `value` (an array) copied to the device before the
+    launch, never back."""
 
     def to_device(self, retr, stream=0):
         if _on_device(self.value) or not _is_host_array(self.value):
@@ -72,7 +73,8 @@ class In(ArgHint):
 
 
 class Out(ArgHint):
-    """Copied back to the host after the launch; the kernel starts from uninitialised memory."""
+    """Out(value): the kernel argument `value` (an array) copied back to the host after
+    the launch; the kernel starts from uninitialised memory."""
     copy_input = False
 
     def to_device(self, retr, stream=0):
@@ -85,7 +87,8 @@ class Out(ArgHint):
 
 
 class InOut(Out):
-    """Copied to the device before the launch and back after it (a plain host array's way)."""
+    """InOut(value): the kernel argument `value` (an array) copied to the device before
+    the launch and back after it (a plain host array's way)."""
     copy_input = True
 
 

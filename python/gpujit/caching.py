@@ -294,6 +294,40 @@ def _user_cache():
     return os.path.join(base, "gpujit")
 
 
+def _notebook_cell(filename):
+    """The source text of the notebook cell `filename` names, or None: IPython (and Jupyter's
+    kernel) compiles each cell under a name that is no file ("<ipython-input-3-...>", or
+    ".../ipykernel_<pid>/<hash>.py") and keeps its text in linecache, which is what numba's
+    IPython locator reads too."""
+    if not filename or os.path.isfile(filename):
+        return None
+    base = os.path.basename(filename)
+    if not (filename.startswith("<ipython-input-") or os.path.basename(os.path.dirname(filename)).startswith(
+            "ipykernel_") and base.endswith(".py")):
+        return None
+    import linecache
+    lines = linecache.getlines(filename)
+    return "".join(lines) if lines else None
+
+
+def _notebook_cache_dir():
+    """Where kernels defined in notebook cells are cached: ipython/ in the cache root files would
+    use ($GPUJIT_CACHE_DIR's, $NUMBA_CACHE_DIR's, else the per-user cache), checked as any cache
+    directory is."""
+    for var in ("GPUJIT_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        root = os.environ.get(var)
+        if root:
+            root = os.path.abspath(root)
+            path = os.path.join(root, "ipython")
+            if _root_problem(root) is None and _dir_problem(path) is None:
+                return path
+    path = os.path.join(_user_cache(), "ipython")
+    if _dir_problem(path) is None:
+        return path
+    raise RuntimeError("cannot cache a kernel of a notebook cell: no writable cache directory of this user's "
+                       "(set GPUJIT_CACHE_DIR)")
+
+
 def _cache_dir(source):
     """The directory of `source`'s cache files: $GPUJIT_CACHE_DIR's (or $NUMBA_CACHE_DIR's), else
     __pycache__ beside it, else the per-user one. One that cannot be used is passed over, with a
@@ -629,24 +663,26 @@ class FunctionCache:
     """The cache files of one Python function."""
 
     def __init__(self, py_func):
+        filename = getattr(py_func.__code__, "co_filename", None)
+        self._cell = _notebook_cell(filename)  # a notebook cell's text: stands for the file
         try:
             source = inspect.getsourcefile(py_func) or inspect.getfile(py_func)
         except TypeError:
             source = None
-        if not source or not os.path.isfile(source):
+        if self._cell is None and (not source or not os.path.isfile(source)):
             raise RuntimeError("cannot cache function %r: no locator available for file %r (caching needs "
-                               "the function's source file)" % (py_func.__qualname__,
-                                                                getattr(py_func.__code__, "co_filename", None)))
+                               "the function's source file, or a notebook cell)" % (py_func.__qualname__, filename))
         self._py_func = py_func
-        self._source = os.path.abspath(source)
-        modname = os.path.splitext(os.path.basename(source))[0]
+        self._source = filename if self._cell is not None else os.path.abspath(source)
+        modname = os.path.splitext(os.path.basename(self._source.strip("<>")))[0]
+        modname = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in modname)
         qual = py_func.__qualname__.replace("<locals>", "locals").replace("<lambda>", "lambda")
         qual = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in qual)
         # numba's name with `.gpujit` added: numba's CPU cache of the same function (@njit(cache=True))
         # keeps its own files beside these, neither overwriting nor removing the other's
         self._name = "%s.%s-%d.py%d%d.gpujit" % (modname, qual, py_func.__code__.co_firstlineno,
                                                  *sys.version_info[:2])
-        self._dir = _cache_dir(self._source)
+        self._dir = _notebook_cache_dir() if self._cell is not None else _cache_dir(self._source)
         self._lock = _thread.allocate_lock()
         self._warned = False
         self.stats = CacheStats(self._dir)
@@ -660,6 +696,9 @@ class FunctionCache:
         return os.path.join(self._dir, self._name + ".lock")
 
     def _stamp(self):
+        if self._cell is not None:  # a cell has no file: its text, as it is now
+            import linecache
+            return ("cell", _digest("".join(linecache.getlines(self._source)).encode()).hexdigest())
         st = os.stat(self._source)
         return (st.st_mtime, st.st_size)
 

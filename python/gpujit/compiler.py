@@ -80,15 +80,34 @@ def _opt_given(opt):
     return {"opt": False} if opt is not None and not opt else {}
 
 
+# The options of compile(), compile_all() and compile_ptx(), written once: each docstring ends with it.
+_OPTIONS_DOC = """
+    pyfunc        the Python function (or a @jit kernel or device function: its py_func)
+    sig           the signature: "float32(float32, int32)", types called, or a tuple of
+                  argument types
+    debug         True: check array indices and division by zero, and report exceptions
+    lineinfo      True: map the PTX to the Python lines (.loc directives)
+    device        True: a device function; False: a kernel (its return type void)
+    fastmath      True: fast, less precise float operations
+    cc            the compute capability, (major, minor) or numba's (9, 0, 'a'); default 9.0
+    opt           False: compile without optimisation (locals stay in memory, no FMA
+                  contraction), as numba's
+    abi           'c' (device functions only) or 'numba': both give a function that
+                  returns its value
+    abi_info      {'abi_name': name} names the function
+    output        'ptx'; 'ltoir' (NVVM's LTO-IR) raises NotImplementedError
+    forceinline   accepted, no effect (a device function compiled on its own is a
+                  function for others to call); True needs output='ltoir', as numba's
+    launch_bounds a kernel's .maxntid (an int) and optionally .minnctapersm and
+                  .maxclusterrank (a tuple of up to 3 ints)
+    boundscheck   check array indices (default: as debug)
+"""
+
+
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None, abi="c",
             abi_info=None, output="ptx", forceinline=False, launch_bounds=None, boundscheck=None):
     """Compile `pyfunc` for signature `sig` to `output` ('ptx'). Returns (code, return_type).
-    abi 'c' (the default, device functions only) and 'numba' both give a function that
-    returns its value; abi_info={'abi_name': name} names the function. opt=False
-    compiles without optimisation (locals stay in memory, no FMA contraction), as
-    numba's. forceinline is accepted and has no effect (a device function compiled on
-    its own is a function for others to call); forceinline=True needs output='ltoir',
-    as numba's does."""
+    A device function with the C ABI by default."""
     if abi not in _ABIS:
         raise NotImplementedError("Unsupported ABI: %s" % abi)
     if abi == "c" and not device:
@@ -139,7 +158,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None, boundscheck=None):
     """PTX of `pyfunc` for signature `sig`: (ptx, return_type). A kernel by default
-    (device=False); see compile() for the options."""
+    (device=False), with numba's ABI."""
     return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc, opt=opt,
                    abi=abi, abi_info=abi_info, output="ptx", forceinline=forceinline,
                    launch_bounds=launch_bounds, boundscheck=boundscheck)
@@ -150,13 +169,31 @@ def _current_cc():
     return _target_cc(_current_target())
 
 
-def compile_for_current_device(pyfunc, sig, **kw):
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
+                               abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None,
+                               boundscheck=None):
     """compile() for the current device's compute capability (sm_90 on the CPU target)."""
-    kw.pop("cc", None)
-    return compile(pyfunc, sig, cc=_current_cc(), **kw)
+    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=_current_cc(),
+                   opt=opt, abi=abi, abi_info=abi_info, output=output, forceinline=forceinline,
+                   launch_bounds=launch_bounds, boundscheck=boundscheck)
 
 
-def compile_ptx_for_current_device(pyfunc, sig, **kw):
+def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, opt=None,
+                                   abi="numba", abi_info=None, forceinline=False, launch_bounds=None,
+                                   boundscheck=None):
     """compile_ptx() for the current device's compute capability (sm_90 on the CPU target)."""
-    kw.pop("cc", None)
-    return compile_ptx(pyfunc, sig, cc=_current_cc(), **kw)
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
+                       cc=_current_cc(), opt=opt, abi=abi, abi_info=abi_info, forceinline=forceinline,
+                       launch_bounds=launch_bounds, boundscheck=boundscheck)
+
+
+def _document_options(f):
+    """f's docstring followed by the entries of _OPTIONS_DOC that name its parameters."""
+    params = f.__code__.co_varnames[:f.__code__.co_argcount]
+    entries = re.split(r"\n(?=    [a-z_]+ )", _OPTIONS_DOC.strip("\n"))
+    f.__doc__ += "\n\n" + "\n".join(e for e in entries if e.split()[0] in params) + "\n"
+
+
+for _f in (compile, compile_all, compile_ptx, compile_for_current_device, compile_ptx_for_current_device):
+    _document_options(_f)
+del _f

@@ -1,6 +1,9 @@
 """Settings under numba.cuda.config's names, read when they apply (set them as
 attributes: gpujit.config.CUDA_LOW_OCCUPANCY_WARNINGS = 1). Initial values come
-from the environment variables named GPUJIT_<NAME>.
+from the environment variables named GPUJIT_<NAME>, yes/no values each spelt 1, true,
+yes, on or 0, false, no, off in any case (another value is a ValueError at import).
+This module also reads the other yes/no GPUJIT_* variables (flag) and checks every
+GPUJIT_* variable gpujit reads (check_environment).
 
 CUDA_LOW_OCCUPANCY_WARNINGS   warn (NumbaPerformanceWarning) when a launch configuration
                               (kernel[griddim, blockdim], a ufunc's, forall's or Reduce's)
@@ -32,17 +35,55 @@ import types
 
 from . import _core
 
+# The spellings a yes/no variable takes, in any case.
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def parse_flag(var, value):
+    """A yes/no environment value as 1 or 0; ValueError, in one line listing the spellings, for
+    anything else."""
+    word = value.strip().lower()
+    if word in _TRUE:
+        return 1
+    if word in _FALSE:
+        return 0
+    raise ValueError("%s=%r: use one of %s (yes) or %s (no)" % (var, value, ", ".join(_TRUE), ", ".join(_FALSE)))
+
+
+def flag(var, default):
+    """The environment variable `var` as 1 or 0 (parse_flag), or `default` when unset or empty."""
+    value = os.environ.get(var, "")
+    return default if not value.strip() else parse_flag(var, value)
+
 
 def _env(name, default, numba=False):
-    """GPUJIT_<name> as an integer (numba=True: else numba's NUMBA_<name>), or default."""
-    value = os.environ.get("GPUJIT_" + name)
-    if value is None and numba:
-        value = os.environ.get("NUMBA_" + name)
-    try:
-        return int(default if value is None else value)
-    except ValueError:
-        return default
+    """GPUJIT_<name> (numba=True: else numba's NUMBA_<name>) as 1 or 0, or default."""
+    var = "GPUJIT_" + name
+    if numba and not os.environ.get(var, "").strip() and os.environ.get("NUMBA_" + name, "").strip():
+        var = "NUMBA_" + name
+    return flag(var, default)
 
+
+def environment():
+    """[(name, value), ...]: every GPUJIT_* variable set in the environment, by name."""
+    return sorted((k, v) for k, v in os.environ.items() if k.startswith("GPUJIT_"))
+
+
+def check_environment():
+    """None, or ValueError (one line: the variable, its value and what it takes) for the first
+    GPUJIT_* variable gpujit reads whose value it does not take. A kernel's first compile
+    checks the same."""
+    _core.check_environment()  # those the compiler and the CPU target read
+    flag("GPUJIT_CPU_BOUNDSCHECK", 1)
+    flag("GPUJIT_PROFILE", 0)
+    for name, numba in _FLAGS:
+        _env(name, 0, numba)
+
+
+# The settings below that are yes/no variables, and whether numba's NUMBA_<NAME> is read too.
+_FLAGS = (("CUDA_LOW_OCCUPANCY_WARNINGS", True), ("CUDA_WARN_ON_IMPLICIT_COPY", True), ("CUDA_ENABLE_NRT", False),
+          ("DISABLE_PERFORMANCE_WARNINGS", True), ("ALWAYS_WARN_UNINIT_VAR", False),
+          ("CUDA_ARRAY_INTERFACE_SYNC", True))
 
 CUDA_LOW_OCCUPANCY_WARNINGS = _env("CUDA_LOW_OCCUPANCY_WARNINGS", 1, numba=True)
 CUDA_WARN_ON_IMPLICIT_COPY = _env("CUDA_WARN_ON_IMPLICIT_COPY", 1, numba=True)
@@ -50,8 +91,7 @@ ENABLE_CUDASIM = 0
 CUDA_ENABLE_NRT = _env("CUDA_ENABLE_NRT", 0)
 DISABLE_PERFORMANCE_WARNINGS = _env("DISABLE_PERFORMANCE_WARNINGS", 0, numba=True)
 ALWAYS_WARN_UNINIT_VAR = _env("ALWAYS_WARN_UNINIT_VAR", 0)
-CUDA_ARRAY_INTERFACE_SYNC = _env("CUDA_ARRAY_INTERFACE_SYNC",
-                                 os.environ.get("NUMBA_CUDA_ARRAY_INTERFACE_SYNC", 1))
+CUDA_ARRAY_INTERFACE_SYNC = _env("CUDA_ARRAY_INTERFACE_SYNC", 1, numba=True)
 
 
 # Whether CUDA_LOW_OCCUPANCY_WARNINGS was given rather than left at its default: only then

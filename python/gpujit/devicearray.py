@@ -95,7 +95,11 @@ def _sync(stream):
 
 
 class DeviceArray(_core.DeviceArrayBase):
-    """An array in device memory (host memory on the cpu target)."""
+    """An array in device memory (host memory on the cpu target): DeviceArray(shape,
+    strides=None, dtype=np.float64, stream=0, gpu_data=None) makes an uninitialised one of
+    `shape` with `strides` in bytes (default: C order) and elements of `dtype`, whose copies
+    default to `stream`; `gpu_data` (an allocation) views existing memory instead. to_device
+    and device_array are the usual ways to make one."""
 
     __array_priority__ = 100  # keep NumPy from broadcasting over us element by element
 
@@ -600,10 +604,11 @@ def _rebuild_device_array(host):
 
 
 def to_device(obj, stream=0, copy=True, to=None):
-    """Copy a NumPy array (or array-like) to a new DeviceArray, or into `to`.
-    The device array has the host array's strides when its elements are one
-    contiguous block (C or F order, broadcast dimensions kept as stride 0),
-    else it is a C-contiguous copy. A device array is returned as it is."""
+    """Copy `obj`, a NumPy array (or array-like), to a new DeviceArray, or into the
+    DeviceArray `to`, on `stream` (0: the default stream); copy=False makes the array
+    without copying the data. The device array has the host array's strides when its
+    elements are one contiguous block (C or F order, broadcast dimensions kept as
+    stride 0), else it is a C-contiguous copy. A device array is returned as it is."""
     if to is not None:
         to.copy_to_device(obj, stream=stream)
         return to
@@ -619,7 +624,9 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """A new uninitialised DeviceArray."""
+    """A new uninitialised DeviceArray of `shape` (an int or a tuple) and `dtype`, laid out
+    by `strides` in bytes if given, else in `order` ('C' or 'F'); its copies default to
+    `stream`."""
     shape = _shape_tuple(shape)
     if strides is None and order == "F":
         itemsize = np.dtype(dtype).itemsize
@@ -656,7 +663,8 @@ def _strides_like(ary):
 
 
 def device_array_like(ary, stream=0):
-    """A new uninitialised DeviceArray with ary's shape, dtype and order of axes (contiguous)."""
+    """A new uninitialised DeviceArray with ary's shape, dtype and order of axes
+    (contiguous); its copies default to `stream`."""
     return DeviceArray(tuple(ary.shape), _strides_like(ary), ary.dtype, stream=stream)
 
 
@@ -669,12 +677,15 @@ def mapped_array(shape, dtype=np.float64, strides=None, order="C", stream=0, por
     """A host array a kernel can take (numba's mapped memory). gpujit passes host arrays to
     kernels by copying them to the device and back around the launch, so this is
     pinned_array(): page-locked memory, which makes those copies fast. On the cuda target
-    it is a MappedArray, which also exports __cuda_array_interface__ (with `stream`)."""
+    it is a MappedArray, which also exports __cuda_array_interface__ (with `stream`).
+    shape, dtype, strides and order as device_array's; portable and wc (numba's
+    allocation flags) are accepted and change nothing."""
     return _mapped(pinned_array(shape, dtype, strides=strides, order=order), stream)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
-    """mapped_array() with ary's shape, dtype and order of axes (contiguous)."""
+    """mapped_array() with ary's shape, dtype and order of axes (contiguous); stream,
+    portable and wc as mapped_array's."""
     return _mapped(pinned_array_like(ary), stream)
 
 
@@ -698,7 +709,8 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
 
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     """A NumPy array in page-locked host memory (cuMemHostAlloc) on the cuda
-    target, a plain NumPy array on the cpu target."""
+    target, a plain NumPy array on the cpu target; shape, dtype, strides and order as
+    device_array's."""
     shape = _shape_tuple(shape)
     dtype = np.dtype(dtype)
     if math.prod(shape) == 0 or (_core.get_target() == "cpu" and strides is None):
@@ -716,7 +728,9 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
 def managed_array(shape, dtype=np.float64, strides=None, order="C", stream=0, attach_global=True):
     """numba's unified-memory array; here the same memory as mapped_array (the
     host's, reachable from the device), so the same semantics where managed
-    memory would migrate pages to the device."""
+    memory would migrate pages to the device. shape, dtype, strides, order and stream
+    as mapped_array's; attach_global (numba's attachment flag) is accepted and changes
+    nothing."""
     return _mapped(pinned_array(shape, dtype, strides, order), stream)
 
 
@@ -748,7 +762,7 @@ def _cai_sync(handle):
 
 
 def from_cuda_array_interface(desc, owner=None, sync=True):
-    """A DeviceArray viewing the memory a __cuda_array_interface__ dict describes (no copy);
+    """A DeviceArray viewing the memory a __cuda_array_interface__ dict `desc` describes (no copy);
     it keeps `owner` alive (numba's cuda.from_cuda_array_interface). A named stream becomes
     the array's default stream (an external one) and is waited for when `sync` and
     config.CUDA_ARRAY_INTERFACE_SYNC are true. Masked arrays are refused."""
@@ -787,8 +801,9 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
 
 
 def as_cuda_array(obj, sync=True):
-    """A DeviceArray viewing another library's CUDA array (no copy); it keeps obj alive.
-    A device array's own interface is read too (a view of the same memory)."""
+    """A DeviceArray viewing another library's CUDA array `obj` (no copy); it keeps obj
+    alive. A device array's own interface is read too (a view of the same memory). sync:
+    wait for the stream the interface names, as from_cuda_array_interface does."""
     if not is_cuda_array(obj):
         raise TypeError("*obj* doesn't implement the cuda array interface.")
     return from_cuda_array_interface(obj.__cuda_array_interface__, owner=obj, sync=sync)

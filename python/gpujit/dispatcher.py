@@ -6,9 +6,11 @@ what happens on a cache miss (_specialize) and the introspection API.
 """
 import inspect
 import os
+import sys
+import time
 import re
 
-from . import _core
+from . import _core, _profiler as profiler
 from .compiler import _given
 from .compiler import compile as _compile_device
 from .types import Type
@@ -98,7 +100,12 @@ def _same_memory(want, have):
 
 class Dispatcher(_core.DispatcherBase):
     """A @jit kernel: specialises on argument types, compiles on first use. Called from
-    another kernel it is a device function (compiled into the caller, as numba.cuda does)."""
+    another kernel it is a device function (compiled into the caller, as numba.cuda does).
+    jit makes it: Dispatcher(pyfunc, sigs, ...) takes the Python function `pyfunc`, its
+    signatures `sigs` (a list; None: compiled per launch) and jit's options fastmath,
+    lineinfo, debug, device (False here), inline, opt, cache, boundscheck, lto,
+    shared_memory_carveout, forceinline, launch_bounds, extensions and link (see
+    help(gpujit.jit)); other options are a TypeError."""
 
     __gpujit_device__ = True   # the compiler reads py_func where a kernel calls it
 
@@ -167,7 +174,8 @@ class Dispatcher(_core.DispatcherBase):
             return self.boundscheck
         if self.debug:
             return True
-        return target == "cpu" and os.environ.get("GPUJIT_CPU_BOUNDSCHECK", "1").strip() != "0"
+        from .config import flag
+        return target == "cpu" and bool(flag("GPUJIT_CPU_BOUNDSCHECK", 1))
 
     def compile(self, sig, target=None, cc=None):
         """Compile one signature for a target ('cuda' or 'cpu'); cached (on disk too with cache=True)."""
@@ -192,6 +200,15 @@ class Dispatcher(_core.DispatcherBase):
                 # the kernel's own files, then each called declaration's
                 k.link = link_items(list(self.link) + [x for e in k.externs for x in e.link], key[2])
             return k
+        if profiler._active:  # GPUJIT_PROFILE: the compile's time, in the summary
+            t0 = time.perf_counter()
+            try:
+                return self._build_now(key, build, use_cache)
+            finally:
+                profiler.compiled(self, key, time.perf_counter() - t0)
+        return self._build_now(key, build, use_cache)
+
+    def _build_now(self, key, build, use_cache):
         if self._cache is None:
             return build()
         ckey = self._cache.key(key[0], key[1], key[2], dict(
@@ -414,13 +431,19 @@ class Dispatcher(_core.DispatcherBase):
         opts.update(changed)
         return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2], **opts)
 
-    def inspect_types(self, sig=None, file=None):
-        text = self._inspect("types", sig)
+    def inspect_types(self, file=None, signature=None):
+        """Print the kernel's typed listing (each Python line with the types of the
+        variables it assigns) to `file` (default: sys.stdout), as numba does: of
+        `signature`, or of every signature compiled so far. Returns None;
+        inspect_types_text gives the text."""
+        print(self.inspect_types_text(signature), file=sys.stdout if file is None else file)
+
+    def inspect_types_text(self, signature=None):
+        """The text inspect_types prints: of `signature` (compiled if it is not yet),
+        or of every signature compiled so far, one after another."""
+        text = self._inspect("types", signature)
         if isinstance(text, dict):
             text = "\n".join(text.values())
-        if file is not None:
-            print(text, file=file)
-            return None
         return text
 
     # -- launch helpers -----------------------------------------------------
@@ -502,7 +525,11 @@ class DeviceFunction:
     kernel that calls it, specialised on the argument types at the call, and
     may return a number, a tuple or nothing. Called from Python it runs as
     plain Python. (A plain undecorated Python function called from a kernel
-    is compiled the same way.)"""
+    is compiled the same way.)
+    jit(device=True) makes it: DeviceFunction(pyfunc, sigs, **options) takes the Python
+    function `pyfunc`, its signatures `sigs` (a list, or None) and, as options, jit's
+    fastmath, inline, forceinline, opt, cache, lineinfo, debug, boundscheck and lto;
+    others are a TypeError."""
 
     __gpujit_device__ = True
 

@@ -26,6 +26,10 @@ class LinkableCode:
     default_name = "<unnamed>"
 
     def __init__(self, data, name=None, setup_callback=None, teardown_callback=None, nrt=False):
+        """data: the code (str, bytes, or a StringIO/BytesIO read when used); name: what
+        messages call it (default: the kind's "<unnamed-...>"); setup_callback,
+        teardown_callback: numba's hooks, called with the module when it loads and
+        unloads; nrt: numba's flag for code that uses its runtime (kept, unused)."""
         if not isinstance(data, (str, bytes, bytearray, memoryview, io.StringIO, io.BytesIO)):
             raise TypeError("%s takes the code as str, bytes or a StringIO/BytesIO, not %s"
                             % (type(self).__name__, type(data).__name__))
@@ -159,7 +163,10 @@ def _signature(sig):
 def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     """Declare the external device function `name` of signature `sig` (a string or types
     called: "int32(float32[:])"; the return type is required), defined by the `link=`
-    sources."""
+    sources (files or LinkableCode objects, linked into each kernel that calls it).
+    use_cooperative: True where the function syncs the grid (the launch is then
+    cooperative); abi: "numba" (the result through a pointer, numba's convention) or
+    "c" (returned as C returns it)."""
     if not isinstance(name, str) or not name:
         raise TypeError("declare_device() takes the function's name as a str, not %r" % (name,))
     if abi not in ("numba", "c"):

@@ -140,8 +140,9 @@ _BUFFERS_KEPT = 64
 
 
 class Reduce:
-    """A reduction by a binary function (a plain function, a lambda or a
-    gpujit.jit(device=True) function), compiled into a kernel per dtype."""
+    """Reduce(functor): a reduction by `functor`, a binary function (a plain function, a
+    lambda or a gpujit.jit(device=True) function), compiled into a kernel per dtype.
+    Calling it, r(arr, size=None, res=None, init=0, stream=0), reduces arr."""
 
     def __init__(self, functor):
         if not callable(functor):

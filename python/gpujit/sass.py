@@ -13,7 +13,7 @@ import tempfile
 # where each tool lies inside NVIDIA's wheels, under a sys.path entry
 _WHEEL_BINS = ("nvidia/cu13/bin", "nvidia/cuda_nvcc/bin", "nvidia/cuda_nvdisasm/bin")
 _INSTALL = {"nvdisasm": "pip install nvidia-cuda-nvdisasm",
-            "ptxas": "pip install 'gpujit[cuda12]' (NVIDIA's nvidia-cuda-nvcc-cu12 has ptxas)"}
+            "ptxas": "pip install nvidia-cuda-nvcc-cu12 (NVIDIA's wheel with ptxas; gpujit's extra cuda12)"}
 
 
 def _tool_dirs():

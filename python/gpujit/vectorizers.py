@@ -582,8 +582,12 @@ def _rebuild_ufunc(pyfunc, sigs, identity):
 
 def vectorize(ftylist_or_function=(), target="cuda", identity=None, **options):
     """@vectorize(signatures) or @vectorize: make a ufunc from a scalar function.
-    With signatures ('float32(float32, float32)', or float32(float32, float32)) the
-    loops are those; without, one is compiled for each new set of argument types."""
+    ftylist_or_function: the signatures ('float32(float32, float32)', or
+    float32(float32, float32), or a list of them), whose loops are then those; or the
+    function, whose loops are compiled for each new set of argument types.
+    target: 'cuda' (numba's name; the ufunc runs on the current target); identity: the
+    ufunc's identity, for reduce; options: numba's other options, `nopython` (accepted,
+    with a warning) and `cache` (refused); another is a KeyError."""
     _check_target(target)
     _check_options("vectorize", options)
     if callable(ftylist_or_function) and not isinstance(ftylist_or_function, (str, list, tuple, Signature)):
@@ -832,9 +836,12 @@ def _rebuild_gufunc(pyfunc, layout, sigs, identity):
 
 
 def guvectorize(*args, target="cuda", identity=None, **options):
-    """@guvectorize(signatures, layout): a generalized ufunc; the layout
-    ('(m,n),(n,p)->(m,p)') names each argument's core dimensions, outputs last,
-    and the function writes its outputs (a '()' output is a 1-element array)."""
+    """@guvectorize(signatures, layout) or @guvectorize(layout): a generalized ufunc; the
+    layout ('(m,n),(n,p)->(m,p)') names each argument's core dimensions, outputs last,
+    and the function writes its outputs (a '()' output is a 1-element array). args: the
+    signatures (optional) and the layout; target: 'cuda' (numba's name; the gufunc runs
+    on the current target); identity: the identity, for reduce; options: numba's other
+    options (`is_dynamic` accepted), refused as numba refuses them."""
     if len(args) == 1:
         sigs, layout = [], args[0]
     elif len(args) == 2:

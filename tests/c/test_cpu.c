@@ -90,12 +90,12 @@ static void k_reduce(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int
     int64_t i = (int64_t)blk->ctaid[0] * blk->ntid[0] + tx;
     sh[tx] = i < n ? in[i] : 0;
     if (sync)
-        blk->syncthreads(blk);
+        blk->syncthreads(blk, -1);
     for (int32_t s = blk->ntid[0] / 2; s > 0; s >>= 1) {
         if (tx < s)
             sh[tx] += sh[tx + s];
         if (sync)
-            blk->syncthreads(blk);
+            blk->syncthreads(blk, -1);
     }
     if (tx == 0)
         __atomic_fetch_add(total, sh[0], __ATOMIC_RELAXED);
@@ -166,19 +166,19 @@ static void k_deadlock(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, i
     case 0:
         if (bad && tx == 0)
             return;
-        blk->syncthreads(blk);
+        blk->syncthreads(blk, -1);
         break;
     case 1:
-        blk->syncthreads(blk);
+        blk->syncthreads(blk, -1);
         if (bad && (tx & 1))
             return;
-        blk->syncthreads(blk);
+        blk->syncthreads(blk, -1);
         break;
     case 2:
         break;
     case 3:
         for (int32_t k = 0; k < blk->ctaid[0] % 5; k++)
-            blk->syncthreads(blk);
+            blk->syncthreads(blk, -1);
         break;
     }
 }
@@ -233,11 +233,11 @@ static void k_trap_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty
 {
     int32_t bad_block = *(int32_t *)params[0], bad_thread = *(int32_t *)params[1];
     int64_t *after = *(int64_t **)params[2];
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     if (blk->ctaid[0] == bad_block && tx == bad_thread)
         blk->trap(blk);
     __atomic_fetch_add(after, 1, __ATOMIC_RELAXED);
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
 }
 
 static void test_trap(void)
@@ -370,7 +370,7 @@ static void k_index_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t t
     Rec *out = *(Rec **)params[0];
     int32_t *bad = *(int32_t **)params[1];
     record(out, blk, tx, ty, tz);
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     int32_t nt = blk->ntid[0] * blk->ntid[1] * blk->ntid[2];
     int64_t first = global_id(blk, 0, 0, 0);
     for (int32_t k = 0; k < nt; k++)
@@ -440,7 +440,7 @@ static void k_count_block(void **params, GjBlockCtx *blk)
     __atomic_fetch_add(&counts[b], 1, __ATOMIC_RELAXED);
     if ((uintptr_t)blk->shared & 15)
         __atomic_fetch_add(misaligned, 1, __ATOMIC_RELAXED);
-    blk->syncthreads(blk); /* a no-op for block functions; must not crash */
+    blk->syncthreads(blk, -1); /* a no-op for block functions; must not crash */
 }
 
 static void k_count_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
@@ -512,12 +512,12 @@ static void k_fpenv(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int3
     for (size_t k = 0; k < sizeof buf; k++)
         buf[k] = (unsigned char)(tx + k);
     fesetround(mode);
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     volatile double one = 1.0, three = 3.0;
     volatile double q = one / three;
     if (fegetround() != mode || q != want[tx & 1])
         __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     for (size_t k = 0; k < sizeof buf; k++)
         if (buf[k] != (unsigned char)(tx + k)) {
             __atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
@@ -689,12 +689,12 @@ static void k_overflow_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_
     int64_t *out = *(int64_t **)params[4];
     int bad = (bad_block < 0 || blk->ctaid[0] == bad_block) && tx == bad_tx;
     int64_t r = 0;
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     if (bad)
         r = mode == 0 ? deep(amount) : big_frame((size_t)amount);
     else
         r = mode == 0 ? deep(8) : big_frame(1000);
-    blk->syncthreads(blk);
+    blk->syncthreads(blk, -1);
     out[blk->ctaid[0] * blk->ntid[0] + tx] = r;
 }
 

@@ -19,7 +19,7 @@ from .._core import CudaError, Event, LaunchError
 
 
 class Stream(_core.Stream):
-    """A CUDA stream: Stream() creates one, Stream(handle) wraps one (numba's
+    """A CUDA stream: Stream() creates one, Stream(handle) wraps the CUstream `handle` (numba's
     cuda.cudadrv.driver.Stream). A Python class over the C type, so code and tests can
     patch its methods (numba's tests patch synchronize to count the syncs)."""
     __slots__ = ()
@@ -69,8 +69,8 @@ def current_target():
 
 
 def set_target(name):
-    """Choose 'cuda' or 'cpu' for the whole process; None returns to the
-    automatic choice. Arrays already made keep the target they were made on."""
+    """Choose the target `name`, 'cuda' or 'cpu', for the whole process; None returns to
+    the automatic choice. Arrays already made keep the target they were made on."""
     global _cpu_chosen
     _core.set_target(name)
     _cpu_chosen = name == "cpu"
@@ -223,12 +223,19 @@ def select_device(device_id):
     return Device(_core.device_info(int(device_id)))
 
 
+def _target_reason():
+    """Why the target is what it is: GPUJIT_TARGET's value, or that it is unset."""
+    env = os.environ.get("GPUJIT_TARGET")
+    return "GPUJIT_TARGET=%r" % env if env else "GPUJIT_TARGET unset"
+
+
 def detect():
-    """Print the CUDA devices found; True if there is at least one. Where the cpu target
-    was chosen (cpu_chosen()), print the CpuDevice and return True."""
+    """Print the CUDA devices found, and on the cpu target the one device gpus lists (the
+    host); True if there is at least one CUDA device. Where the cpu target was chosen
+    (cpu_chosen()), print the CpuDevice and return True, as numba's simulator does."""
     if cpu_chosen():
         d = CpuDevice()
-        print("Found 1 CUDA devices (the cpu target, chosen)")
+        print("Found 1 CUDA devices (the cpu target, chosen: %s)" % _target_reason())
         cc = "%d.%d" % d.compute_capability
         print(f"id {d.id:2d} {d.name!r:>30} compute capability: {cc}  cores: {d.multiprocessor_count}  "
               f"warp size: {d.warp_size}")
@@ -241,7 +248,12 @@ def detect():
         except CudaError as e:
             reason = str(e)
         print(f"Found 0 CUDA devices: {reason}")
-        print(f"gpujit will use the cpu target (GPUJIT_TARGET={os.environ.get('GPUJIT_TARGET', '')!r})")
+        target = _core.get_target()
+        print(f"gpujit will use the {target} target ({_target_reason()})")
+        if target == "cpu":
+            d = CpuDevice()
+            print(f"id {d.id:2d} {d.name!r:>30} the host, gpus[0] on the cpu target: "
+                  f"{_core.cpu_settings()['threads']} threads run blocks")
         return False
     devs = list_devices()
     major, minor = driver_version()
@@ -251,7 +263,7 @@ def detect():
         print(f"id {d.id:2d} {d.name!r:>30} compute capability: {cc}  "
               f"SMs: {d.multiprocessor_count}  memory: {d.total_memory / 2**30:.1f} GiB  "
               f"pci bus: {d.pci_bus_id}")
-    print(f"current target: {_core.get_target()}")
+    print(f"current target: {_core.get_target()} ({_target_reason()})")
     return True
 
 
@@ -304,12 +316,14 @@ def mem_get_info():
 
 def kernel_attributes(compiled):
     """dict(regs_per_thread, max_threads_per_block, shared_bytes, local_bytes,
-    const_bytes) of a CompiledKernel on the current device."""
+    const_bytes) of `compiled`, a CompiledKernel, on the current device."""
     return _core.kernel_attributes(compiled)
 
 
 def max_potential_block(compiled, dynamic_smem=0):
-    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize)."""
+    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) to
+    `compiled`, a CompiledKernel, launched with `dynamic_smem` bytes of dynamic shared
+    memory per block."""
     return _core.max_potential_block(compiled, dynamic_smem)
 
 
@@ -477,7 +491,7 @@ def defer_cleanup():
 
 @contextlib.contextmanager
 def pinned(*arys):
-    """numba pins the arrays' host memory for the block, to speed up copies;
+    """`with pinned(*arys):` numba pins the arrays' host memory for the block, to speed up copies;
     gpujit's copies from pageable memory are correct as they are, so this
     changes nothing."""
     yield
@@ -555,5 +569,6 @@ def is_fp8_supported():
 
 
 def event_elapsed_time(evtstart, evtend):
-    """Milliseconds between two recorded events (numba's cuda.event_elapsed_time)."""
+    """Milliseconds from the recorded event `evtstart` to the recorded event `evtend`
+    (numba's cuda.event_elapsed_time)."""
     return evtstart.elapsed_time(evtend)

@@ -11,8 +11,9 @@ __all__ = ["get_context", "require_context", "gpus", "reset"]
 
 
 def require_context(fn):
-    """A function that, when called, first makes sure the current device's context
-    exists (the driver is loaded and the device selected on the cuda target)."""
+    """A decorator: `fn` wrapped so that, when called, it first makes sure the current
+    device's context exists (the driver is loaded and the device selected on the cuda
+    target)."""
     @functools.wraps(fn)
     def _require_cuda_context(*args, **kws):
         if _core.get_target() != "cpu":

@@ -178,12 +178,18 @@ from .emm import (AutoFreePointer, BaseCUDAMemoryManager, GetIpcHandleMixin, Hos
 
 def profile_start():
     """Start the profiler's collection in the current context (cuProfilerStart; nothing on the
-    cpu target)."""
+    cpu target). With GPUJIT_PROFILE set, gpujit's own summary counts from here (the first call
+    drops what came before it)."""
+    from .. import _profiler as profiler
+    profiler.start()
     _core.profiler(True)
 
 
 def profile_stop():
-    """Stop the profiler's collection in the current context (cuProfilerStop)."""
+    """Stop the profiler's collection in the current context (cuProfilerStop), and with
+    GPUJIT_PROFILE set, gpujit's own summary's until the next profile_start()."""
+    from .. import _profiler as profiler
+    profiler.stop()
     _core.profiler(False)
 
 

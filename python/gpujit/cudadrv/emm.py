@@ -43,8 +43,9 @@ def _address(pointer):
 
 
 class MemoryPointer:
-    """Memory a plugin owns: `size` bytes at `pointer`; `finalizer` is called once, when
-    the object is collected (or at free())."""
+    """Memory a plugin owns: `size` bytes at `pointer` (an int or a ctypes pointer) in
+    `context`; `owner` is kept alive with it; `finalizer` is called once, when the object
+    is collected (or at free())."""
 
     __cuda_memory__ = True
 
@@ -122,8 +123,10 @@ class AutoFreePointer(MemoryPointer):
 
 
 class MappedMemory(AutoFreePointer):
-    """Host memory mapped into the device's address space: `host_pointer` for the host,
-    `device_pointer` for kernels (the same address under unified addressing)."""
+    """Host memory mapped into the device's address space: `size` bytes at `pointer` in
+    `context` (kept as `host_pointer`, for the host) and `device_pointer` for kernels
+    (default: the same address, as under unified addressing); `owner` is kept alive with
+    it; `finalizer` is called once, when the object is collected."""
 
     def __init__(self, context, pointer, size, owner=None, finalizer=None, device_pointer=None):
         self.owned = owner
@@ -134,7 +137,9 @@ class MappedMemory(AutoFreePointer):
 
 
 class PinnedMemory:
-    """Page-locked host memory that is not mapped: only host code reaches it."""
+    """Page-locked host memory that is not mapped: only host code reaches it. `size` bytes
+    at `pointer` in `context`; `owner` is kept alive with it; `finalizer` is called once,
+    when the object is collected."""
 
     def __init__(self, context, pointer, size, owner=None, finalizer=None):
         self.context = context
@@ -152,7 +157,9 @@ class PinnedMemory:
 
 class BaseCUDAMemoryManager(abc.ABC):
     """The plugin interface: a subclass allocates device memory (memalloc), pinned host
-    memory (memhostalloc, mempin) and reports on it; interface_version is 1."""
+    memory (memhostalloc, mempin) and reports on it; interface_version is 1. gpujit makes
+    the plugin with the keyword `context` (required: RuntimeError without it); other args
+    and kwargs are the subclass's own."""
 
     def __init__(self, *args, **kwargs):
         if "context" not in kwargs:
@@ -200,7 +207,8 @@ class BaseCUDAMemoryManager(abc.ABC):
 class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
     """A plugin base that does the host side itself: a subclass writes memalloc,
     initialize, get_ipc_handle, get_memory_info and interface_version, and calls
-    super().reset() / super().defer_cleanup() from its own."""
+    super().reset() / super().defer_cleanup() from its own. args and kwargs as
+    BaseCUDAMemoryManager's (the keyword `context` required)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -372,8 +380,9 @@ def _host_extent(ary):
 
 @contextlib.contextmanager
 def mapped(*arylist, stream=0):
-    """Page-lock and map host arrays for the block: yields device arrays (one array for one
-    argument, a list for several) that kernels read and write in place, with no copies.
+    """`with mapped(*arylist, stream=0) as d:` page-locks and maps the host arrays of arylist
+    for the block: yields device arrays (one array for one argument, a list for several),
+    whose copies default to `stream`, that kernels read and write in place, with no copies.
     On the cpu target they are device arrays over the same host memory."""
     from ..devicearray import DeviceArray
     ctx = current_context()

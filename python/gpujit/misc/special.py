@@ -5,4 +5,6 @@ a TypingError for those ("variable index into a tuple of mixed types")."""
 
 
 def literal_unroll(container):
+    """`for x in literal_unroll(container)` in a kernel is `for x in container`, a tuple
+    whose items have one type; called from Python it returns `container`."""
     return container

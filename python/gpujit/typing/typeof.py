@@ -49,7 +49,9 @@ def _array(value, dtype, shape, strides, readonly):
 
 
 def typeof(val, purpose=Purpose.argument):
-    """The type of val; ValueError where it has none."""
+    """The gpujit.types type of `val` (what a launch compiles for); ValueError where it
+    has none. purpose: numba's Purpose (argument or constant); accepted, the type is the
+    same."""
     if isinstance(val, (bool, np.bool_)):
         return types.boolean
     if isinstance(val, int):
