@@ -288,11 +288,24 @@ def _cache_state(path):
 
 
 def _cache_rows():
-    """The cache directory cache=True uses, as caching.py picks it, and the per-user cache's state."""
+    """The cache directory cache=True uses, as caching.py picks it, with its state; where a
+    variable names one that is not used, why, and what is used instead."""
     from .caching import _user_cache, cache_location
     user = _user_cache()
-    return [("cache directory (cache=True)", cache_location()),
-            ("per-user cache", "%s: %s" % (user, _cache_state(user)))]
+    used, _, ignored = cache_location().partition("; ")
+    rows = []
+    if used.startswith("$"):
+        root = used.partition("=")[2]
+        rows.append(("cache directory (cache=True)", "%s: %s" % (used, _cache_state(root))))
+        if ignored:
+            rows.append(("not used", ignored))
+    elif ignored:
+        rows.append(("cache directory (cache=True)", "%s: not usable" % ignored))
+        rows.append(("cache directory used instead", used))
+    else:
+        rows.append(("cache directory (cache=True)", used))
+    rows.append(("per-user cache", "%s: %s" % (user, _cache_state(user))))
+    return rows
 
 
 def sysinfo():
