@@ -236,3 +236,25 @@ def test_gpu_default_unchecked_and_boundscheck_true_checks():
 def test_device_function_accepts_the_option():
     dev = gpu.jit(device=True, boundscheck=False)(helper)
     assert dev(np.arange(3.0), 1) == 1.0
+
+
+# ---- index paths that once skipped the check ----
+
+@gpu.jit
+def cas_from(res, i, new):
+    gpu.atomic.compare_and_swap(res[i:], 0, new)  # <- cas_from
+
+
+def test_compare_and_swap_on_an_empty_slice_raises_and_stays_inside(rng):
+    # compare_and_swap works on element 0: an empty array has none
+    big = rng.integers(1, 100, 16)
+    big[2] = big[4] = 0
+    keep = big.copy()
+    raises_oob(cas_from, (1, 1), (big[:4], 10, 77), 0, 0, 0, "# <- cas_from")
+    raises_oob(cas_from, (1, 1), (big[:4], 4, 77), 0, 0, 0, "# <- cas_from")
+    assert_same(big, keep)  # big[4] (just past the slice) untouched
+    cas_from[1, 1](big[:4], 2, 77)  # in range: element 2 of big swapped
+    keep[2] = 77
+    assert_same(big, keep)
+    empty = np.zeros(0, np.int64)
+    raises_oob(cas_from, (1, 1), (empty, 0, 66), 0, 0, 0, "# <- cas_from")
