@@ -858,6 +858,7 @@ LLVMValueRef raised_flag(Ctx *c); /* the kernel's `raised` flag (an i8 pointer) 
 void stop_thread(Ctx *c); /* return now, telling the caller when in a device function */
 void raise_now(Ctx *c, int site); /* raise from raise_site `site` here; the thread stops */
 int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* unless ok, raise cls(msg) */
+int check_index_or_raise(Ctx *c, LLVMValueRef ok, const char *msg, LLVMValueRef *good); /* IndexError(msg) */
 int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
 LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1

@@ -438,6 +438,26 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
 
 /* ---- arrays ---- */
 
+/* A variable index into a tuple of n items, as an int64 in [0, n) where the
+ * checks are on: a negative index counts from the end (an unsigned one never
+ * does); one out of range raises IndexError, as CPython's. Unchecked, it is
+ * used as it is (like an array's index). */
+static LLVMValueRef tuple_index(Ctx *c, Instr *index, int64_t n) {
+    Type *it = index->type;
+    bool sg = is_signed(it) || it->kind == TY_BOOL;
+    LLVMValueRef i = val_as(c, index, sg ? &ty_int64 : &ty_uint64);
+    if (sg) {
+        LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
+        i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, n), ""), i, "");
+    }
+    if (!c->errbuf) return i;
+    LLVMValueRef good;
+    if (check_index_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, n), ""), "tuple index out of range",
+                             &good) < 0)
+        return NULL;
+    return good ? LLVMBuildSelect(c->b, good, i, ci64(c, 0), "") : i; /* a GPU thread goes on with item 0 */
+}
+
 /* A variable index into a big constant tuple of scalars (a global table):
  * the items become a read-only array in global memory. Spilled whole to the stack, as smaller
  * tuples are, LLVM's optimiser takes seconds on a few thousand items. */
@@ -464,9 +484,8 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     LLVMSetLinkage(data, LLVMInternalLinkage);
     LLVMSetAlignment(data, 16);
     if (as) data = LLVMBuildAddrSpaceCast(c->b, data, c->ptr, "");
-    LLVMValueRef i = val_as(c, index, &ty_int64);
-    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-    i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, tup->nargs), ""), i, "");
+    LLVMValueRef i = tuple_index(c, index, tup->nargs);
+    if (!i) return NULL;
     return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
 }
 
@@ -760,9 +779,14 @@ static int lower_instr(Ctx *c, Instr *in) {
             r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, ot, in->args[1]), in->type);
             if (!r) return -1;
         } else if (ot->kind == TY_RANGE) { /* start + i * step; a negative i counts from the end */
-            LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
+            LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64), n = range_len(c, rg);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, range_len(c, rg), ""), i, "");
+            if (is_signed(in->args[1]->type) || in->args[1]->type->kind == TY_BOOL)
+                i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, n, ""), i, "");
+            LLVMValueRef good;
+            if (c->errbuf && check_index_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, n, ""),
+                                                  "range object index out of range", &good) < 0)
+                return -1;
             r = LLVMBuildAdd(c->b, extract_value(c, rg, 0, ""),
                              LLVMBuildMul(c->b, i, extract_value(c, rg, 2, ""), ""), "");
         } else if (in->args[1]->op == IR_CONST) {
@@ -772,19 +796,14 @@ static int lower_instr(Ctx *c, Instr *in) {
         } else if (in->args[0]->op == IR_CONST && ot->n > 256 &&
                    (ot->items[0]->kind == TY_INT64 || ot->items[0]->kind == TY_UINT64 ||
                     ot->items[0]->kind == TY_FLOAT64 || ot->items[0]->kind == TY_BOOL)) {
-            r = const_tuple_item(c, in->args[0], in->args[1]);
+            if (!(r = const_tuple_item(c, in->args[0], in->args[1]))) return -1;
         } else {
             /* a variable index into a uniform tuple: spill it */
             LLVMTypeRef tt = llvm_type(c, ot);
             LLVMValueRef slot = entry_alloca(c, tt, "tuple");
             LLVMBuildStore(c->b, val(c, in->args[0]), slot);
-            LLVMValueRef i = val_as(c, in->args[1], &ty_int64);
-            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, ot->n), ""), i, "");
-            if (c->opt.debug &&
-                check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, ot->n), ""), PyExc_IndexError,
-                               "tuple index out of range") < 0)
-                return -1;
+            LLVMValueRef i = tuple_index(c, in->args[1], ot->n);
+            if (!i) return -1;
             LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), i};
             LLVMValueRef p =
                     LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");
