@@ -814,8 +814,9 @@ LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
 //
 // builtins.c: builtins beyond an instruction (min/max/sum over tuples, round, pow mod), frexp/modf
 //
-/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread. */
-int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t);
+/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread
+ * (arrays in the arena); their count, -1 out of memory. */
+int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef **v, Type ***t);
 LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x a double */
 LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x an int64 */
 LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /* pow(a, b, m) of int64s */
