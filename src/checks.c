@@ -204,6 +204,17 @@ static int file_id(Ctx *c) {
     return root->files.n - 1;
 }
 
+/* A conditional branch whose first way is almost always taken. On the CPU
+ * target, IRCE (target_host.c) takes only a check that says so out of a loop
+ * over threads. */
+void branch_likely(Ctx *c, LLVMValueRef br) {
+    LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0)),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
+}
+
 /* debug: is every index in range? If not, the first thread to notice
  * records (line, axis, index, size, file) in the error buffer; then a target
  * that can stop the launch does (and NULL is returned: no access is left to
@@ -223,15 +234,7 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
     LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
     LLVMValueRef br = LLVMBuildCondBr(c->b, ok, cont, bad);
-    if (c->target->trap) {
-        /* the failure is rare: IRCE (target_host.c) takes only a check that
-         * says so out of a loop over threads */
-        LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
-                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0)),
-                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
-        LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
-                        LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
-    }
+    if (c->target->trap) branch_likely(c, br);
     LLVMPositionBuilderAtEnd(c->b, bad);
     LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX),
                                             LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);

@@ -864,6 +864,7 @@ int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionEr
 LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
+void branch_likely(Ctx *c, LLVMValueRef br); /* a condbr whose first way is the rule */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
 void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
 

@@ -361,13 +361,16 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     switch (in->ival) {
     /* int64 + and -: an overflow has no int64 answer (CPython's would be wider), so, as
      * numba does, they are marked nsw; LLVM can then count a grid-stride `while` loop's
-     * trips and unroll it. Narrower and unsigned types keep their wrap-around. */
+     * trips and unroll it. Narrower and unsigned types keep their wrap-around, and so
+     * does int64 where the checks are on: an overflow under nsw is poison, and a bounds
+     * check of a poison index may be folded away while the address uses the wrapped
+     * value. */
     case BIN_ADD:
         if (f) return fp(c, LLVMBuildFAdd(c->b, a, b, ""));
-        return t->kind == TY_INT64 ? LLVMBuildNSWAdd(c->b, a, b, "") : LLVMBuildAdd(c->b, a, b, "");
+        return t->kind == TY_INT64 && !c->errbuf ? LLVMBuildNSWAdd(c->b, a, b, "") : LLVMBuildAdd(c->b, a, b, "");
     case BIN_SUB:
         if (f) return fp(c, LLVMBuildFSub(c->b, a, b, ""));
-        return t->kind == TY_INT64 ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
+        return t->kind == TY_INT64 && !c->errbuf ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
     case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
     case BIN_FLOORDIV:
@@ -498,6 +501,13 @@ LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
     return load_elem(c, et, extract_value(c, v, 0, ""));
 }
 
+/* Index v of axis k of array value a, a negative one counted from the end. */
+static LLVMValueRef wrap_index(Ctx *c, LLVMValueRef a, int k, LLVMValueRef v) {
+    LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
+    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
+    return LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
+}
+
 /* Element pointer for a[idx...]; negative indices count from the end. A raw
  * pointer's p[i] is C's: i elements on from p, unchecked (p[-1] is the one before). */
 LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
@@ -511,6 +521,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     LLVMValueRef data = extract_value(c, a, 0, "data");
     LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
     int n = at->ndim;
+    bool wraps = false; /* some index may be negative */
     for (int k = 0; k < n; k++) {
         Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
         Type *it;
@@ -530,14 +541,45 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
-        if (!nonneg) {
-            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
-            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
-            v = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
-        }
-        ix[k] = v;
+        wraps |= !nonneg;
+        ix[k] = nonneg ? v : NULL;
     }
-    LLVMValueRef ok = c->errbuf ? check_bounds(c, a, ix, given, n) : NULL;
+    LLVMValueRef ok = NULL;
+    if (c->errbuf && c->target->trap && wraps && n == 1) {
+        /* checked where a failure ends the launch: the index is tried as it is first
+         * (one compare, which IRCE can take out of a loop over threads); only if that
+         * fails is a negative one wrapped and checked again. It keeps a grid-stride
+         * loop's index, which may wrap (no nsw under the checks), as cheap as it was.
+         * (N-D indices keep the select: matmul's tiles came out slower this way.) */
+        LLVMValueRef fast = LLVMConstInt(c->i1, 1, 0);
+        for (int k = 0; k < n; k++) {
+            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
+            fast = LLVMBuildAnd(c->b, fast, LLVMBuildICmp(c->b, LLVMIntULT, given[k], dim, "inbounds"), "");
+        }
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+        LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "wrap");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "index");
+        branch_likely(c, LLVMBuildCondBr(c->b, fast, join, slow));
+        LLVMPositionBuilderAtEnd(c->b, slow);
+        LLVMValueRef wrapped[LIMIT_NDIM];
+        for (int k = 0; k < n; k++) wrapped[k] = ix[k] ? ix[k] : wrap_index(c, a, k, given[k]);
+        check_bounds(c, a, wrapped, given, n); /* a failure never comes back */
+        LLVMBasicBlockRef back = LLVMGetInsertBlock(c->b);
+        LLVMBuildBr(c->b, join);
+        LLVMPositionBuilderAtEnd(c->b, join);
+        for (int k = 0; k < n; k++) {
+            if (ix[k]) continue;
+            LLVMValueRef phi = LLVMBuildPhi(c->b, c->i64, "");
+            LLVMValueRef in[2] = {given[k], wrapped[k]};
+            LLVMBasicBlockRef bb[2] = {from, back};
+            LLVMAddIncoming(phi, in, bb, 2);
+            ix[k] = phi;
+        }
+    } else {
+        for (int k = 0; k < n; k++)
+            if (!ix[k]) ix[k] = wrap_index(c, a, k, given[k]);
+        if (c->errbuf) ok = check_bounds(c, a, ix, given, n);
+    }
     LLVMTypeRef et = mem_type(c, at->elem);
     LLVMValueRef p;
     if (n == 0) {

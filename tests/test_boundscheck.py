@@ -372,3 +372,50 @@ def test_range_index_out_of_range_raises(rng):
         assert out[0] == r[j]
     for j in (len(r), -len(r) - 1, 10**12):
         raises_tuple(range_item, (poisoned(1, np.int64), n, j), "# <- range_item", what="range object")
+
+
+# an int64 index whose arithmetic wraps (to 2 here): the check holds for the wrapped value,
+# the one the address is computed from (nsw would let LLVM drop the check)
+@gpu.jit
+def wrapped_store(out, v):
+    t = gpu.threadIdx.x
+    out[((t * 4611686018427387904) + (-9223372036854775808)) - 9223372036854775806] = v  # <- wrapped_store
+
+
+@gpu.jit
+def wrapped_load(src, out):
+    t = gpu.threadIdx.x
+    out[0] = src[((t * 4611686018427387904) + (-9223372036854775808)) - 9223372036854775806]  # <- wrapped_load
+
+
+@gpu.jit
+def wrapped_arg(out, a, b, v):
+    i = gpu.grid(1)
+    out[(i + a) + b] = v  # <- wrapped_arg
+
+
+def test_wrapping_index_arithmetic_is_checked_as_it_wraps(rng):
+    buf = np.full(8, -1, np.int64)
+    raises_oob(wrapped_store, (1, 1), (buf[:1], 5), 2, 0, 1, "# <- wrapped_store")
+    raises_oob(wrapped_store, (1, 1), (buf[:2], 5), 2, 0, 2, "# <- wrapped_store")
+    assert (buf == -1).all()
+    wrapped_store[1, 1](buf[:3], 5)  # in range after the wrap, as NumPy's int64 gives it
+    assert list(buf) == [-1, -1, 5] + [-1] * 5
+    src = rng.integers(0, 100, 8)
+    out = poisoned(1, np.int64)
+    raises_oob(wrapped_load, (1, 1), (src[:1], out), 2, 0, 1, "# <- wrapped_load")
+    wrapped_load[1, 1](src[:3], out)
+    assert out[0] == src[2]
+    buf = np.full(8, -1, np.int64)
+    raises_oob(wrapped_arg, (1, 1), (buf[:1], -2 ** 63, -2 ** 63 + 2, 5), 2, 0, 1, "# <- wrapped_arg")
+    assert (buf == -1).all()
+
+
+def test_negative_1d_index_wraps_and_past_the_start_raises(rng):
+    # a 1-D signed index is tried as it is first; only a failure wraps it and checks again
+    src = rng.standard_normal(100)
+    out = poisoned(100, np.float64)
+    load1[1, 128](src, out, -100)  # src[i - 100] is src[i]
+    assert_same(out, src)
+    raises_oob(load1, (1, 128), (src, poisoned(100, np.float64), -101), -101, 0, 100, "# <- load1")
+    raises_oob(load1, (1, 128), (src, poisoned(100, np.float64), -2 ** 62), -2 ** 62, 0, 100, "# <- load1")
