@@ -862,9 +862,9 @@ int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* 
 int check_index_or_raise(Ctx *c, LLVMValueRef ok, const char *msg, LLVMValueRef *good); /* IndexError(msg) */
 int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
 LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
+void branch_likely(Ctx *c, LLVMValueRef br); /* a condbr whose first way is the rule */
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
-void branch_likely(Ctx *c, LLVMValueRef br); /* a condbr whose first way is the rule */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
 void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
 

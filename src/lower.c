@@ -551,30 +551,21 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
          * fails is a negative one wrapped and checked again. It keeps a grid-stride
          * loop's index, which may wrap (no nsw under the checks), as cheap as it was.
          * (N-D indices keep the select: matmul's tiles came out slower this way.) */
-        LLVMValueRef fast = LLVMConstInt(c->i1, 1, 0);
-        for (int k = 0; k < n; k++) {
-            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
-            fast = LLVMBuildAnd(c->b, fast, LLVMBuildICmp(c->b, LLVMIntULT, given[k], dim, "inbounds"), "");
-        }
+        LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), 0, "");
         LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
         LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "wrap");
         LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "index");
-        branch_likely(c, LLVMBuildCondBr(c->b, fast, join, slow));
+        branch_likely(c, LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, given[0], dim, "inbounds"), join, slow));
         LLVMPositionBuilderAtEnd(c->b, slow);
-        LLVMValueRef wrapped[LIMIT_NDIM];
-        for (int k = 0; k < n; k++) wrapped[k] = ix[k] ? ix[k] : wrap_index(c, a, k, given[k]);
-        check_bounds(c, a, wrapped, given, n); /* a failure never comes back */
+        LLVMValueRef wrapped = wrap_index(c, a, 0, given[0]);
+        check_bounds(c, a, &wrapped, given, 1); /* a failure never comes back */
         LLVMBasicBlockRef back = LLVMGetInsertBlock(c->b);
         LLVMBuildBr(c->b, join);
         LLVMPositionBuilderAtEnd(c->b, join);
-        for (int k = 0; k < n; k++) {
-            if (ix[k]) continue;
-            LLVMValueRef phi = LLVMBuildPhi(c->b, c->i64, "");
-            LLVMValueRef in[2] = {given[k], wrapped[k]};
-            LLVMBasicBlockRef bb[2] = {from, back};
-            LLVMAddIncoming(phi, in, bb, 2);
-            ix[k] = phi;
-        }
+        ix[0] = LLVMBuildPhi(c->b, c->i64, "");
+        LLVMValueRef in[2] = {given[0], wrapped};
+        LLVMBasicBlockRef bb[2] = {from, back};
+        LLVMAddIncoming(ix[0], in, bb, 2);
     } else {
         for (int k = 0; k < n; k++)
             if (!ix[k]) ix[k] = wrap_index(c, a, k, given[k]);
