@@ -171,7 +171,9 @@ LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
     LLVMValueRef p;
     int vi = 2;
     if (op == AT_COMPARE_AND_SWAP) {
-        p = LLVMBuildExtractValue(c->b, val(c, a[0]), 0, ""); /* element 0 */
+        /* element 0, checked as a[0] is: an empty array (or slice) has none */
+        Instr zero = {.op = IR_CONST, .loc = a[0]->loc, .type = &ty_int64, .ckind = CK_INT};
+        p = elem_ptr(c, a[0], &zero);
         vi = 1;
     } else {
         p = elem_ptr(c, a[0], a[1]);

@@ -7,22 +7,29 @@
 #include "gj.h"
 
 /* The values and types min/max/sum/any/all work over: the arguments, or
- * the items of a single tuple argument. Returns how many. */
-int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t) {
-    if (nargs == 1 && a[0]->type->kind == TY_TUPLE) {
+ * the items of a single tuple argument (up to LIMIT_TUPLE of them), in arrays
+ * from the arena. Returns how many, or -1 (out of memory). */
+int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef **vp, Type ***tp) {
+    bool one = nargs == 1 && a[0]->type->kind == TY_TUPLE;
+    int n = one ? a[0]->type->n : nargs;
+    LLVMValueRef *v = arena_alloc(&c->arena, sizeof *v * (size_t)(n ? n : 1));
+    Type **t = arena_alloc(&c->arena, sizeof *t * (size_t)(n ? n : 1));
+    if (!v || !t) return -1;
+    *vp = v, *tp = t;
+    if (one) {
         Type *tt = a[0]->type;
         LLVMValueRef tv = val(c, a[0]);
-        for (int i = 0; i < tt->n; i++) {
+        for (int i = 0; i < n; i++) {
             v[i] = LLVMBuildExtractValue(c->b, tv, (unsigned)i, "");
             t[i] = tt->items[i];
         }
-        return tt->n;
+        return n;
     }
-    for (int i = 0; i < nargs; i++) {
+    for (int i = 0; i < n; i++) {
         v[i] = val(c, a[i]);
         t[i] = a[i]->type;
     }
-    return nargs;
+    return n;
 }
 
 /* round(x, n) of a float, in double precision, as CPython rounds: x times

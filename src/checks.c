@@ -82,35 +82,39 @@ void stop_thread(Ctx *c) {
 
 static int file_id(Ctx *c);
 
-/* raise at this point: with debug, the first thread to raise records (line,
- * site, file) in the error buffer; the thread stops. */
-void raise_now(Ctx *c, int site) {
-    if (c->opt.debug) {
-        LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.first");
-        LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.stop");
-        LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_RAISE),
-                                                LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
-        LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
-        LLVMPositionBuilderAtEnd(c->b, first);
-        /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
-        LLVMValueRef tid = ci64(c, 0), ctaid = ci64(c, 0);
-        static const int tshift[3] = {0, 10, 20}, cshift[3] = {0, 31, 47};
-        for (int d = 0; d < 3; d++) {
-            LLVMValueRef t = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
-            LLVMValueRef b = LLVMBuildZExt(c->b, c->target->special(c, SP_CTAID, d), c->i64, "");
-            tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
-            ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
-        }
-        LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)},
-                                  {ci64(c, 2), ci64(c, site)},
-                                  {ci64(c, 3), tid},
-                                  {ci64(c, 4), ctaid},
-                                  {ci64(c, 5), ci64(c, file_id(c))}};
-        for (int i = 0; i < 5; i++)
-            LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
-        LLVMBuildBr(c->b, stop);
-        LLVMPositionBuilderAtEnd(c->b, stop);
+/* The first thread to raise records (line, site, thread, block, file) in
+ * the error buffer; the builder ends after the record, on every path. */
+static void record_raise(Ctx *c, int site) {
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.first");
+    LLVMBasicBlockRef stop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "raise.stop");
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_RAISE),
+                                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, stop);
+    LLVMPositionBuilderAtEnd(c->b, first);
+    /* which thread: threadIdx in 10 + 10 + 6 bits, blockIdx in 31 + 16 + 16 */
+    LLVMValueRef tid = ci64(c, 0), ctaid = ci64(c, 0);
+    static const int tshift[3] = {0, 10, 20}, cshift[3] = {0, 31, 47};
+    for (int d = 0; d < 3; d++) {
+        LLVMValueRef t = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
+        LLVMValueRef b = LLVMBuildZExt(c->b, c->target->special(c, SP_CTAID, d), c->i64, "");
+        tid = LLVMBuildOr(c->b, tid, LLVMBuildShl(c->b, t, ci64(c, tshift[d]), ""), "");
+        ctaid = LLVMBuildOr(c->b, ctaid, LLVMBuildShl(c->b, b, ci64(c, cshift[d]), ""), "");
     }
+    LLVMValueRef rec[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)},
+                              {ci64(c, 2), ci64(c, site)},
+                              {ci64(c, 3), tid},
+                              {ci64(c, 4), ctaid},
+                              {ci64(c, 5), ci64(c, file_id(c))}};
+    for (int i = 0; i < 5; i++)
+        LLVMBuildStore(c->b, rec[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &rec[i][0], 1, ""));
+    LLVMBuildBr(c->b, stop);
+    LLVMPositionBuilderAtEnd(c->b, stop);
+}
+
+/* raise at this point: with debug, the first thread to raise records it in
+ * the error buffer; the thread stops. */
+void raise_now(Ctx *c, int site) {
+    if (c->opt.debug) record_raise(c, site);
     stop_thread(c);
 }
 
@@ -126,6 +130,35 @@ int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
     LLVMBuildCondBr(c->b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(c->b, bad);
     raise_now(c, site);
+    LLVMPositionBuilderAtEnd(c->b, cont);
+    return 0;
+}
+
+/* With checks on (an error buffer): unless `ok`, raise IndexError(msg), an
+ * index the compiler checks outside arrays (a tuple's). With debug the thread
+ * stops, as at a raise. Otherwise the first failure is recorded; a target that
+ * can end the launch does (*good = NULL: the code after may assume ok), and a
+ * GPU thread goes on, *good = ok for the caller to make the access harmless. */
+int check_index_or_raise(Ctx *c, LLVMValueRef ok, const char *msg, LLVMValueRef *good) {
+    *good = NULL;
+    if (c->opt.debug) return check_or_raise(c, ok, PyExc_IndexError, msg);
+    PyObject *args = Py_BuildValue("(s)", msg);
+    if (!args) return -1;
+    int site = raise_site(c, PyExc_IndexError, args, true);
+    Py_DECREF(args);
+    if (site < 0) return -1;
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
+    LLVMBuildCondBr(c->b, ok, cont, bad);
+    LLVMPositionBuilderAtEnd(c->b, bad);
+    record_raise(c, site);
+    if (c->target->trap) {
+        c->target->trap(c);
+        LLVMBuildUnreachable(c->b);
+    } else {
+        LLVMBuildBr(c->b, cont);
+        *good = ok;
+    }
     LLVMPositionBuilderAtEnd(c->b, cont);
     return 0;
 }
@@ -171,6 +204,17 @@ static int file_id(Ctx *c) {
     return root->files.n - 1;
 }
 
+/* A conditional branch whose first way is almost always taken. On the CPU
+ * target, IRCE (target_host.c) takes only a check that says so out of a loop
+ * over threads. */
+void branch_likely(Ctx *c, LLVMValueRef br) {
+    LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0)),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
+}
+
 /* debug: is every index in range? If not, the first thread to notice
  * records (line, axis, index, size, file) in the error buffer; then a target
  * that can stop the launch does (and NULL is returned: no access is left to
@@ -190,15 +234,7 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "inbounds");
     LLVMBasicBlockRef after = c->target->trap ? LLVMAppendBasicBlockInContext(c->llctx, c->fn, "oob.trap") : cont;
     LLVMValueRef br = LLVMBuildCondBr(c->b, ok, cont, bad);
-    if (c->target->trap) {
-        /* the failure is rare: IRCE (target_host.c) takes only a check that
-         * says so out of a loop over threads */
-        LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
-                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0)),
-                                LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0))};
-        LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
-                        LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
-    }
+    if (c->target->trap) branch_likely(c, br);
     LLVMPositionBuilderAtEnd(c->b, bad);
     LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_INDEX),
                                             LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);

@@ -816,8 +816,9 @@ LLVMValueRef lower_print(Ctx *c, Instr **a, int nargs);
 //
 // builtins.c: builtins beyond an instruction (min/max/sum over tuples, round, pow mod), frexp/modf
 //
-/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread. */
-int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef *v, Type **t);
+/* The values and types of min/max/sum/any/all's arguments, a single tuple's items spread
+ * (arrays in the arena); their count, -1 out of memory. */
+int spread_args(Ctx *c, Instr **a, int nargs, LLVMValueRef **v, Type ***t);
 LLVMValueRef round_float_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x a double */
 LLVMValueRef round_int_ndigits(Ctx *c, LLVMValueRef x, LLVMValueRef n); /* round(x, n), x an int64 */
 LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /* pow(a, b, m) of int64s */
@@ -860,8 +861,10 @@ LLVMValueRef raised_flag(Ctx *c); /* the kernel's `raised` flag (an i8 pointer) 
 void stop_thread(Ctx *c); /* return now, telling the caller when in a device function */
 void raise_now(Ctx *c, int site); /* raise from raise_site `site` here; the thread stops */
 int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg); /* unless ok, raise cls(msg) */
+int check_index_or_raise(Ctx *c, LLVMValueRef ok, const char *msg, LLVMValueRef *good); /* IndexError(msg) */
 int check_divisor(Ctx *c, Instr *in, LLVMValueRef b, Type *t); /* ZeroDivisionError for a zero b */
 LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instead */
+void branch_likely(Ctx *c, LLVMValueRef br); /* a condbr whose first way is the rule */
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);

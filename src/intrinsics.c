@@ -862,9 +862,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs == 2 && is_float(a[0]->type) && is_float(a[1]->type))
             /* two floats: numba.cuda's fmin/fmax (PTX min/max; a NaN loses), not Python's compare */
             return fcall2(c, mx ? "llvm.maxnum" : "llvm.minnum", val_as(c, a[0], rt), val_as(c, a[1], rt));
-        LLVMValueRef v[256];
-        Type *vt[256];
-        nargs = spread_args(c, a, nargs, v, vt);
+        LLVMValueRef *v;
+        Type **vt;
+        if ((nargs = spread_args(c, a, nargs, &v, &vt)) < 0) return NULL;
         LLVMValueRef r = convert(c, v[0], vt[0], rt);
         for (int i = 1; i < nargs; i++) {
             LLVMValueRef x = convert(c, v[i], vt[i], rt);
@@ -887,9 +887,10 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_TUPLE: return nargs ? val(c, a[0]) : LLVMGetUndef(llvm_type(c, rt));
     case IK_SUM:
     case IK_ANYALL: {
-        LLVMValueRef v[256];
-        Type *vt[256];
-        int n = spread_args(c, a, nargs, v, vt);
+        LLVMValueRef *v;
+        Type **vt;
+        int n = spread_args(c, a, nargs, &v, &vt);
+        if (n < 0) return NULL;
         if (k->kind == IK_ANYALL) {
             LLVMValueRef r = LLVMConstInt(c->i1, (unsigned long long)k->id, 0); /* any(()) False, all(()) True */
             for (int i = 0; i < n; i++) {

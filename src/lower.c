@@ -361,13 +361,16 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     switch (in->ival) {
     /* int64 + and -: an overflow has no int64 answer (CPython's would be wider), so, as
      * numba does, they are marked nsw; LLVM can then count a grid-stride `while` loop's
-     * trips and unroll it. Narrower and unsigned types keep their wrap-around. */
+     * trips and unroll it. Narrower and unsigned types keep their wrap-around, and so
+     * does int64 where the checks are on: an overflow under nsw is poison, and a bounds
+     * check of a poison index may be folded away while the address uses the wrapped
+     * value. */
     case BIN_ADD:
         if (f) return fp(c, LLVMBuildFAdd(c->b, a, b, ""));
-        return t->kind == TY_INT64 ? LLVMBuildNSWAdd(c->b, a, b, "") : LLVMBuildAdd(c->b, a, b, "");
+        return t->kind == TY_INT64 && !c->errbuf ? LLVMBuildNSWAdd(c->b, a, b, "") : LLVMBuildAdd(c->b, a, b, "");
     case BIN_SUB:
         if (f) return fp(c, LLVMBuildFSub(c->b, a, b, ""));
-        return t->kind == TY_INT64 ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
+        return t->kind == TY_INT64 && !c->errbuf ? LLVMBuildNSWSub(c->b, a, b, "") : LLVMBuildSub(c->b, a, b, "");
     case BIN_MUL: return f ? fp(c, LLVMBuildFMul(c->b, a, b, "")) : LLVMBuildMul(c->b, a, b, "");
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
     case BIN_FLOORDIV:
@@ -438,6 +441,26 @@ static LLVMValueRef lower_cmp(Ctx *c, Instr *in) {
 
 /* ---- arrays ---- */
 
+/* A variable index into a tuple of n items, as an int64 in [0, n) where the
+ * checks are on: a negative index counts from the end (an unsigned one never
+ * does); one out of range raises IndexError, as CPython's. Unchecked, it is
+ * used as it is (like an array's index). */
+static LLVMValueRef tuple_index(Ctx *c, Instr *index, int64_t n) {
+    Type *it = index->type;
+    bool sg = is_signed(it) || it->kind == TY_BOOL;
+    LLVMValueRef i = val_as(c, index, sg ? &ty_int64 : &ty_uint64);
+    if (sg) {
+        LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
+        i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, n), ""), i, "");
+    }
+    if (!c->errbuf) return i;
+    LLVMValueRef good;
+    if (check_index_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, n), ""), "tuple index out of range",
+                             &good) < 0)
+        return NULL;
+    return good ? LLVMBuildSelect(c->b, good, i, ci64(c, 0), "") : i; /* a GPU thread goes on with item 0 */
+}
+
 /* A variable index into a big constant tuple of scalars (a global table):
  * the items become a read-only array in global memory. Spilled whole to the stack, as smaller
  * tuples are, LLVM's optimiser takes seconds on a few thousand items. */
@@ -464,9 +487,8 @@ static LLVMValueRef const_tuple_item(Ctx *c, Instr *tup, Instr *index) {
     LLVMSetLinkage(data, LLVMInternalLinkage);
     LLVMSetAlignment(data, 16);
     if (as) data = LLVMBuildAddrSpaceCast(c->b, data, c->ptr, "");
-    LLVMValueRef i = val_as(c, index, &ty_int64);
-    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-    i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, tup->nargs), ""), i, "");
+    LLVMValueRef i = tuple_index(c, index, tup->nargs);
+    if (!i) return NULL;
     return load_elem(c, et, LLVMBuildInBoundsGEP2(c->b, mem_type(c, et), data, &i, 1, ""));
 }
 
@@ -477,6 +499,13 @@ LLVMValueRef index_scalar(Ctx *c, LLVMValueRef v, Type **it) {
     Type *et = (*it)->elem;
     *it = et;
     return load_elem(c, et, extract_value(c, v, 0, ""));
+}
+
+/* Index v of axis k of array value a, a negative one counted from the end. */
+static LLVMValueRef wrap_index(Ctx *c, LLVMValueRef a, int k, LLVMValueRef v) {
+    LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
+    LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
+    return LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
 }
 
 /* Element pointer for a[idx...]; negative indices count from the end. A raw
@@ -492,6 +521,7 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
     LLVMValueRef data = extract_value(c, a, 0, "data");
     LLVMValueRef ix[LIMIT_NDIM], given[LIMIT_NDIM];
     int n = at->ndim;
+    bool wraps = false; /* some index may be negative */
     for (int k = 0; k < n; k++) {
         Instr *iv = idx->type->kind == TY_TUPLE ? NULL : idx;
         Type *it;
@@ -511,14 +541,36 @@ LLVMValueRef elem_ptr(Ctx *c, Instr *arr, Instr *idx) {
         v = convert(c, v, it, is_signed(it) || it->kind == TY_BOOL ? &ty_int64 : &ty_uint64);
         given[k] = v;
         bool nonneg = !is_signed(it) || (iv && iv->op == IR_CONST && iv->ival >= 0);
-        if (!nonneg) {
-            LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), (unsigned)k, "");
-            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, v, ci64(c, 0), "");
-            v = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, v, dim, ""), v, "");
-        }
-        ix[k] = v;
+        wraps |= !nonneg;
+        ix[k] = nonneg ? v : NULL;
     }
-    LLVMValueRef ok = c->errbuf ? check_bounds(c, a, ix, given, n) : NULL;
+    LLVMValueRef ok = NULL;
+    if (c->errbuf && c->target->trap && wraps && n == 1) {
+        /* checked where a failure ends the launch: the index is tried as it is first
+         * (one compare, which IRCE can take out of a loop over threads); only if that
+         * fails is a negative one wrapped and checked again. It keeps a grid-stride
+         * loop's index, which may wrap (no nsw under the checks), as cheap as it was.
+         * (N-D indices keep the select: matmul's tiles came out slower this way.) */
+        LLVMValueRef dim = extract_value(c, extract_value(c, a, 1, ""), 0, "");
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+        LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "wrap");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "index");
+        branch_likely(c, LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntULT, given[0], dim, "inbounds"), join, slow));
+        LLVMPositionBuilderAtEnd(c->b, slow);
+        LLVMValueRef wrapped = wrap_index(c, a, 0, given[0]);
+        check_bounds(c, a, &wrapped, given, 1); /* a failure never comes back */
+        LLVMBasicBlockRef back = LLVMGetInsertBlock(c->b);
+        LLVMBuildBr(c->b, join);
+        LLVMPositionBuilderAtEnd(c->b, join);
+        ix[0] = LLVMBuildPhi(c->b, c->i64, "");
+        LLVMValueRef in[2] = {given[0], wrapped};
+        LLVMBasicBlockRef bb[2] = {from, back};
+        LLVMAddIncoming(ix[0], in, bb, 2);
+    } else {
+        for (int k = 0; k < n; k++)
+            if (!ix[k]) ix[k] = wrap_index(c, a, k, given[k]);
+        if (c->errbuf) ok = check_bounds(c, a, ix, given, n);
+    }
     LLVMTypeRef et = mem_type(c, at->elem);
     LLVMValueRef p;
     if (n == 0) {
@@ -760,9 +812,14 @@ static int lower_instr(Ctx *c, Instr *in) {
             r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, ot, in->args[1]), in->type);
             if (!r) return -1;
         } else if (ot->kind == TY_RANGE) { /* start + i * step; a negative i counts from the end */
-            LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64);
+            LLVMValueRef rg = val(c, in->args[0]), i = val_as(c, in->args[1], &ty_int64), n = range_len(c, rg);
             LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, range_len(c, rg), ""), i, "");
+            if (is_signed(in->args[1]->type) || in->args[1]->type->kind == TY_BOOL)
+                i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, n, ""), i, "");
+            LLVMValueRef good;
+            if (c->errbuf && check_index_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, n, ""),
+                                                  "range object index out of range", &good) < 0)
+                return -1;
             r = LLVMBuildAdd(c->b, extract_value(c, rg, 0, ""),
                              LLVMBuildMul(c->b, i, extract_value(c, rg, 2, ""), ""), "");
         } else if (in->args[1]->op == IR_CONST) {
@@ -772,19 +829,14 @@ static int lower_instr(Ctx *c, Instr *in) {
         } else if (in->args[0]->op == IR_CONST && ot->n > 256 &&
                    (ot->items[0]->kind == TY_INT64 || ot->items[0]->kind == TY_UINT64 ||
                     ot->items[0]->kind == TY_FLOAT64 || ot->items[0]->kind == TY_BOOL)) {
-            r = const_tuple_item(c, in->args[0], in->args[1]);
+            if (!(r = const_tuple_item(c, in->args[0], in->args[1]))) return -1;
         } else {
             /* a variable index into a uniform tuple: spill it */
             LLVMTypeRef tt = llvm_type(c, ot);
             LLVMValueRef slot = entry_alloca(c, tt, "tuple");
             LLVMBuildStore(c->b, val(c, in->args[0]), slot);
-            LLVMValueRef i = val_as(c, in->args[1], &ty_int64);
-            LLVMValueRef neg = LLVMBuildICmp(c->b, LLVMIntSLT, i, ci64(c, 0), "");
-            i = LLVMBuildSelect(c->b, neg, LLVMBuildAdd(c->b, i, ci64(c, ot->n), ""), i, "");
-            if (c->opt.debug &&
-                check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULT, i, ci64(c, ot->n), ""), PyExc_IndexError,
-                               "tuple index out of range") < 0)
-                return -1;
+            LLVMValueRef i = tuple_index(c, in->args[1], ot->n);
+            if (!i) return -1;
             LLVMValueRef idx[2] = {LLVMConstInt(c->i32, 0, 0), i};
             LLVMValueRef p =
                     LLVMBuildGEP2(c->b, LLVMArrayType2(llvm_type(c, ot->items[0]), (uint64_t)ot->n), slot, idx, 2, "");

@@ -236,3 +236,186 @@ def test_gpu_default_unchecked_and_boundscheck_true_checks():
 def test_device_function_accepts_the_option():
     dev = gpu.jit(device=True, boundscheck=False)(helper)
     assert dev(np.arange(3.0), 1) == 1.0
+
+
+# ---- index paths that once skipped the check ----
+
+@gpu.jit
+def cas_from(res, i, new):
+    gpu.atomic.compare_and_swap(res[i:], 0, new)  # <- cas_from
+
+
+def test_compare_and_swap_on_an_empty_slice_raises_and_stays_inside(rng):
+    # compare_and_swap works on element 0: an empty array has none
+    big = rng.integers(1, 100, 16)
+    big[2] = big[4] = 0
+    keep = big.copy()
+    raises_oob(cas_from, (1, 1), (big[:4], 10, 77), 0, 0, 0, "# <- cas_from")
+    raises_oob(cas_from, (1, 1), (big[:4], 4, 77), 0, 0, 0, "# <- cas_from")
+    assert_same(big, keep)  # big[4] (just past the slice) untouched
+    cas_from[1, 1](big[:4], 2, 77)  # in range: element 2 of big swapped
+    keep[2] = 77
+    assert_same(big, keep)
+    empty = np.zeros(0, np.int64)
+    raises_oob(cas_from, (1, 1), (empty, 0, 66), 0, 0, 0, "# <- cas_from")
+
+
+def raises_tuple(kernel, args, marker, what="tuple", fn=None):
+    with pytest.raises(IndexError) as e:
+        kernel[1, 1](*args)
+    msg = str(e.value)
+    assert msg.startswith("%s index out of range (kernel '%s', %s:%d, tid=[0, 0, 0]"
+                          % (what, kernel.py_func.__name__, __file__, line_of(fn or kernel.py_func, marker))), msg
+
+
+@gpu.jit
+def tuple_item(out, j):
+    s = (10, 20, 30)
+    out[0] = s[j]  # <- tuple_item
+
+
+@gpu.jit
+def tuple_of_arrays(a, b, j, v):
+    t = (a, b)
+    arr = t[j]  # <- tuple_of_arrays
+    arr[0] = v
+
+
+def helper_item(t, j):
+    return t[j]  # <- helper_item
+
+
+@gpu.jit
+def tuple_in_device_function(out, j):
+    out[0] = helper_item((1.5, 2.5, 3.5, 4.5), j)
+
+
+@gpu.jit
+def shape_item(a, out, k):
+    out[0] = a.shape[k]  # <- shape_item
+
+
+@pytest.mark.parametrize("boundscheck", [None, True])
+def test_variable_tuple_index_out_of_range_raises(rng, boundscheck):
+    k = gpu.jit(boundscheck=boundscheck)(tuple_item.py_func) if boundscheck else tuple_item
+    s = (10, 20, 30)
+    for j in rng.permutation(np.arange(-3, 3)):
+        out = poisoned(1, np.float64)
+        k[1, 1](out, j)
+        assert out[0] == s[j]
+    for j in (3, 5, -4, 10**9, -10**9):
+        out = poisoned(1, np.float64)
+        raises_tuple(k, (out, j), "# <- tuple_item")
+        assert np.isnan(out[0])  # the store after the bad read never happened
+    # an unsigned index never counts from the end
+    raises_tuple(k, (poisoned(1, np.float64), np.uint64(2**64 - 1)), "# <- tuple_item")
+
+
+def test_variable_tuple_index_into_arrays_raises_and_writes_nowhere(rng):
+    a, b = rng.integers(0, 9, 4), rng.integers(0, 9, 4)
+    keep_a, keep_b = a.copy(), b.copy()
+    for j in (2, 3, -3, 1000):
+        raises_tuple(tuple_of_arrays, (a, b, j, 99), "# <- tuple_of_arrays")
+    assert_same(a, keep_a)
+    assert_same(b, keep_b)
+    tuple_of_arrays[1, 1](a, b, -1, 99)
+    keep_b[0] = 99
+    assert_same(b, keep_b)
+
+
+def test_variable_tuple_index_in_a_device_function_and_of_a_shape():
+    out = poisoned(1, np.float64)
+    tuple_in_device_function[1, 1](out, -4)
+    assert out[0] == 1.5
+    raises_tuple(tuple_in_device_function, (poisoned(1, np.float64), 4), "# <- helper_item", fn=helper_item)
+    a = np.zeros((2, 3))
+    out = poisoned(1, np.int64)
+    shape_item[1, 1](a, out, -1)
+    assert out[0] == 3
+    raises_tuple(shape_item, (a, out, 2), "# <- shape_item")
+
+
+LOOKUP = tuple(range(7, 307))  # more than 256 items: a lookup table in memory
+FLOOKUP = tuple(float(x) / 8 for x in range(-150, 150))
+
+
+@gpu.jit
+def table_item(out, j):
+    out[0] = LOOKUP[j]  # <- table_item
+    out[1] = FLOOKUP[j]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_global_table_index_out_of_range_raises(rng, debug):
+    k = gpu.jit(debug=debug)(table_item.py_func) if debug else table_item
+    for j in list(rng.integers(-300, 300, 5)) + [0, 299, -300]:
+        out = poisoned(2, np.float64)
+        k[1, 1](out, j)
+        assert_same(out, np.array([LOOKUP[j], FLOOKUP[j]], np.float64))
+    for j in (300, -301, 10**8, -10**8):
+        out = poisoned(2, np.float64)
+        raises_tuple(k, (out, j), "# <- table_item")
+        assert np.isnan(out).all()
+
+
+@gpu.jit
+def range_item(out, n, j):
+    out[0] = range(3, n, 2)[j]  # <- range_item
+
+
+def test_range_index_out_of_range_raises(rng):
+    n = int(rng.integers(10, 40))
+    r = range(3, n, 2)
+    for j in (0, len(r) - 1, -1, -len(r)):
+        out = poisoned(1, np.int64)
+        range_item[1, 1](out, n, j)
+        assert out[0] == r[j]
+    for j in (len(r), -len(r) - 1, 10**12):
+        raises_tuple(range_item, (poisoned(1, np.int64), n, j), "# <- range_item", what="range object")
+
+
+# an int64 index whose arithmetic wraps (to 2 here): the check holds for the wrapped value,
+# the one the address is computed from (nsw would let LLVM drop the check)
+@gpu.jit
+def wrapped_store(out, v):
+    t = gpu.threadIdx.x
+    out[((t * 4611686018427387904) + (-9223372036854775808)) - 9223372036854775806] = v  # <- wrapped_store
+
+
+@gpu.jit
+def wrapped_load(src, out):
+    t = gpu.threadIdx.x
+    out[0] = src[((t * 4611686018427387904) + (-9223372036854775808)) - 9223372036854775806]  # <- wrapped_load
+
+
+@gpu.jit
+def wrapped_arg(out, a, b, v):
+    i = gpu.grid(1)
+    out[(i + a) + b] = v  # <- wrapped_arg
+
+
+def test_wrapping_index_arithmetic_is_checked_as_it_wraps(rng):
+    buf = np.full(8, -1, np.int64)
+    raises_oob(wrapped_store, (1, 1), (buf[:1], 5), 2, 0, 1, "# <- wrapped_store")
+    raises_oob(wrapped_store, (1, 1), (buf[:2], 5), 2, 0, 2, "# <- wrapped_store")
+    assert (buf == -1).all()
+    wrapped_store[1, 1](buf[:3], 5)  # in range after the wrap, as NumPy's int64 gives it
+    assert list(buf) == [-1, -1, 5] + [-1] * 5
+    src = rng.integers(0, 100, 8)
+    out = poisoned(1, np.int64)
+    raises_oob(wrapped_load, (1, 1), (src[:1], out), 2, 0, 1, "# <- wrapped_load")
+    wrapped_load[1, 1](src[:3], out)
+    assert out[0] == src[2]
+    buf = np.full(8, -1, np.int64)
+    raises_oob(wrapped_arg, (1, 1), (buf[:1], -2 ** 63, -2 ** 63 + 2, 5), 2, 0, 1, "# <- wrapped_arg")
+    assert (buf == -1).all()
+
+
+def test_negative_1d_index_wraps_and_past_the_start_raises(rng):
+    # a 1-D signed index is tried as it is first; only a failure wraps it and checks again
+    src = rng.standard_normal(100)
+    out = poisoned(100, np.float64)
+    load1[1, 128](src, out, -100)  # src[i - 100] is src[i]
+    assert_same(out, src)
+    raises_oob(load1, (1, 128), (src, poisoned(100, np.float64), -101), -101, 0, 100, "# <- load1")
+    raises_oob(load1, (1, 128), (src, poisoned(100, np.float64), -2 ** 62), -2 ** 62, 0, 100, "# <- load1")

@@ -207,13 +207,18 @@ def grid_stride_sum(x, total):
 
 
 def test_grid_stride_loop_index_needs_no_wrap():
-    # int64 + is nsw (an overflow has no int64 answer): i starts at grid(1) >= 0 and grows,
-    # so x[i] needs no negative-index wrap -- the loop is one load, one add, one compare
+    # unchecked, int64 + is nsw (an overflow has no int64 answer): i starts at grid(1) >= 0
+    # and grows, so x[i] needs no negative-index wrap -- the loop is one load, one add, one
+    # compare
     ptx = ptx_of(grid_stride_sum, "void(float64[::1], float64[::1])")
     body = ptx.split("$L__BB0_2:")[1].split("$L__BB0_3:")[0] if "$L__BB0_2:" in ptx else ptx
     assert "selp" not in body, body
-    llvm = gpu.jit(grid_stride_sum).inspect_llvm("void(float64[::1], float64[::1])")
+    sig = "void(float64[::1], float64[::1])"
+    llvm = gpu.jit(grid_stride_sum, boundscheck=False).inspect_llvm(sig)
     assert re.search(r"add nuw nsw i64 (%i|%[\w.]+, %i)", llvm), llvm  # either operand order
+    # checked, it wraps: an overflow under nsw is poison, and LLVM could drop a check of it
+    llvm = gpu.jit(grid_stride_sum, boundscheck=True).inspect_llvm(sig)
+    assert not re.search(r"add (nuw )?nsw i64 (%i|%[\w.]+, %i)", llvm), llvm
 
 
 def test_grid_stride_loop_is_unrolled():

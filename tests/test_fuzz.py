@@ -67,3 +67,24 @@ def test_cuda_target_without_a_driver_compiles_to_ptx():
     log = io.StringIO()
     tally = fuzz.run(SEED + 1, 0, 40, target="cuda", jobs=1, out=log)
     assert tally["ok"] == 40 and tally["run"] == 40, log.getvalue()[-5000:]
+
+
+@pytest.mark.skipif(gpu.current_target() == "cuda" and not gpu.is_available(), reason="runs the kernels")
+def test_bounds_checked_programs_raise_where_cpython_does(monkeypatch):
+    # a `# bounds-checked` kernel (gen.int_leaf_checked) may index out of range: where
+    # CPython raises IndexError the kernel must too, and one that does not is a mismatch
+    import dataclasses
+    src = ("def kern(out, a, b):\n    %s\n    i = gpu.grid(1)\n"
+           "    out[i, 0] = (gpu.int64(i), gpu.int64(a[0]))[%%s]\n" % fuzz.gen.CHECKED_MARK)
+    prog = dataclasses.replace(fuzz.gen.generate("0-3"), blocks=1, threads=32, barrier=False, nr=0)
+    target = gpu.current_target()
+    res = fuzz.check_program(dataclasses.replace(prog, source=src % "i % 2 - 2"), target)
+    assert res["status"] == "ok" and not res.get("raised"), res
+    res = fuzz.check_program(dataclasses.replace(prog, source=src % "i - 30"), target)
+    assert res["status"] == "ok" and res["raised"], res
+    res = fuzz.check_program(dataclasses.replace(prog, source=src.replace(fuzz.gen.CHECKED_MARK, "pass") % "i - 30"),
+                             target)
+    assert res["status"] == "generror", res  # without the mark CPython's IndexError is the generator's
+    monkeypatch.setattr(fuzz, "run_gpujit", lambda *args, **kw: True)  # a kernel that never raises
+    res = fuzz.check_program(dataclasses.replace(prog, source=src % "i - 30"), target)
+    assert res["status"] == "mismatch" and "gpujit did not" in res["detail"], res

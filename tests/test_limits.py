@@ -32,6 +32,40 @@ def test_constant_tuple_of_600_ints_summed(rng):
     assert out[1] == vals[599] - vals[0] + vals[-2]
 
 
+@pytest.mark.parametrize("n", [257, 600, 10000])
+def test_min_max_sum_any_all_over_a_big_constant_tuple(rng, n):
+    # the items once went into a 256-entry buffer on the compiler's stack
+    ints = tuple(int(v) for v in rng.integers(-10 ** 9, 10 ** 9, n))
+    floats = tuple(float(v) for v in rng.standard_normal(n))
+    zeros = (0,) * (n - 1) + (int(rng.integers(0, 2)),)
+    k = gpu.jit(make_kernel("def kmm(out, f, b):\n"
+                            "    out[0] = min(TI)\n"
+                            "    out[1] = max(TI)\n"
+                            "    out[2] = sum(TI)\n"
+                            "    f[0] = min(TF)\n"
+                            "    f[1] = max(TF)\n"
+                            "    f[2] = sum(TF)\n"
+                            "    b[0] = any(TZ)\n"
+                            "    b[1] = all(TI)\n", "kmm", TI=ints, TF=floats, TZ=zeros))
+    out, f, b = np.full(3, -1, np.int64), np.full(3, np.nan), np.array([not any(zeros), not all(ints)])
+    k[1, 1](out, f, b)
+    np.testing.assert_array_equal(out, [min(ints), max(ints), sum(ints)])
+    np.testing.assert_array_equal(f[:2], [min(floats), max(floats)])
+    assert f[2] == sum(floats)  # left to right, as CPython adds
+    np.testing.assert_array_equal(b, [any(zeros), all(ints)])
+
+
+def test_min_max_of_300_arguments(rng):
+    vals = [int(v) for v in rng.integers(-10 ** 9, 10 ** 9, 300)]
+    args = ", ".join("x[%d]" % i for i in range(300))
+    k = gpu.jit(make_kernel("def k300(out, x):\n"
+                            "    out[0] = min(%s)\n"
+                            "    out[1] = max(%s)\n" % (args, args), "k300"))
+    out = np.full(2, -1, np.int64)
+    k[1, 1](out, np.array(vals))
+    assert list(out) == [min(vals), max(vals)]
+
+
 def test_constant_tuple_of_257_floats(rng):
     vals = [float(v) for v in rng.standard_normal(257)]
     src = ("def k257(out):\n"

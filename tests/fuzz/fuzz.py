@@ -15,7 +15,9 @@ only compiles to PTX.
 
 Outcomes: ok; mismatch (output differs from CPython's); reject (gpujit raised on a valid
 program); crash (worker died: signal/abort); hang (no progress for --hang-timeout s);
-generror (CPython itself failed: a generator bug, not gpujit's).
+generror (CPython itself failed: a generator bug, not gpujit's). A kernel that starts with
+gen.CHECKED_MARK runs with bounds checks; where CPython raises IndexError it must raise
+IndexError too (ok, outputs not compared), and where it does not raise, neither may it.
 
 Comparison: output columns holding ints are compared exactly (int64 outputs bit for bit;
 float64 outputs hold ints < 2**20, exactly representable). Float columns use
@@ -138,7 +140,8 @@ def run_gpujit(prog, code, out, a, b, *extra, target):
     import gpujit
     g = {"math": math, "gpu": gpujit}
     exec(code, g)
-    k = gpujit.jit(g["kern"])
+    # the operands of gen.int_leaf_checked are safe only with bounds checks (the CPU default)
+    k = gpujit.jit(g["kern"], boundscheck=True) if gen.CHECKED_MARK in prog.source else gpujit.jit(g["kern"])
     if target == "cuda" and not gpujit.is_available():
         # no device: compile-only (PTX), which still exercises the front end and NVPTX
         gpujit.compile_ptx(g["kern"], gpujit.typing.signature_of((out, a, b) + extra))
@@ -171,7 +174,7 @@ def check(seed, k, target="cpu"):
 
 
 def check_program(prog, target="cpu"):
-    res = {"status": "ok"}
+    res = {"status": "ok", "checked": gen.CHECKED_MARK in prog.source}
     try:
         code = code_of(prog)
     except SyntaxError as e:
@@ -179,16 +182,28 @@ def check_program(prog, target="cpu"):
         return res
     out, a, b, *extra = make_inputs(prog)
     want = out.copy()
+    raised = None  # CPython's IndexError, where a bounds-checked kernel must raise it too
     try:
         run_reference(prog, code, want, a.copy(), b.copy(), *[e.copy() if hasattr(e, "copy") else e for e in extra])
     except BaseException as e:  # noqa: BLE001
-        res.update(status="generror", detail="".join(traceback.format_exception_only(type(e), e)).strip())
+        raised = e
+    if raised is not None and not (isinstance(raised, IndexError) and gen.CHECKED_MARK in prog.source):
+        res.update(status="generror", detail="".join(traceback.format_exception_only(type(raised), raised)).strip())
         return res
     got = out.copy()
     try:
         ran = run_gpujit(prog, code, got, a, b, *extra, target=target)
+    except IndexError as e:
+        if raised is None:
+            res.update(status="reject", detail="IndexError: %s" % str(e)[:2000])
+        res["raised"] = True
+        return res  # both raised IndexError: outputs are not compared
     except Exception as e:  # noqa: BLE001 -- any exception on a valid program is a finding
         res.update(status="reject", detail="%s: %s" % (type(e).__name__, str(e)[:2000]))
+        return res
+    if raised is not None:
+        if ran:
+            res.update(status="mismatch", detail="CPython raised %s: %s; gpujit did not" % (type(raised).__name__, raised))
         return res
     if ran:
         diff = compare(prog, got, want)
@@ -319,7 +334,8 @@ def run(seed, start, count, target="cpu", jobs=1, keep=None, hang_timeout=120, q
     deadline = time.time() + time_limit if time_limit else None
     import threading
     stop = start + count
-    tally = {"ok": 0, "mismatch": 0, "reject": 0, "crash": 0, "hang": 0, "generror": 0}
+    tally = {"ok": 0, "mismatch": 0, "reject": 0, "crash": 0, "hang": 0, "generror": 0,
+             "checked": 0, "raised": 0}  # ok programs with gen.int_leaf_checked's operands; those that raised
     findings = []
     lock = threading.Lock()
     t0 = time.time()
@@ -327,6 +343,9 @@ def run(seed, start, count, target="cpu", jobs=1, keep=None, hang_timeout=120, q
     def on_result(res):
         with lock:
             tally[res["status"]] += 1
+            if res["status"] == "ok" and res.get("checked"):
+                tally["checked"] += 1
+                tally["raised"] += bool(res.get("raised"))
             if res["status"] != "ok":
                 text = reproducer(seed, res["k"], res)
                 findings.append(res)
@@ -348,10 +367,11 @@ def run(seed, start, count, target="cpu", jobs=1, keep=None, hang_timeout=120, q
     tally["seconds"] = round(time.time() - t0, 1)
     tally["findings"] = findings
     tally["run"] = sum(tally[s] for s in ("ok", "mismatch", "reject", "crash", "hang", "generror"))
-    print("fuzz seed %d programs %d..%d (%d slices) target %s: %d run, %d ok, %d mismatch, %d reject, %d crash, "
-          "%d hang, %d generror in %.1fs"
-          % (seed, start, stop - 1, len(ths), target, tally["run"], tally["ok"], tally["mismatch"], tally["reject"],
-             tally["crash"], tally["hang"], tally["generror"], tally["seconds"]), file=out, flush=True)
+    print("fuzz seed %d programs %d..%d (%d slices) target %s: %d run, %d ok (%d bounds-checked, %d of them "
+          "raising IndexError on both sides), %d mismatch, %d reject, %d crash, %d hang, %d generror in %.1fs"
+          % (seed, start, stop - 1, len(ths), target, tally["run"], tally["ok"], tally["checked"], tally["raised"],
+             tally["mismatch"], tally["reject"], tally["crash"], tally["hang"], tally["generror"], tally["seconds"]),
+          file=out, flush=True)
     return tally
 
 

@@ -93,6 +93,10 @@ def fz_fhalf(x):
     return x * 0.5 - 1.0
 """
 R_BOUND = 1000           # |r[k].x| and the tuple argument's ints
+# The first line of a kernel that uses int_leaf_checked's operands: it runs with bounds
+# checks (boundscheck=True, the CPU target's default), and where CPython raises IndexError
+# the kernel must raise IndexError too (its output is not compared then).
+CHECKED_MARK = "# bounds-checked"
 
 
 @dataclass
@@ -177,6 +181,8 @@ class _Gen:
 
     # -- integer expressions ----------------------------------------------------------------------
     def int_leaf(self):
+        if self.chance(0.0025):
+            return self.int_leaf_checked()
         if self.chance(0.04):
             leaf = self.int_leaf_more()
             if leaf:
@@ -222,6 +228,69 @@ class _Gen:
                 return "%s[%d]" % (name, k), types[k][1]
         c = self.r.randint(0, 50)
         return str(c), c
+
+    def checked_index(self, n, bad):
+        """An index into a sequence of length n (a source expression): in range, or, when
+        `bad`, one that may pass either end (CPython raises IndexError, and so must the
+        kernel: see CHECKED_MARK)."""
+        e, _ = self.arg(self.int_expr, 1)
+        if bad:
+            # `+ i`: never a constant, which gpujit would refuse at compile time (as numba does)
+            return "(%s + i) %% (%s + 3) - 1" % (e, n) if self.chance(0.5) else "-1 - (%s + i) %% (%s + 2)" % (e, n)
+        if self.chance(0.3):
+            return "-1 - (%s) %% %s" % (e, n)
+        return "(%s) %% %s" % (e, n)
+
+    def int_leaf_checked(self):
+        """The paths where only the bounds checks keep memory safe: a tuple indexed by a
+        variable; a constant tuple of more than 256 items (a lookup table) indexed, or
+        reduced by min/max/sum/any; an index into a whose int64 arithmetic wraps (the
+        kernel's wraps, CPython's exact value is wrapped by gpu.int64, the same number);
+        compare_and_swap on a row of out from a variable column. Some of them may index out
+        of range. (source, bound)."""
+        self.features.add("checked")
+        bad = self.chance(0.35)
+        if bad:
+            self.features.add("mayraise")
+        r = self.r.random()
+        if r < 0.3 or (r >= 0.8 and self.out_dtype != "int64"):
+            self.features.add("tupleindex")
+            items = [self.reduce_int(*self.arg(self.int_expr, 1), VAR_BOUND) for _ in range(self.r.randint(2, 5))]
+            # gpu.int64: one item type (threadIdx.x and narrow loads are not int64)
+            text = ", ".join("gpu.int64(%s)" % e for e, _ in items)
+            return "(%s)[%s]" % (text, self.checked_index(str(len(items)), bad)), max(b for _, b in items)
+        if r < 0.55:
+            self.features.add("bigtuple")
+            n = self.pick([257, 300, 600])
+            vals = [self.r.randint(-1000, 1000) for _ in range(n)]
+            lit = "(%s)" % ", ".join(map(str, vals))
+            form = self.pick(["min", "max", "sum", "any", "index"])
+            if form == "index":
+                return "%s[%s]" % (lit, self.checked_index(str(n), bad)), 1000
+            if form == "any":
+                return "int(any(%s))" % lit, 1
+            return "%s(%s)" % (form, lit), 1000 * n if form == "sum" else 1000
+        if r < 0.8:
+            self.features.add("wrapindex")
+            big = (1 << 63) - 1
+            if bad:
+                # the index wraps to (t % 4) * 2**62 + 2: 2 for a t divisible by 4, else far out
+                t = "%s + i" % self.arg(self.int_expr, 1)[0]
+                idx = "gpu.int64(((%s) * 4611686018427387904 + (-9223372036854775808)) - 9223372036854775806)" % t
+            else:
+                idx = self.checked_index("a.size", False)
+                sign = self.pick(["+", "-"])
+                idx = "gpu.int64(((%s) %s %d) %s %d %s 2)" % (idx, sign, big, sign, big, sign)
+            if self.a_dtype != "int64":
+                return "(a[%s] + 1)" % idx, self.a_bound + 1
+            return "a[%s]" % idx, self.a_bound
+        self.features.add("cas")
+        col = self.checked_index(str(self.ncols), False) if not bad else \
+            "(%s + i) %% %d" % (self.arg(self.int_expr, 1)[0], self.ncols + 2)
+        old, _ = self.reduce_int(*self.arg(self.int_expr, 1), VAR_BOUND)
+        new, _ = self.reduce_int(*self.arg(self.int_expr, 1), VAR_BOUND)
+        # out's row i is this thread's own: the result does not depend on other threads
+        return "(gpu.atomic.compare_and_swap(out[i, %s:], %s, %s) %% %d)" % (col, old, new, BIG_P), BIG_P
 
     def a_slice(self):
         """A non-empty view of a: constant bounds checked against a's length, or a dynamic start."""
@@ -801,6 +870,8 @@ class _Gen:
                 self.emit("out[i, %d] = %s" % (col, self.pick(self.int_names)))
             else:
                 self.store_col(col)
+        if "checked" in self.features:
+            self.lines.insert(0, "    " + CHECKED_MARK)
         params = "out, a, b, r, t" if self.nr else "out, a, b"
         src = "def kern(%s):\n" % params + "\n".join(self.lines) + "\n"
         if "devfn" in self.features:

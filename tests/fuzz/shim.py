@@ -64,7 +64,7 @@ class RefArray:
         return self.shape[0]
 
     def __getitem__(self, idx):
-        if isinstance(idx, slice):
+        if isinstance(idx, slice) or (isinstance(idx, tuple) and any(isinstance(k, slice) for k in idx)):
             return RefArray(self.arr[idx])     # a view, as a kernel's slice is
         if self.arr.dtype.names:
             return RefRecord(self.arr[idx])
@@ -120,7 +120,7 @@ class Shim:
         self._nshared = 0
         self.shared = _Namespace(array=self._shared_array)
         self.local = _Namespace(array=self._local_array)
-        self.atomic = _Namespace(add=self._atomic_add)
+        self.atomic = _Namespace(add=self._atomic_add, compare_and_swap=self._atomic_compare_and_swap)
         for name in _INT_WIDTH:
             setattr(self, name, _Cast(name))
         self.float16, self.float32, self.float64 = _Cast("float16"), _Cast("float32"), _Cast("float64")
@@ -160,6 +160,14 @@ class Shim:
 
     def _local_array(self, shape, dtype):
         return RefArray(np.full(shape, 0x5A5A, self._dtype(dtype)))
+
+    def _atomic_compare_and_swap(self, arr, old, value):
+        """numba's: element 0 (an empty array raises IndexError), replaced if it equals old."""
+        with self._block.lock:
+            seen = arr[0]
+            if seen == old:
+                arr[0] = value
+            return seen
 
     def _atomic_add(self, arr, idx, value):
         with self._block.lock:
