@@ -481,6 +481,7 @@ LLVMValueRef lower_libdevice_call(Ctx *c, Instr *in);
 
 // ufuncloop.c
 Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled); /* np.sin(x, out) on arrays; *handled if it was one */
+void check_ufunc_shapes(Ctx *c, Instr *in); /* lowering: a ufunc's operands broadcast onto its output */
 
 //
 // typeinfer.c
@@ -863,7 +864,11 @@ LLVMValueRef scratch_ptr(Ctx *c, unsigned as); /* where a bad access goes instea
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
-void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
+/* with checks on (c->errbuf): a record of `kind` (GJ_ERR_*) where `bad`; the thread goes on */
+void check_record(Ctx *c, LLVMValueRef bad, int kind, LLVMValueRef w2, LLVMValueRef w3, LLVMValueRef w4);
+void check_step(Ctx *c, LLVMValueRef bad, int what); /* a zero slice or range() step where `bad` */
+/* a[...] = b or a ufunc's operand (GJ_SHAPE_*): axis of ndim has length src, not dst (or 1) */
+void check_shape(Ctx *c, LLVMValueRef bad, int what, int axis, int ndim, LLVMValueRef dst, LLVMValueRef src);
 
 //
 // views.c: slices and array views

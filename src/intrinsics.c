@@ -490,6 +490,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         if (nargs < 1 || nargs > 3) TERR("range expected 1 to 3 arguments, got %d", nargs);
         for (int i = 0; i < nargs; i++)
             if (!is_index(at[i])) TERR("range() arguments must be integers, not %s", type_name(c, at[i]));
+        if (nargs == 3) { /* a constant zero step fails here; a variable one at run time, with the checks */
+            bool ok;
+            int64_t step = const_int(literal_operand(c, in, in->args[3]), &ok);
+            if (ok && step == 0) TERR("range() arg 3 must not be zero");
+        }
         return &ty_range;
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
@@ -828,6 +833,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
             stop = val_as(c, a[1], &ty_int64);
             if (nargs == 3) step = val_as(c, a[2], &ty_int64);
         }
+        if (nargs == 3 && c->errbuf) check_step(c, LLVMBuildICmp(c->b, LLVMIntEQ, step, ci64(c, 0), ""), GJ_STEP0_RANGE);
         LLVMValueRef r = LLVMGetUndef(llvm_type(c, &ty_range));
         r = LLVMBuildInsertValue(c->b, r, start, 0, "");
         r = LLVMBuildInsertValue(c->b, r, stop, 1, "");
