@@ -680,8 +680,16 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     if (gj_output_cooperative(o)) barrier |= GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE;
     Py_BEGIN_ALLOW_THREADS rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
+    if (rc == GJ_CPU_INTERRUPTED) {
+        /* Ctrl-C: Python's handler runs now (KeyboardInterrupt); where it raises
+         * nothing, or on another thread than the main one, the launch that did
+         * not finish still raises */
+        if (PyErr_CheckSignals() < 0) return -1;
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        return -1;
+    }
     /* an out-of-bounds index also ends the launch early (blk->trap) */
-            if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
+    if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
         PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");

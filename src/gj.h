@@ -967,6 +967,7 @@ int hoist_loads(Ctx *c, bool all); /* hoistloads.c: global loads up their block,
 int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
+int insert_stop_polls(Ctx *c); /* stoppolls.c: the stop flag polled at every loop back edge (CPU target) */
 void host_jit_release(void *jit);
 int emit_host_object(Ctx *c); /* c->out's cached object code into the JIT */
 /* regions.c: a barrier kernel's block as loops over its threads between its
