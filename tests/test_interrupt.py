@@ -4,11 +4,14 @@ the next launches, of the same kernel and of others, give right answers. Each
 kind of kernel the executor runs differently is tried: blocks as loops over
 their threads, an endless loop with no exit, barriers (loops over threads or
 interleaved threads), warp operations (fibers) and a grid of very many short
-blocks. A child process is interrupted, so a launch that ignores the signal
-shows up as a child that never reports back (the parent gives up after
-TIMEOUT seconds and kills it)."""
+blocks. On the GPU, waiting for the device (synchronize, a stream's or an
+event's, a synchronous copy) is interrupted the same way, tried against the
+stand-in driver (tests/c/fake_libcuda.c) made to look busy. A child process is
+interrupted, so a wait that ignores the signal shows up as a child that never
+reports back (the parent gives up after TIMEOUT seconds and kills it)."""
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,8 +22,7 @@ import pytest
 
 import gpujit as gpu
 
-pytestmark = pytest.mark.skipif(gpu.current_target() != "cpu", reason="the CPU executor")
-
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120
 
 CHILD = textwrap.dedent("""
@@ -128,12 +130,11 @@ CHILD = textwrap.dedent("""
 KINDS = ["spin", "forever", "barriers", "warps", "tiny"]
 
 
-def test_sigint_stops_a_launch_and_the_next_launch_works(tmp_path):
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    p = subprocess.Popen([sys.executable, "-X", "faulthandler", str(script)] + KINDS, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
+def interrupt_each(args, kinds, env):
+    """Runs the child; for each kind, waits for its "go", sends SIGINT a second
+    later and expects "stopped" (KeyboardInterrupt) then "ok" (the next call right)."""
+    p = subprocess.Popen([sys.executable, "-X", "faulthandler"] + args + kinds, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=dict(env, PYTHONPATH=os.pathsep.join(sys.path)))
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
     buf = b""
@@ -144,7 +145,7 @@ def test_sigint_stops_a_launch_and_the_next_launch_works(tmp_path):
             if not sel.select(TIMEOUT):
                 p.send_signal(signal.SIGABRT)  # faulthandler: where the child is
                 _, err = p.communicate()
-                pytest.fail("the child did not answer within %d s (a launch that SIGINT does not stop?)\n%s"
+                pytest.fail("the child did not answer within %d s (a wait that SIGINT does not stop?)\n%s"
                             % (TIMEOUT, err.decode()[-3000:]))
             chunk = os.read(p.stdout.fileno(), 4096)
             if not chunk:
@@ -154,9 +155,9 @@ def test_sigint_stops_a_launch_and_the_next_launch_works(tmp_path):
         return text.decode()
 
     try:
-        for name in KINDS:
+        for name in kinds:
             assert line() == "go " + name
-            time.sleep(1.0)  # the launch is running by then (its kernel compiled during the warm-up)
+            time.sleep(1.0)  # the wait has begun by then (everything compiled before the first "go")
             p.send_signal(signal.SIGINT)
             assert line() == "stopped " + name
             assert line() == "ok " + name
@@ -166,3 +167,55 @@ def test_sigint_stops_a_launch_and_the_next_launch_works(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.skipif(gpu.current_target() != "cpu", reason="the CPU executor")
+def test_sigint_stops_a_launch_and_the_next_launch_works(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    interrupt_each([str(script)], KINDS, os.environ)
+
+
+FAKE_CHILD = textwrap.dedent("""
+    import ctypes, sys
+    import numpy as np
+    import gpujit as gpu
+
+    fake = ctypes.CDLL(sys.argv[1])
+    s = gpu.stream()
+    ev = gpu.event()
+    data = np.arange(8.0)
+    d = gpu.to_device(data)
+
+    def event():
+        ev.record(s)
+        ev.synchronize()
+
+    waits = {"synchronize": gpu.synchronize, "stream": s.synchronize, "event": event,
+             "copy": lambda: d.copy_to_host(), "to_device": lambda: gpu.to_device(data)}
+    for name in sys.argv[2:]:
+        fake.fake_set_busy(1)
+        print("go", name, flush=True)
+        try:
+            waits[name]()
+            print("finished", name, flush=True)
+        except KeyboardInterrupt:
+            print("stopped", name, flush=True)
+        fake.fake_set_busy(0)
+        waits[name]()
+        assert np.array_equal(d.copy_to_host(), data)
+        print("ok", name, flush=True)
+""")
+
+
+def test_sigint_stops_a_wait_for_the_gpu(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler")
+    so = tmp_path / "fake_libcuda.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(so), os.path.join(ROOT, "tests", "c", "fake_libcuda.c")],
+                   check=True, capture_output=True)
+    script = tmp_path / "child.py"
+    script.write_text(FAKE_CHILD)
+    env = dict(os.environ, GPUJIT_LIBCUDA=str(so), GPUJIT_TARGET="cuda", GPUJIT_CACHE_DIR=str(tmp_path / "cache"))
+    interrupt_each([str(script), str(so)], ["synchronize", "stream", "event", "copy", "to_device"], env)
