@@ -4,7 +4,8 @@ the next launches, of the same kernel and of others, give right answers. Each
 kind of kernel the executor runs differently is tried: blocks as loops over
 their threads, an endless loop with no exit, barriers (loops over threads or
 interleaved threads), warp operations (fibers) and a grid of very many short
-blocks. On the GPU, waiting for the device (synchronize, a stream's or an
+blocks; and a SIGINT handler of the program's own, set with signal.signal after
+the first launches, is called as Python's would be. On the GPU, waiting for the device (synchronize, a stream's or an
 event's, a synchronous copy) is interrupted the same way, tried against the
 stand-in driver (tests/c/fake_libcuda.c) made to look busy. A child process is
 interrupted, so a wait that ignores the signal shows up as a child that never
@@ -26,7 +27,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT = 120
 
 CHILD = textwrap.dedent("""
+    import signal
     import sys
+    import time
     import numpy as np
     import gpujit as gpu
 
@@ -113,21 +116,45 @@ CHILD = textwrap.dedent("""
         "warps": lambda: warps[2, 32](np.zeros(64, np.int64), big),
         "tiny": lambda: tiny[(2 ** 31 - 1, 60000), 1](np.zeros(1, np.int64)),
     }
+    # a handler of the program's own, set after the first launches, is called (once) in place
+    # of Python's: the launch stops and raises what it raises, or KeyboardInterrupt if nothing
+    calls = []
+
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def raising(sig, frame):
+        calls.append(sig)
+        raise Stop
+
+    def quiet(sig, frame):
+        calls.append(sig)
+
+    handlers = {"own-handler": raising, "quiet-handler": quiet}
+    launches["own-handler"] = launches["quiet-handler"] = launches["spin"]
     check("warm-up")  # every kernel compiled before the first signal
     forever.compile("void(int64[::1], int64)")
     tiny[1, 1](np.zeros(1, np.int64))
     for name in sys.argv[1:]:
+        if name in handlers:
+            signal.signal(signal.SIGINT, handlers[name])
+            time.sleep(0.1)
+            del calls[:]
         print("go", name, flush=True)
         try:
             launches[name]()
             print("finished", name, flush=True)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
+            assert (name == "own-handler") == isinstance(e, Stop), (name, e)
             print("stopped", name, flush=True)
+        if name in handlers:
+            assert calls == [signal.SIGINT], calls
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         check(name)
         print("ok", name, flush=True)
 """)
 
-KINDS = ["spin", "forever", "barriers", "warps", "tiny"]
+KINDS = ["spin", "forever", "barriers", "warps", "tiny", "own-handler", "quiet-handler"]
 
 
 def interrupt_each(args, kinds, env):
