@@ -34,9 +34,9 @@ static unsigned block_index(const Cfg *g, LLVMBasicBlockRef b) {
     return g->n;
 }
 
-/* The edges u -> v of f with v on the DFS path from the entry to u: every loop's
- * back edge (the kernels' CFGs are reducible). Each gets a poll block between u
- * and v; `stop` is made on first need. */
+/* The edges u -> v of f with v on the DFS path from the entry to u: every
+ * loop's back edge, and in any CFG at least one edge of every cycle. Each gets
+ * a poll block between u and v; `stop` is made on first need. */
 static int poll_function(Ctx *c, LLVMValueRef f, LLVMValueRef flag, LLVMValueRef stop_fn) {
     Cfg g = {.n = LLVMCountBasicBlocks(f)};
     if (!g.n) return 0;
