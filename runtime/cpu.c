@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpu_internal.h"
@@ -73,6 +74,7 @@ static const char MSG_COOP_TOO_LARGE[] = "cooperative launch too large: the CPU 
                                          "blocks together, at most 16384 threads in all "
                                          "(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)";
 static const char MSG_BIGBLOCK[] = "CPU launch: a block this large cannot run as fibers (at most 65536 threads)";
+static const char MSG_INTERRUPTED[] = "CPU launch: interrupted (SIGINT)";
 /* Filled in by pool_start with the stack sizes in force. */
 static char msg_overflow_fiber[192], msg_overflow_block[256];
 
@@ -86,6 +88,51 @@ CpuPool cpu_pool = {
 /* clang-format on */
 
 static void run_blocks(Worker *w, Job *j);
+
+/* ---- stopping a launch: SIGINT ------------------------------------------ */
+
+/* GJ_CPU_STOP_FLAG: 1 once SIGINT has arrived during this launch. Compiled
+ * code polls it at every loop back edge (src/stoppolls.c), the executor
+ * between blocks, barriers and rounds of interleaved threads; the one that
+ * sees it leaves the launch, which fails with MSG_INTERRUPTED (the launcher
+ * then runs Python's handler: KeyboardInterrupt). */
+volatile int32_t gpujit_cpu_stop;
+
+/* The SIGINT handler ours chains to (Python's), under launch_mu. */
+static struct sigaction prev_int;
+static struct timespec int_checked;
+
+static void on_sigint(int sig, siginfo_t *si, void *ctx) {
+    gpujit_cpu_stop = 1;
+    if (prev_int.sa_flags & SA_SIGINFO)
+        prev_int.sa_sigaction(sig, si, ctx);
+    else if (prev_int.sa_handler != SIG_DFL && prev_int.sa_handler != SIG_IGN)
+        prev_int.sa_handler(sig);
+}
+
+/* Before a launch (launch_mu held): ours is SIGINT's handler, in front of the one
+ * installed now, unless that is the default action (which ends the process
+ * anyway) or SIG_IGN. Python's signal.signal() puts its own back, so this
+ * looks again, at most every SIGINT_RECHECK_MS (a syscall; a launch costs less
+ * than one). */
+#define SIGINT_RECHECK_MS 10
+static void watch_sigint(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    int64_t ms = (int64_t)(now.tv_sec - int_checked.tv_sec) * 1000 + (now.tv_nsec - int_checked.tv_nsec) / 1000000;
+    if (int_checked.tv_sec && ms < SIGINT_RECHECK_MS) return;
+    int_checked = now;
+    struct sigaction cur, sa;
+    if (sigaction(SIGINT, NULL, &cur) != 0) return;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigint) return;
+    if (!(cur.sa_flags & SA_SIGINFO) && (cur.sa_handler == SIG_DFL || cur.sa_handler == SIG_IGN)) return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigint;
+    sa.sa_flags = (cur.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+    sa.sa_mask = cur.sa_mask;
+    prev_int = cur;
+    sigaction(SIGINT, &sa, NULL);
+}
 
 void cpu_fiber_main(Fiber *f) {
     Sched *s = f->sched;
@@ -279,6 +326,7 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
         s->last_npred = s->npred, s->last_narrived = s->nwait;
         s->npred = s->nwait = 0;
         for (uint32_t i = 0; i < n; i++) s->fibers[i].wait = WAIT_NONE;
+        if (gpujit_cpu_stop) return MSG_INTERRUPTED;
         w->active = s;
     }
 }
@@ -387,6 +435,7 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
                 report_thread(r, blk->ntid, i, coro_live((void **)(buf + i * size)) ? GJ_SITE_UNKNOWN : GJ_SITE_RETURNED);
             cpu_trap_deadlock();
         }
+        if (gpujit_cpu_stop) gpujit_cpu_stopped();
         uint32_t waiting = 0;
         for (uint32_t i = 0; i < n; i++) {
             void **h = (void **)(buf + i * size);
@@ -487,6 +536,10 @@ static void run_blocks(Worker *w, Job *j) {
         uint64_t end = b + j->chunk < j->nblocks ? b + j->chunk : j->nblocks;
         for (; b < end; b++) {
             if (atomic_load_explicit(&j->err, memory_order_relaxed)) return;
+            if (gpujit_cpu_stop) {
+                set_error(j, MSG_INTERRUPTED);
+                return;
+            }
             const char *msg = run_block(w, j, b);
             if (msg) {
                 if (msg == MSG_DEADLOCK)
@@ -590,6 +643,7 @@ static void run_job(Worker *w, Job *j) {
         else
             set_error(j, why == JUMP_TRAP      ? MSG_INDEX
                          : why == JUMP_NOMEM   ? MSG_NOMEM
+                         : why == JUMP_STOP    ? MSG_INTERRUPTED
                          : j->uses_barrier     ? msg_overflow_fiber
                                                : msg_overflow_block);
         return;
@@ -813,6 +867,8 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
 
     pthread_mutex_lock(&cpu_pool.launch_mu);
     if (!cpu_pool.started) pool_start();
+    watch_sigint();
+    gpujit_cpu_stop = 0;
     /* Blocks are taken a chunk at a time to keep the shared counter cold
      * when blocks are tiny; a chunk stays under a sixteenth of a thread's
      * share so that the threads still finish together. */
@@ -848,7 +904,7 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
     *err = atomic_load(&j.err);
     last_report_set = *err == MSG_DEADLOCK;
     if (last_report_set) last_report = j.report;
-    return *err ? -1 : 0;
+    return *err == MSG_INTERRUPTED ? GJ_CPU_INTERRUPTED : *err ? -1 : 0;
 }
 
 const GjBarrierReport *gj_cpu_barrier_report(void) { return last_report_set ? &last_report : NULL; }

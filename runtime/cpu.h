@@ -31,7 +31,10 @@ enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2 };
 /* Run a whole grid on the CPU: blocks in parallel on the machine's cores,
  * threads of a block as loops (block_fn) or fibers (thread_fn, when the kernel
  * uses barriers or warp-level operations). Returns 0, or -1 with *err set to a static message
- * (e.g. a barrier that not every thread of a block reached). */
+ * (e.g. a barrier that not every thread of a block reached), or
+ * GJ_CPU_INTERRUPTED where SIGINT stopped it (the process's own handler has
+ * run too: Python's has recorded the signal). */
+#define GJ_CPU_INTERRUPTED (-2)
 int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err);
 

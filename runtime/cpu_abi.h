@@ -94,6 +94,15 @@ enum { GJ_SYNC_COUNT, GJ_SYNC_AND, GJ_SYNC_OR };
 enum { GJ_WARP_OPS(GJ_WARP_ENUMERATOR) GJ_WARP_NOPS };
 #undef GJ_WARP_ENUMERATOR
 
+/* Stopping a launch (SIGINT, runtime/cpu.c): compiled code polls the int32
+ * GJ_CPU_STOP_FLAG at every loop back edge (src/stoppolls.c) and, when it is
+ * not 0, calls GJ_CPU_STOP_FN, which leaves the launch without returning
+ * (runtime/cpu_fiber.c). The host JIT defines both names by address. */
+#define GJ_CPU_STOP_FLAG "gpujit_cpu_stop"
+#define GJ_CPU_STOP_FN "gpujit_cpu_stopped"
+extern volatile int32_t gpujit_cpu_stop;
+void gpujit_cpu_stopped(void) __attribute__((noreturn));
+
 /* runtime/cpu_libdevice.c: libdevice's functions for the CPU target, by their names without
  * __nv_ (NULL where there is none); the host JIT defines __nv_<name> as each. */
 void *cpu_libdevice_symbol(const char *name);

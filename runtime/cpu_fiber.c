@@ -17,7 +17,8 @@
  * page of the fiber its thread is running and siglongjmps back to run_job():
  * the block's fibers are abandoned as after a deadlock (their stacks are
  * reused) and the launch fails with msg_overflow_*. blk->trap (an index out
- * of bounds in checked code) goes back the same way, failing with MSG_INDEX. Any other fault goes to
+ * of bounds in checked code) goes back the same way, failing with MSG_INDEX,
+ * and so does gpujit_cpu_stopped (SIGINT seen at a poll). Any other fault goes to
  * the handler installed before ours (called directly: Python's faulthandler,
  * ASan), else to the default action. A handler installed after the first
  * launch (faulthandler.enable() then) takes precedence over ours: an overflow
@@ -247,6 +248,12 @@ void cpu_trap_nomem(void) {
 void cpu_trap_deadlock(void) {
     Worker *w = cpu_tls_worker;
     jump_back(w, w->active, JUMP_DEADLOCK);
+}
+
+/* GJ_CPU_STOP_FN: compiled code saw the stop flag (SIGINT) at a loop's back edge. */
+void gpujit_cpu_stopped(void) {
+    Worker *w = cpu_tls_worker;
+    jump_back(w, w->active, JUMP_STOP);
 }
 
 static void on_fault(int sig, siginfo_t *si, void *ctx) {

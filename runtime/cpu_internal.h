@@ -196,7 +196,7 @@ void cpu_fiber_main(Fiber *f) __attribute__((noreturn));
 
 /* runtime/cpu_fiber.c */
 
-enum { JUMP_FAULT = 1, JUMP_TRAP = 2, JUMP_NOMEM = 3, JUMP_DEADLOCK = 4 };
+enum { JUMP_FAULT = 1, JUMP_TRAP = 2, JUMP_NOMEM = 3, JUMP_DEADLOCK = 4, JUMP_STOP = 5 };
 
 /* The worker whose run_job() this thread is in: initial-exec, so that the
  * signal handler reads it without a call that could allocate. */

@@ -317,6 +317,14 @@ unsigned gj_cuda_generation(int dev);
 int gj_cuda_check(CUresult r, const char *what);
 /* Sets CudaError with a message and no driver code. */
 void gj_cuda_error(const char *fmt, ...);
+/* Before a driver call that blocks until work on the device is done (a
+ * synchronisation, a synchronous copy): waits, GIL held on entry and exit,
+ * until the stream (or with `event`, the event) h has no work left, so that
+ * the blocking call returns at once and reports what it reports. While
+ * waiting it runs Python's signal handlers every GJ_WAIT_SIGNALS_MS: 0, or -1
+ * with their exception (Ctrl-C: KeyboardInterrupt; the work goes on). */
+#define GJ_WAIT_SIGNALS_MS 20
+int gj_cuda_wait(void *h, int event);
 
 /* ---- runtime/memory.c ---- */
 

@@ -9,11 +9,13 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "runtime.h"
 #include "cuda.h"
@@ -99,6 +101,35 @@ static const char *capture_advice(CUresult r) {
     case 908: return ". The capture must end on the thread that began it";
     default: return "";
     }
+}
+
+/* Polls: yielding for the first 2 ms (a short wait ends with little delay), then
+ * every 100 us. */
+int gj_cuda_wait(void *h, int event) {
+    CUresult (*query)(void *) = event ? (CUresult(*)(void *))gj_cu.EventQuery : (CUresult(*)(void *))gj_cu.StreamQuery;
+    if (!query || query(h) != CUDA_ERROR_NOT_READY) return 0;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t checked = 0;
+    PyThreadState *ts = PyEval_SaveThread();
+    while (query(h) == CUDA_ERROR_NOT_READY) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t us = (int64_t)(now.tv_sec - t0.tv_sec) * 1000000 + (now.tv_nsec - t0.tv_nsec) / 1000;
+        if (us < 2000) {
+            sched_yield();
+        } else {
+            struct timespec d = {0, 100000};
+            nanosleep(&d, NULL);
+        }
+        if (us - checked >= GJ_WAIT_SIGNALS_MS * 1000) {
+            checked = us;
+            PyEval_RestoreThread(ts);
+            if (PyErr_CheckSignals() < 0) return -1;
+            ts = PyEval_SaveThread();
+        }
+    }
+    PyEval_RestoreThread(ts);
+    return 0;
 }
 
 int gj_cuda_check(CUresult r, const char *what) {
@@ -530,7 +561,7 @@ static PyObject *py_synchronize(PyObject *self, PyObject *unused) {
     if (gj_graph_check_sync(NULL, NULL, "gpujit.synchronize()") < 0) return NULL;
     if (t == GJ_TARGET_HOST) /* cpu launches finish before they return */
         Py_RETURN_NONE;
-    if (gj_cuda_enter(gj_current_device()) < 0) return NULL;
+    if (gj_cuda_enter(gj_current_device()) < 0 || gj_cuda_wait(NULL, 0) < 0) return NULL;
     CUresult r;
     Py_BEGIN_ALLOW_THREADS r = gj_cu.CtxSynchronize();
     Py_END_ALLOW_THREADS if (gj_cuda_check(r, "cuCtxSynchronize") < 0) return NULL;

@@ -515,12 +515,36 @@ static int raise_site_exception(GjLaunchConfig *c, GjOutput *o, const int64_t *r
     return -1;
 }
 
+/* rec[0] == GJ_ERR_SHAPE: NumPy's and numba's messages where one axis tells it all */
+static void shape_error(const int64_t *rec, PyObject *name, const char *file) {
+    int what = (int)(rec[2] & 0xff), axis = (int)(rec[2] >> 8 & 0xff), ndim = (int)(rec[2] >> 16 & 0xff);
+    long long want = (long long)rec[3], got = (long long)rec[4], line = (long long)rec[1];
+    if (what == GJ_SHAPE_UFUNC)
+        PyErr_Format(PyExc_ValueError,
+                     "operands could not be broadcast together: input %d has length %lld where the output's "
+                     "axis %d has %lld (kernel '%U', %s:%lld)",
+                     (int)(rec[2] >> 24 & 0xff), got, axis, want, name, file, line);
+    else if (ndim == 1)
+        PyErr_Format(PyExc_ValueError,
+                     "cannot assign slice of shape (%lld,) from input of shape (%lld,) (kernel '%U', %s:%lld)", want,
+                     got, name, file, line);
+    else
+        PyErr_Format(PyExc_ValueError,
+                     "cannot assign slice from input of another shape: axis %d of the slice has length %lld, the "
+                     "input's %lld (kernel '%U', %s:%lld)",
+                     axis, want, got, name, file, line);
+}
+
 static int debug_raise(GjLaunchConfig *c, GjOutput *o, const int64_t *rec) {
     if (rec[0] == GJ_ERR_RAISE) return raise_site_exception(c, o, rec);
     PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
+    const char *file = gj_output_file(o, (int)rec[5]);
     if (rec[0] == GJ_ERR_STEP0)
-        PyErr_Format(PyExc_ValueError, "slice step cannot be zero (kernel '%U', %s:%lld)", name,
-                     gj_output_file(o, (int)rec[5]), (long long)rec[1]);
+        PyErr_Format(PyExc_ValueError, "%s (kernel '%U', %s:%lld)",
+                     rec[2] == GJ_STEP0_RANGE ? "range() arg 3 must not be zero" : "slice step cannot be zero", name,
+                     file, (long long)rec[1]);
+    else if (rec[0] == GJ_ERR_SHAPE)
+        shape_error(rec, name, file);
     else
         PyErr_Format(PyExc_IndexError,
                      "index %lld is out of bounds for axis %lld with size %lld (kernel '%U', %s:%lld)",
@@ -677,8 +701,16 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     if (gj_output_cooperative(o)) barrier |= GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE;
     Py_BEGIN_ALLOW_THREADS rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
+    if (rc == GJ_CPU_INTERRUPTED) {
+        /* Ctrl-C: Python's handler runs now (KeyboardInterrupt); where it raises
+         * nothing, or on another thread than the main one, the launch that did
+         * not finish still raises */
+        if (PyErr_CheckSignals() < 0) return -1;
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        return -1;
+    }
     /* an out-of-bounds index also ends the launch early (blk->trap) */
-            if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
+    if (debug && debug_host_buf[0]) return debug_raise(c, o, debug_host_buf);
     if (rc < 0) {
         PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
         const GjBarrierReport *r = gj_cpu_barrier_report();

@@ -214,7 +214,9 @@ int gj_memcpy(GjTargetKind target, int device, int dir, uint64_t dst, uint64_t s
         return gj_cuda_check(r, what);
     }
     /* Synchronous copies wait for earlier work on the legacy stream: let other
-     * Python threads run meanwhile. The context is per-thread state and stays. */
+     * Python threads run meanwhile, and Ctrl-C end the wait. The context is
+     * per-thread state and stays. */
+    if (gj_cuda_wait(NULL, 0) < 0) return -1;
     Py_BEGIN_ALLOW_THREADS switch (dir) {
     case GJ_HTOD:
         what = "cuMemcpyHtoD";

@@ -52,7 +52,7 @@ int gj_stream_handle(PyObject *obj, CUstream *out) {
 }
 
 int gj_stream_sync(int device, CUstream s) {
-    if (gj_cuda_enter(device) < 0) return -1;
+    if (gj_cuda_enter(device) < 0 || gj_cuda_wait(s, 0) < 0) return -1;
     CUresult r;
     Py_BEGIN_ALLOW_THREADS r = gj_cu.StreamSynchronize(s);
     Py_END_ALLOW_THREADS return gj_cuda_check(r, "cuStreamSynchronize");
@@ -287,6 +287,7 @@ static PyObject *event_record(GjEvent *e, PyObject *args, PyObject *kw) {
 static PyObject *event_synchronize(GjEvent *e, PyObject *unused) {
     if (event_ready(e) < 0) return NULL;
     if (e->host) Py_RETURN_NONE;
+    if (gj_cuda_wait(e->handle, 1) < 0) return NULL;
     CUresult r;
     Py_BEGIN_ALLOW_THREADS r = gj_cu.EventSynchronize(e->handle);
     Py_END_ALLOW_THREADS if (gj_cuda_check(r, "cuEventSynchronize") < 0) return NULL;

@@ -1187,8 +1187,8 @@ int build_ir(Ctx *c) {
     if (co->co_kwonlyargcount)
         return error_at(c, ERR_UNSUPPORTED, floc, "keyword-only arguments are not supported in kernels");
     if (co->co_argcount != c->nargs && !((flags & CO_VARARGS) && c->nargs > co->co_argcount)) {
-        PyErr_Format(PyExc_TypeError, "%s takes %d arguments but the signature gives %d", c->funcname, co->co_argcount,
-                     c->nargs);
+        PyErr_Format(PyExc_TypeError, "%s takes %d argument%s but the signature gives %d", c->funcname,
+                     co->co_argcount, co->co_argcount == 1 ? "" : "s", c->nargs);
         return -1;
     }
     PyObject *exc = PyObject_GetAttrString(c->code, "co_exceptiontable");

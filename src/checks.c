@@ -255,21 +255,42 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
     return c->target->trap ? NULL : ok;
 }
 
-/* debug: a zero slice step records GJ_ERR_STEP0 with the line and file; the
- * launch raises ValueError, as NumPy does. */
-void check_step(Ctx *c, LLVMValueRef bad) {
-    LLVMBasicBlockRef rec = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step0");
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step0.first");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "step.ok");
-    LLVMBuildCondBr(c->b, bad, rec, cont);
+/* With checks on: where `bad`, the first thread to notice records `kind` with
+ * the line, the file and three words of detail ([2], [3], [4]: gpujit.h
+ * says what each kind keeps there); the thread goes on, and the launch
+ * raises ValueError from the record, as NumPy does. Words may be NULL (0). */
+void check_record(Ctx *c, LLVMValueRef bad, int kind, LLVMValueRef w2, LLVMValueRef w3, LLVMValueRef w4) {
+    LLVMBasicBlockRef rec = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.rec");
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.first");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
+    LLVMValueRef br = LLVMBuildCondBr(c->b, bad, rec, cont);
+    LLVMMetadataRef w[3] = {LLVMMDStringInContext2(c->llctx, "branch_weights", 14),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1, 0)),
+                            LLVMValueAsMetadata(LLVMConstInt(c->i32, 1u << 20, 0))};
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(c->llctx, "prof", 4),
+                    LLVMMetadataAsValue(c->llctx, LLVMMDNodeInContext2(c->llctx, w, 3)));
     LLVMPositionBuilderAtEnd(c->b, rec);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, GJ_ERR_STEP0),
-                                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, c->errbuf, ci64(c, 0), ci64(c, kind), LLVMAtomicOrderingMonotonic,
+                                            LLVMAtomicOrderingMonotonic, 0);
     LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), first, cont);
     LLVMPositionBuilderAtEnd(c->b, first);
-    LLVMValueRef words[2][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)}, {ci64(c, 5), ci64(c, file_id(c))}};
-    for (int i = 0; i < 2; i++)
+    LLVMValueRef words[5][2] = {{ci64(c, 1), ci64(c, c->cur_loc.line)},
+                                {ci64(c, 2), w2 ? w2 : ci64(c, 0)},
+                                {ci64(c, 3), w3 ? w3 : ci64(c, 0)},
+                                {ci64(c, 4), w4 ? w4 : ci64(c, 0)},
+                                {ci64(c, 5), ci64(c, file_id(c))}};
+    for (int i = 0; i < 5; i++)
         LLVMBuildStore(c->b, words[i][1], LLVMBuildInBoundsGEP2(c->b, c->i64, c->errbuf, &words[i][0], 1, ""));
     LLVMBuildBr(c->b, cont);
     LLVMPositionBuilderAtEnd(c->b, cont);
+}
+
+/* A zero slice step (what GJ_STEP0_SLICE) or range() step (GJ_STEP0_RANGE). */
+void check_step(Ctx *c, LLVMValueRef bad, int what) { check_record(c, bad, GJ_ERR_STEP0, ci64(c, what), NULL, NULL); }
+
+/* Shapes that do not broadcast: axis `axis` of `ndim` has length src where
+ * dst (or 1) is needed; `what` says where (GJ_SHAPE_ASSIGN: a[...] = b,
+ * GJ_SHAPE_UFUNC: an operand of an in-kernel ufunc against its output). */
+void check_shape(Ctx *c, LLVMValueRef bad, int what, int axis, int ndim, LLVMValueRef dst, LLVMValueRef src) {
+    check_record(c, bad, GJ_ERR_SHAPE, ci64(c, what | (int64_t)axis << 8 | (int64_t)ndim << 16), dst, src);
 }

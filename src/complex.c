@@ -56,33 +56,51 @@ static Cx split(Ctx *c, LLVMValueRef z) {
 }
 static LLVMValueRef join(Ctx *c, Type *ct, Cx z) { return complex_make(c, ct, z.re, z.im); }
 static Cx csel(Ctx *c, LLVMValueRef p, Cx a, Cx b) { return (Cx){sel(c, p, a.re, b.re), sel(c, p, a.im, b.im)}; }
-static Cx c_prod(Ctx *c, Cx a, Cx b) {
-    return (Cx){sub(c, mul(c, a.re, b.re), mul(c, a.im, b.im)), add(c, mul(c, a.re, b.im), mul(c, a.im, b.re))};
+/* The products and quotients of complex arithmetic, contracted (fused
+ * multiply-adds) as every float operation is; `exact` builds them with no
+ * contraction (unless fastmath), CPython's arithmetic operation by operation. */
+typedef struct {
+    LLVMValueRef (*add)(Ctx *, LLVMValueRef, LLVMValueRef), (*sub)(Ctx *, LLVMValueRef, LLVMValueRef),
+            (*mul)(Ctx *, LLVMValueRef, LLVMValueRef), (*dvd)(Ctx *, LLVMValueRef, LLVMValueRef);
+} Arith;
+static LLVMValueRef strict(Ctx *c, LLVMValueRef v) { return c->opt.fastmath ? fp(c, v) : v; }
+static LLVMValueRef sadd(Ctx *c, LLVMValueRef a, LLVMValueRef b) { return strict(c, LLVMBuildFAdd(c->b, a, b, "")); }
+static LLVMValueRef ssub(Ctx *c, LLVMValueRef a, LLVMValueRef b) { return strict(c, LLVMBuildFSub(c->b, a, b, "")); }
+static LLVMValueRef smul(Ctx *c, LLVMValueRef a, LLVMValueRef b) { return strict(c, LLVMBuildFMul(c->b, a, b, "")); }
+static LLVMValueRef sdvd(Ctx *c, LLVMValueRef a, LLVMValueRef b) { return strict(c, LLVMBuildFDiv(c->b, a, b, "")); }
+static const Arith fused = {add, sub, mul, dvd}, exact = {sadd, ssub, smul, sdvd};
+
+/* _Py_c_prod */
+static Cx c_prod_(Ctx *c, const Arith *o, Cx a, Cx b) {
+    return (Cx){o->sub(c, o->mul(c, a.re, b.re), o->mul(c, a.im, b.im)),
+                o->add(c, o->mul(c, a.re, b.im), o->mul(c, a.im, b.re))};
 }
+static Cx c_prod(Ctx *c, Cx a, Cx b) { return c_prod_(c, &fused, a, b); }
 
 /* _Py_c_quot: Smith's method, scaled by the larger part of the divisor. */
-static Cx c_quot(Ctx *c, Cx a, Cx b) {
+static Cx c_quot_(Ctx *c, const Arith *o, Cx a, Cx b) {
     LLVMValueRef big_re = cmp(c, LLVMRealOGE, fabs_(c, b.re), fabs_(c, b.im));
-    LLVMValueRef r1 = dvd(c, b.im, b.re), d1 = add(c, b.re, mul(c, b.im, r1));
-    Cx q1 = {dvd(c, add(c, a.re, mul(c, a.im, r1)), d1), dvd(c, sub(c, a.im, mul(c, a.re, r1)), d1)};
-    LLVMValueRef r2 = dvd(c, b.re, b.im), d2 = add(c, mul(c, b.re, r2), b.im);
-    Cx q2 = {dvd(c, add(c, mul(c, a.re, r2), a.im), d2), dvd(c, sub(c, mul(c, a.im, r2), a.re), d2)};
+    LLVMValueRef r1 = o->dvd(c, b.im, b.re), d1 = o->add(c, b.re, o->mul(c, b.im, r1));
+    Cx q1 = {o->dvd(c, o->add(c, a.re, o->mul(c, a.im, r1)), d1), o->dvd(c, o->sub(c, a.im, o->mul(c, a.re, r1)), d1)};
+    LLVMValueRef r2 = o->dvd(c, b.re, b.im), d2 = o->add(c, o->mul(c, b.re, r2), b.im);
+    Cx q2 = {o->dvd(c, o->add(c, o->mul(c, a.re, r2), a.im), d2), o->dvd(c, o->sub(c, o->mul(c, a.im, r2), a.re), d2)};
     return csel(c, big_re, q1, q2);
 }
+static Cx c_quot(Ctx *c, Cx a, Cx b) { return c_quot_(c, &fused, a, b); }
 
-/* c_powi for a constant integer exponent: binary powering, unrolled. */
+/* c_powi for a constant integer exponent: CPython's binary powering (c_powu),
+ * unrolled, with CPython's arithmetic exactly (no fused operations), so that
+ * the result is CPython's to the bit. The first product is 1 * x too, as
+ * CPython computes it: with an infinite part it is not x (0 * inf is NaN), so
+ * z ** 2 of such a z has CPython's NaNs; n <= 0 takes 1 / that. */
 static Cx c_powi(Ctx *c, Type *ft, Cx x, long n) {
     long m = n < 0 ? -n : n;
-    Cx r = {K(c, ft, 1.0), K(c, ft, 0.0)}, p = x;
-    bool first = true;
+    Cx one = {K(c, ft, 1.0), K(c, ft, 0.0)}, r = one, p = x;
     for (long mask = 1; mask > 0 && m >= mask; mask <<= 1) {
-        if (m & mask) {
-            r = first ? p : c_prod(c, r, p);
-            first = false;
-        }
-        if (m >= mask << 1) p = c_prod(c, p, p);
+        if (m & mask) r = c_prod_(c, &exact, r, p);
+        if (m >= mask << 1) p = c_prod_(c, &exact, p, p);
     }
-    return n < 0 ? c_quot(c, (Cx){K(c, ft, 1.0), K(c, ft, 0.0)}, r) : r;
+    return n <= 0 ? c_quot_(c, &exact, one, r) : r;
 }
 
 /* _Py_c_pow: polar form. */

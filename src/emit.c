@@ -310,7 +310,7 @@ static void define_compiler_runtime(LLVMOrcJITDylibRef jd) {
 }
 
 /* What every library of the JIT resolves beyond its own code: the process's symbols (libm),
- * the CPU's libdevice functions and the compiler runtime's. */
+ * the CPU's libdevice functions, the compiler runtime's and the executor's stop flag. */
 static void define_externals(LLVMOrcJITDylibRef jd) {
     LLVMOrcDefinitionGeneratorRef gen;
     LLVMErrorRef e;
@@ -321,6 +321,9 @@ static void define_externals(LLVMOrcJITDylibRef jd) {
         LLVMConsumeError(e);
     define_cpu_libdevice(jd);
     define_compiler_runtime(jd);
+    static const char *const stop_names[] = {GJ_CPU_STOP_FLAG, GJ_CPU_STOP_FN};
+    void *const stop_addrs[] = {(void *)&gpujit_cpu_stop, (void *)gpujit_cpu_stopped};
+    define_absolute(jd, stop_names, stop_addrs, 2);
 }
 
 /* The kernel whose module the calling thread is compiling with keep_bitcode (emit_host, under

@@ -483,6 +483,7 @@ LLVMValueRef lower_libdevice_call(Ctx *c, Instr *in);
 
 // ufuncloop.c
 Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled); /* np.sin(x, out) on arrays; *handled if it was one */
+void check_ufunc_shapes(Ctx *c, Instr *in); /* lowering: a ufunc's operands broadcast onto its output */
 
 //
 // typeinfer.c
@@ -868,7 +869,11 @@ void branch_likely(Ctx *c, LLVMValueRef br); /* a condbr whose first way is the 
 /* Are the indices ix (given[] as written) in range of arr's n axes? The i1
  * answer, or NULL where the target stopped the launch at a bad one. */
 LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueRef *given, int n);
-void check_step(Ctx *c, LLVMValueRef bad); /* a zero slice step where `bad` */
+/* with checks on (c->errbuf): a record of `kind` (GJ_ERR_*) where `bad`; the thread goes on */
+void check_record(Ctx *c, LLVMValueRef bad, int kind, LLVMValueRef w2, LLVMValueRef w3, LLVMValueRef w4);
+void check_step(Ctx *c, LLVMValueRef bad, int what); /* a zero slice or range() step where `bad` */
+/* a[...] = b or a ufunc's operand (GJ_SHAPE_*): axis of ndim has length src, not dst (or 1) */
+void check_shape(Ctx *c, LLVMValueRef bad, int what, int axis, int ndim, LLVMValueRef dst, LLVMValueRef src);
 
 //
 // views.c: slices and array views
@@ -967,6 +972,7 @@ int hoist_loads(Ctx *c, bool all); /* hoistloads.c: global loads up their block,
 int fix_ptx(Ctx *c); /* ptxfix.c: around known ptxas miscompiles */
 char *ptxfix_text(const char *ptx, int *changed); /* ptxfix.c: the same on any PTX text (malloc'd; NULL: unchanged) */
 int emit_host(Ctx *c); /* target_host's emit: c->mod into the process's JIT */
+int insert_stop_polls(Ctx *c); /* stoppolls.c: the stop flag polled at every loop back edge (CPU target) */
 void host_jit_release(void *jit);
 int emit_host_object(Ctx *c); /* c->out's cached object code into the JIT */
 /* regions.c: a barrier kernel's block as loops over its threads between its

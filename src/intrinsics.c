@@ -491,6 +491,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         for (int i = 0; i < nargs; i++) /* a float is truncated, as numba-cuda converts it (range_arg) */
             if (!is_index(at[i]) && !is_float(at[i]))
                 TERR("range() arguments must be integers or floats, not %s", type_name(c, at[i]));
+        if (nargs == 3) { /* a constant zero step fails here; a variable one at run time, with the checks */
+            bool ok;
+            int64_t step = const_int(literal_operand(c, in, in->args[3]), &ok);
+            if (ok && step == 0) TERR("range() arg 3 must not be zero");
+        }
         return &ty_range;
     case IK_LEN:
         if (nargs != 1) TERR("len() takes exactly one argument");
@@ -838,6 +843,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
             if (nargs == 3) step = RANGE_ARG(a[2]);
         }
 #undef RANGE_ARG
+        if (nargs == 3 && c->errbuf) check_step(c, LLVMBuildICmp(c->b, LLVMIntEQ, step, ci64(c, 0), ""), GJ_STEP0_RANGE);
         LLVMValueRef r = LLVMGetUndef(llvm_type(c, &ty_range));
         r = LLVMBuildInsertValue(c->b, r, start, 0, "");
         r = LLVMBuildInsertValue(c->b, r, stop, 1, "");

@@ -799,6 +799,7 @@ static int lower_instr(Ctx *c, Instr *in) {
                                                : to_bool(c, val(c, in->args[0]), in->args[0]->type);
         break;
     case IR_CALL:
+        check_ufunc_shapes(c, in);
         r = in->callee ? lower_user_call(c, in) : lower_intrinsic_call(c, in);
         if (!r && PyErr_Occurred()) return -1;
         break;

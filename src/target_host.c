@@ -773,6 +773,12 @@ static void machine(Ctx *c, MachineSpec *m) {
     m->code_model = LLVMCodeModelJITDefault;
 }
 
+/* Ctrl-C's polls at the loops' back edges, then the JIT. */
+static int emit(Ctx *c) {
+    RETURN_IF_ERROR(insert_stop_polls(c));
+    return emit_host(c);
+}
+
 /* clang-format off */
 const Target target_host = {
     .name = "host",
@@ -782,7 +788,7 @@ const Target target_host = {
     .end = end,
     .machine = machine,
     .link = split_coroutines,
-    .emit = emit_host,
+    .emit = emit,
     .array_space = AS_GENERIC,
     .shared_space = 0,
     .begin_kernel = begin_kernel,

@@ -94,3 +94,37 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
     in->callee = callee;
     return callee->sub->restype;
 }
+
+/* Is this call one of the loops above (a NumPy ufunc on arrays)? */
+static bool is_ufunc_loop(const Instr *in) {
+    const Type *f = in->args[0]->type;
+    if (!in->callee || !f || f->kind != TY_OBJ || f->obj || !f->path || strncmp(f->path, "numpy.", 6)) return false;
+    for (int i = 1; i < in->nargs; i++)
+        if (in->args[i]->type->kind == TY_ARRAY) return true;
+    return false;
+}
+
+/* With checks on, before the loop runs: every input's axes broadcast onto the
+ * output's (equal, or 1), as NumPy requires. The loop itself stays inside every
+ * operand (the min() in its indices), so without the checks a mismatch reads a
+ * short input's last element again, and nothing outside it. */
+void check_ufunc_shapes(Ctx *c, Instr *in) {
+    if (!c->errbuf || !is_ufunc_loop(in)) return;
+    Instr *out = in->args[in->nargs - 1];
+    if (out->type->kind != TY_ARRAY) return;
+    int ond = out->type->ndim;
+    LLVMValueRef oshape = LLVMBuildExtractValue(c->b, val(c, out), 1, "");
+    for (int i = 1; i < in->nargs - 1; i++) {
+        Type *t = in->args[i]->type;
+        if (t->kind != TY_ARRAY) continue;
+        LLVMValueRef ishape = LLVMBuildExtractValue(c->b, val(c, in->args[i]), 1, "");
+        for (int k = 0; k < t->ndim; k++) {
+            int ax = ond - t->ndim + k;
+            LLVMValueRef n = LLVMBuildExtractValue(c->b, ishape, (unsigned)k, "");
+            LLVMValueRef want = LLVMBuildExtractValue(c->b, oshape, (unsigned)ax, "");
+            LLVMValueRef bad = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntNE, n, ci64(c, 1), ""),
+                                            LLVMBuildICmp(c->b, LLVMIntNE, n, want, ""), "");
+            check_shape(c, bad, GJ_SHAPE_UFUNC | i << 24, ax, ond, want, n);
+        }
+    }
+}

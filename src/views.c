@@ -141,7 +141,7 @@ LLVMValueRef make_view(Ctx *c, Type *at, LLVMValueRef a, Instr *idx, Type *vt) {
         if (ok) /* NULL: the target stopped the launch at a bad index */
             for (int j = 0; j < m; j++) nsh[j] = LLVMBuildSelect(c->b, ok, nsh[j], ci64(c, 0), "");
     }
-    if (checks && step0) check_step(c, step0);
+    if (checks && step0) check_step(c, step0, GJ_STEP0_SLICE);
     LLVMValueRef data = LLVMBuildExtractValue(c->b, a, 0, "");
     data = LLVMBuildGEP2(c->b, c->i8, data, &off, 1, "view");
     LLVMValueRef r = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, vt)), data, 0, "");
@@ -190,16 +190,27 @@ void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src) {
     LLVMValueRef sv = val(c, src), scalar = from_array ? NULL : convert(c, sv, src->type, vt->elem);
     LLVMValueRef sshape = from_array ? LLVMBuildExtractValue(c->b, sv, 1, "") : NULL;
     LLVMValueRef sstrides = from_array ? LLVMBuildExtractValue(c->b, sv, 2, "") : NULL;
-    LLVMValueRef ivar[32];
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.done");
-    LLVMBasicBlockRef heads[32], latches[32];
+    LLVMValueRef ivar[LIMIT_NDIM], sstep[LIMIT_NDIM] = {0}, tn[LIMIT_NDIM];
     for (int k = 0; k < vt->ndim; k++) {
-        /* the trip count: the view's length, or the shorter of the two */
-        LLVMValueRef n = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
-        if (from_array) {
-            LLVMValueRef sn = LLVMBuildExtractValue(c->b, sshape, (unsigned)k, "");
-            n = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, sn, n, ""), sn, n, "");
-        }
+        /* the trip count: the view's length. An axis of b of length 1 repeats its
+         * element (its stride taken as 0), as numba broadcasts; any other length
+         * must match, which the checks report; without them the shorter is copied,
+         * so no access lands outside either array. */
+        LLVMValueRef n = tn[k] = LLVMBuildExtractValue(c->b, shape, (unsigned)k, "");
+        if (!from_array) continue;
+        LLVMValueRef sn = LLVMBuildExtractValue(c->b, sshape, (unsigned)k, "");
+        LLVMValueRef one = LLVMBuildICmp(c->b, LLVMIntEQ, sn, ci64(c, 1), "bcast");
+        if (c->errbuf)
+            check_shape(c, LLVMBuildAnd(c->b, LLVMBuildNot(c->b, one, ""), LLVMBuildICmp(c->b, LLVMIntNE, sn, n, ""), ""),
+                        GJ_SHAPE_ASSIGN, k, vt->ndim, n, sn);
+        LLVMValueRef shorter = LLVMBuildSelect(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, sn, n, ""), sn, n, "");
+        tn[k] = LLVMBuildSelect(c->b, one, n, shorter, "");
+        sstep[k] = LLVMBuildSelect(c->b, one, ci64(c, 0), LLVMBuildExtractValue(c->b, sstrides, (unsigned)k, ""), "");
+    }
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.done");
+    LLVMBasicBlockRef heads[LIMIT_NDIM], latches[LIMIT_NDIM];
+    for (int k = 0; k < vt->ndim; k++) {
+        LLVMValueRef n = tn[k];
         ivar[k] = entry_alloca(c, c->i64, "fill.i");
         LLVMBuildStore(c->b, ci64(c, 0), ivar[k]);
         heads[k] = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "fill.head");
@@ -217,8 +228,7 @@ void store_view(Ctx *c, Type *vt, LLVMValueRef view, Instr *src) {
         doff = LLVMBuildAdd(c->b, doff,
                             LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, strides, (unsigned)k, ""), ""), "");
         if (from_array)
-            soff = LLVMBuildAdd(c->b, soff,
-                                LLVMBuildMul(c->b, i, LLVMBuildExtractValue(c->b, sstrides, (unsigned)k, ""), ""), "");
+            soff = LLVMBuildAdd(c->b, soff, LLVMBuildMul(c->b, i, sstep[k], ""), "");
     }
     LLVMValueRef v = scalar;
     if (from_array) {

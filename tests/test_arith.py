@@ -195,6 +195,19 @@ def test_shifts_match_cpython(rng):
     assert out.tolist() == [int(x) >> int(y) for x, y in zip(a, s)]
 
 
+def test_negative_shift_counts_count_as_the_whole_width(rng):
+    # numba's answer, documented (CPython raises ValueError: negative shift count)
+    a, _ = int_operands(rng)
+    a[:2] = [5, -5]
+    s = rng.integers(-2**62, 0, a.size).astype(np.int64)
+    s[:4] = [-1, -1, -64, -2**63]
+    out = poisoned(a.size, np.int64)
+    launch1d(k_lshift, a.size, out, a, s)
+    assert out.tolist() == [0] * a.size
+    launch1d(k_rshift, a.size, out, a, s)
+    assert out.tolist() == [-1 if x < 0 else 0 for x in a]
+
+
 def test_int_pow_matches_cpython(rng):
     a = np.concatenate([rng.integers(-20, 20, 200), [0, 1, -1, 2, -2, 3]]).astype(np.int64)
     b = np.concatenate([rng.integers(0, 14, 200), [0, 0, 63, 62, 63, 39]]).astype(np.int64)

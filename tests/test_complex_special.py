@@ -99,3 +99,61 @@ def test_finite_inputs_unchanged(rng):
         out = np.full(z.shape, SENTINEL, np.complex128)
         launch1d(KERNELS[name], z.size, out, z)
         check(out, [(complex(v),) for v in z], getattr(cmath, name), np.complex128)
+
+
+POWERS = (-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 7, 16)
+
+
+@gpu.jit
+def k_int_powers(z, out):
+    i = gpu.grid(1)
+    if i < z.size:
+        x = z[i]
+        out[i, 0] = x ** -4
+        out[i, 1] = x ** -3
+        out[i, 2] = x ** -2
+        out[i, 3] = x ** -1
+        out[i, 4] = x ** 0
+        out[i, 5] = x ** 1
+        out[i, 6] = x ** 2
+        out[i, 7] = x ** 3
+        out[i, 8] = x ** 4
+        out[i, 9] = x ** 5
+        out[i, 10] = x ** 7
+        out[i, 11] = x ** 16
+
+
+def test_integral_powers_at_special_values(rng):
+    """z ** n for a constant integer n multiplies as CPython's c_powi does, 1 * z first and
+    no fused multiply-add, so the result is CPython's to the bit: (infj) ** 2 is (nan+nanj). Where CPython raises OverflowError (an
+    infinite part in the result) or ZeroDivisionError (0 ** -n) nothing is compared: the
+    kernel gives what the products give."""
+    parts = class_samples(rng) + [1e200, -1e200, 1e-200]
+    z = np.array([complex(re, im) for re, im in itertools.product(parts, parts)], np.complex128)
+    out = np.full((z.size, len(POWERS)), SENTINEL, np.complex128)
+    launch1d(k_int_powers, z.size, z, out)
+    checked = 0
+    for i, x in enumerate(z):
+        for j, n in enumerate(POWERS):
+            try:
+                w = complex(x) ** n
+            except (OverflowError, ZeroDivisionError):
+                w = None
+            if w is None:
+                assert out[i, j] != SENTINEL
+                continue
+            g = complex(out[i, j])
+            what = "(%r) ** %d: got %r, CPython %r" % (complex(x), n, g, w)
+            # CPython's arithmetic operation by operation: the same bits, signs of zeros too
+            check_part(g.real, w.real, 0.0, what)
+            check_part(g.imag, w.imag, 0.0, what)
+            checked += 1
+    assert checked > z.size * len(POWERS) * 2 // 3
+    # the reported cases, each NaN in both parts in CPython
+    z2 = np.array([1j * math.inf, complex(1, math.inf), complex(math.inf, 1), 1e200 + 1e200j], np.complex128)
+    out2 = np.full((z2.size, len(POWERS)), SENTINEL, np.complex128)
+    launch1d(k_int_powers, z2.size, z2, out2)
+    for x, got in zip(z2, out2[:, POWERS.index(2)]):
+        w = complex(x) ** 2
+        assert math.isnan(w.real) and math.isnan(w.imag)
+        assert math.isnan(got.real) and math.isnan(got.imag), (x, got)

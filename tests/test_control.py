@@ -479,7 +479,9 @@ def test_range_near_int64_limits():
     big = 2**63 - 1
     out = np.zeros(2, np.int64)
     for a, b, s in [(big - 10, big, 4), (-big - 1, -big + 5, 2), (big - 5, -big - 1, -(2**62)),
-                    (0, big, 2**62), (10, 0, -3), (5, 0, 1), (3, 10, 0)]:
+                    (0, big, 2**62), (10, 0, -3), (5, 0, 1)]:
         k[1, 1](out, a, b, s)
-        want = list(range(a, b, s)) if s else []
+        want = list(range(a, b, s))
         assert out[0] == len(want) and (not want or out[1] == want[-1]), (a, b, s, out)
+    with pytest.raises(ValueError, match=r"range\(\) arg 3 must not be zero"):
+        k[1, 1](out, 3, 10, 0)

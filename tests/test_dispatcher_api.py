@@ -121,6 +121,39 @@ def test_ptx_of_cpu_compiled_kernels():
     assert ".entry" in eager.inspect_asm()[(int32[::1], int32)]
 
 
+def test_attributes_and_occupancy_of_an_overload_or_the_kernel():
+    k = gpu.jit(store)
+    with pytest.raises(ValueError, match="has not been compiled yet"):
+        gpu.kernel_attributes(k)
+    x = poisoned(4, np.float32)
+    k[1, 4](x, 1.0)
+    assert (x == np.arange(4) + 1).all()
+    sig = next(iter(k.overloads))
+    compiled = k.overloads[sig]._kernel
+    want = gpu.kernel_attributes(compiled)
+    assert gpu.kernel_attributes(k.overloads[sig]) == want == gpu.kernel_attributes(k)
+    assert want["max_threads_per_block"] > 0
+    blocks = gpu.max_potential_block(compiled)
+    assert gpu.max_potential_block(k.overloads[sig]) == blocks == gpu.max_potential_block(k)
+    assert blocks[0] > 0 and blocks[1] > 0
+    k[1, 4](np.zeros(4, np.int64), 1)
+    with pytest.raises(TypeError, match="has 2 compiled signatures: pass one of kernel.overloads"):
+        gpu.max_potential_block(k)
+    with pytest.raises(TypeError, match="expected a CompiledKernel"):
+        gpu.kernel_attributes(42)
+
+
+def test_argument_count_against_the_signature():
+    with pytest.raises(TypeError, match="^store takes 2 arguments but the signature gives 1$"):
+        gpu.compile_ptx(store, "void(float32[::1])")
+
+    def one(x):
+        x[0] = 1
+
+    with pytest.raises(TypeError, match="^one takes 1 argument but the signature gives 2$"):
+        gpu.compile_ptx(one, "void(float32[::1], int64)")
+
+
 def test_kernel_attributes_per_signature():
     k = gpu.jit(store)
     k[1, 4](np.zeros(4, np.float32), 1.0)

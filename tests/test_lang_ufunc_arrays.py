@@ -88,3 +88,17 @@ def test_complex_ordering(ufunc, dtype):
     out = poisoned(40, want.dtype)
     kernel_for(ufunc)[1, 1](a, b, out)
     np.testing.assert_array_equal(out, want)
+
+
+@gpu.jit
+def k_add_overlapping(a):
+    np.add(a[1:], a[:-1], a[1:])
+
+
+def test_an_output_that_overlaps_an_input_computes_in_place(rng):
+    # numba's answer, documented: element by element in index order (NumPy copies the input
+    # first)
+    a = rng.standard_normal(50)
+    want = np.cumsum(a)
+    k_add_overlapping[1, 1](a)
+    np.testing.assert_allclose(a, want, rtol=1e-12)

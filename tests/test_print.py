@@ -26,6 +26,20 @@ def test_print_lines(capfd, rng):
     assert lines == want
 
 
+@gpu.jit
+def show_nul(x):
+    print("before\x00after", x[0])
+
+
+def test_a_string_stops_at_nul(capfd):
+    # numba's answer, documented: the string goes to printf as a C string
+    if gpu.current_target() != "cpu":
+        pytest.skip("GPU printf output comes from the driver")
+    show_nul[1, 1](np.array([7], np.int64))
+    lines = [l for l in capfd.readouterr().out.splitlines() if l.startswith("before")]
+    assert lines == ["before 7"]
+
+
 def test_vprintf_in_ptx(tmp_path):
     ptx = show.inspect_ptx("void(float64[::1])")
     assert "vprintf" in ptx

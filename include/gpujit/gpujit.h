@@ -153,8 +153,15 @@ int gj_output_cooperative(const GjOutput *o);
  * bad access itself goes to [6..7]. A thread that raises an exception sets
  * [0] = 2 instead and writes [1] line, [2] raise site (gj_output_raise),
  * [3] threadIdx (x | y << 10 | z << 20), [4] blockIdx (x | y << 31 | z << 47),
- * [5] file. A slice with step 0 sets [0] = 3 and writes [1] line and [5] file. */
-enum { GJ_ERR_NONE = 0, GJ_ERR_INDEX = 1, GJ_ERR_RAISE = 2, GJ_ERR_STEP0 = 3 }; /* the record's word [0] */
+ * [5] file. A slice or range() with step 0 sets [0] = 3 and writes [1] line,
+ * [2] which (GJ_STEP0_*) and [5] file. Shapes that do not broadcast (a slice
+ * assigned from an array of another length, a ufunc's operand against its
+ * output) set [0] = 4 and write [1] line, [2] where (GJ_SHAPE_*) | axis << 8 |
+ * ndim << 16 | the ufunc's argument (from 1) << 24, [3] the length needed,
+ * [4] the length found, [5] file. */
+enum { GJ_ERR_NONE = 0, GJ_ERR_INDEX = 1, GJ_ERR_RAISE = 2, GJ_ERR_STEP0 = 3, GJ_ERR_SHAPE = 4 }; /* word [0] */
+enum { GJ_STEP0_SLICE = 0, GJ_STEP0_RANGE = 1 };
+enum { GJ_SHAPE_ASSIGN = 0, GJ_SHAPE_UFUNC = 1 };
 int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
 /* "file:line" of syncthreads() call `site` of a CPU-target kernel (GjBlockCtx.syncthreads), or NULL. */

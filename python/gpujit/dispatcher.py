@@ -520,6 +520,23 @@ class _Overload:
         return _core.max_cooperative_grid_blocks(self._kernel, n, int(dynsmem))
 
 
+def _as_compiled(obj):
+    """The CompiledKernel a kernel_attributes()/max_potential_block() argument names: a
+    CompiledKernel, an entry of kernel.overloads, or a kernel compiled for one signature
+    on the current target."""
+    if isinstance(obj, _Overload):
+        return obj._kernel
+    if isinstance(obj, Dispatcher):
+        kernels = list(obj.overloads.values())
+        if not kernels:
+            raise ValueError("%s has not been compiled yet: launch it or compile it first" % obj.__name__)
+        if len(kernels) > 1:
+            raise TypeError("%s has %d compiled signatures: pass one of kernel.overloads[sig]"
+                            % (obj.__name__, len(kernels)))
+        return kernels[0]._kernel
+    return obj
+
+
 class DeviceFunction:
     """@jit(device=True): a function kernels call. It is compiled into each
     kernel that calls it, specialised on the argument types at the call, and

@@ -554,7 +554,8 @@ class DeviceUFunc:
         launch, without an initial value): the function must be associative and
         commutative."""
         if self.nin not in (None, 2):
-            raise TypeError("reduce needs a binary ufunc; %s takes %d arguments" % (self.__name__, self.nin))
+            raise TypeError("reduce needs a binary ufunc; %s takes %d argument%s"
+                            % (self.__name__, self.nin, "" if self.nin == 1 else "s"))
         dev = _is_device_array(arg)
         a = _as_device_array(arg) if dev else np.asarray(arg)
         if a.ndim != 1:

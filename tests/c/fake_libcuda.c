@@ -6,13 +6,17 @@
  * work on a capturing stream becomes graph nodes, the legacy stream and
  * synchronisation break a capture, a capture mode refuses allocation and
  * module loading on its thread, events recorded in a capture cannot be queried,
- * and an instantiated graph's kernel nodes take new parameters.
+ * and an instantiated graph's kernel nodes take new parameters. fake_set_busy(1)
+ * makes the device look busy until fake_set_busy(0): queries answer
+ * CUDA_ERROR_NOT_READY and the blocking calls (synchronisation, synchronous
+ * copies) wait, as a real driver does behind a kernel that runs for ages.
  *
  * Built by tests/test_graph_fake_driver.py: cc -shared -fPIC -o fake_libcuda.so fake_libcuda.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 enum {
@@ -179,7 +183,14 @@ CUresult cuDevicePrimaryCtxReset_v2(int d) { return OK; }
 static __thread void *current;
 CUresult cuCtxSetCurrent(void *c) { current = c; return OK; }
 CUresult cuCtxGetCurrent(void **c) { *c = current; return OK; }
+static volatile int busy;
+void fake_set_busy(int b) { busy = b; }
+static void wait_idle(void) {
+    while (busy) usleep(1000);
+}
+
 CUresult cuCtxSynchronize(void) {
+    wait_idle();
     if (any_capturing()) {
         invalidate_all();
         return CAPTURE_UNSUPPORTED;
@@ -216,9 +227,9 @@ static CUresult copy(void *dst, const void *src, size_t n, void *h, int sync) {
     return OK;
 }
 #define P(x) ((void *)(uintptr_t)(x))
-CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { return copy(P(d), s, n, NULL, 1); }
-CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { return copy(d, P(s), n, NULL, 1); }
-CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { return copy(P(d), P(s), n, NULL, 1); }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { return wait_idle(), copy(P(d), s, n, NULL, 1); }
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { return wait_idle(), copy(d, P(s), n, NULL, 1); }
+CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { return wait_idle(), copy(P(d), P(s), n, NULL, 1); }
 CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *h) { return copy(P(d), s, n, h, 0); }
 CUresult cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *h) { return copy(d, P(s), n, h, 0); }
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *h) { return copy(P(d), P(s), n, h, 0); }
@@ -299,6 +310,7 @@ CUresult cuStreamCreate(void **h, unsigned f) {
 }
 CUresult cuStreamDestroy_v2(void *h) { return OK; }
 CUresult cuStreamSynchronize(void *h) {
+    wait_idle();
     Stream *s = S(h);
     if ((s && s->capturing) || (!s && (uintptr_t)h != 2 && any_capturing())) {
         invalidate_all();
@@ -306,7 +318,7 @@ CUresult cuStreamSynchronize(void *h) {
     }
     return OK;
 }
-CUresult cuStreamQuery(void *h) { return OK; }
+CUresult cuStreamQuery(void *h) { return busy ? NOT_READY : OK; }
 CUresult cuStreamWaitEvent(void *h, void *e, unsigned f) { return OK; }
 CUresult cuEventCreate(void **e, unsigned f) { *e = calloc(1, sizeof(Event)); return OK; }
 CUresult cuEventRecord(void *e, void *h) {
@@ -315,13 +327,14 @@ CUresult cuEventRecord(void *e, void *h) {
     return OK;
 }
 CUresult cuEventSynchronize(void *e) {
+    wait_idle();
     if (((Event *)e)->captured) {
         invalidate_all();
         return CAPTURED_EVENT;
     }
     return OK;
 }
-CUresult cuEventQuery(void *e) { return cuEventSynchronize(e); }
+CUresult cuEventQuery(void *e) { return busy ? NOT_READY : cuEventSynchronize(e); }
 CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { *ms = 0; return OK; }
 CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
 

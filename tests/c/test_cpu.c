@@ -264,6 +264,77 @@ static void test_trap(void)
     }
 }
 
+/* ---- 4a. SIGINT: a launch stopped at a poll ------------------------------ */
+
+/* Every thread spins at a "loop back edge" polling the stop flag, as compiled
+ * code does; thread 0 of block 3 sends the process SIGINT once. The launch fails with
+ * GJ_CPU_INTERRUPTED, the program's own handler has been called once (the
+ * executor's chains to it), and the next launch runs whole. */
+static volatile sig_atomic_t sigints;
+static void count_sigint(int sig) { (void)sig; sigints++; }
+
+static void spin_until_stopped(GjBlockCtx *blk, int32_t tx, int64_t *ran)
+{
+    __atomic_add_fetch(ran, 1, __ATOMIC_RELAXED);
+    /* to the process, as a terminal's Ctrl-C: a thread that does not block it
+     * takes it (the pool's threads block every signal) */
+    if (blk->ctaid[0] == 3 && tx == 0) kill(getpid(), SIGINT);
+    for (;;)
+        if (gpujit_cpu_stop) gpujit_cpu_stopped();
+}
+
+static void k_spin_block(void **params, GjBlockCtx *blk)
+{
+    int64_t *ran = *(int64_t **)params[0];
+    for (int32_t tx = 0; tx < blk->ntid[0]; tx++) {
+        if (blk->ctaid[0] != 3) {
+            __atomic_add_fetch(ran, 1, __ATOMIC_RELAXED); /* other blocks finish */
+            continue;
+        }
+        spin_until_stopped(blk, tx, ran);
+    }
+}
+
+static void k_spin_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int64_t *ran = *(int64_t **)params[0];
+    if (blk->ctaid[0] != 3) {
+        __atomic_add_fetch(ran, 1, __ATOMIC_RELAXED);
+        blk->syncthreads(blk);
+        return;
+    }
+    spin_until_stopped(blk, tx, ran);
+}
+
+static void test_stop(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = count_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    usleep(20000); /* past the executor's recheck interval: it installs its own in front */
+    for (int fibers = 0; fibers < 2; fibers++) {
+        int64_t ran = 0, *pran = &ran;
+        void *params[] = {&pran};
+        const char *err = NULL;
+        sigints = 0;
+        int rc = fibers ? launch_fibers(k_spin_thread, dim3(8, 1, 1), dim3(64, 1, 1), 0, params, &err)
+                        : launch_block(k_spin_block, dim3(8, 1, 1), dim3(64, 1, 1), 0, params, &err);
+        CHECK(rc == GJ_CPU_INTERRUPTED && err && strstr(err, "interrupted"), "stop (fibers %d): rc=%d err=%s",
+              fibers, rc, err ? err : "(null)");
+        CHECK(sigints == 1, "stop (fibers %d): the program's handler ran %d times", fibers, (int)sigints);
+        int32_t out[64 * 8], *po = out;
+        memset(out, 0xff, sizeof out);
+        void *iparams[] = {&po};
+        rc = launch_block(k_iota, dim3(8, 1, 1), dim3(64, 1, 1), 0, iparams, &err);
+        int bad = 0;
+        for (int i = 0; i < 64 * 8; i++) bad += out[i] != i;
+        CHECK(rc == 0 && bad == 0, "after a stop (fibers %d): rc=%d, %d wrong", fibers, rc, bad);
+    }
+    sigaction(SIGINT, &old, NULL);
+}
+
 /* ---- 4b. cooperative launches: the grid barrier ------------------------- */
 
 /* Round r: each thread writes cell (r, i) from the previous round's mirrored
@@ -858,6 +929,7 @@ int main(int argc, char **argv)
     test_reduce();
     test_deadlock();
     test_trap();
+    test_stop();
     test_coop();
     test_indices();
     test_edges();

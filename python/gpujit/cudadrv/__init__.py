@@ -316,15 +316,17 @@ def mem_get_info():
 
 def kernel_attributes(compiled):
     """dict(regs_per_thread, max_threads_per_block, shared_bytes, local_bytes,
-    const_bytes) of `compiled`, a CompiledKernel, on the current device."""
-    return _core.kernel_attributes(compiled)
+    const_bytes) of a CompiledKernel on the current device: kernel.overloads[sig], or
+    the kernel itself where it has one compiled signature."""
+    from ..dispatcher import _as_compiled
+    return _core.kernel_attributes(_as_compiled(compiled))
 
 
 def max_potential_block(compiled, dynamic_smem=0):
-    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) to
-    `compiled`, a CompiledKernel, launched with `dynamic_smem` bytes of dynamic shared
-    memory per block."""
-    return _core.max_potential_block(compiled, dynamic_smem)
+    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) of a
+    CompiledKernel, kernel.overloads[sig] or a kernel of one compiled signature."""
+    from ..dispatcher import _as_compiled
+    return _core.max_potential_block(_as_compiled(compiled), dynamic_smem)
 
 
 def is_supported_version():
