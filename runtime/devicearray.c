@@ -19,7 +19,7 @@ static const struct {
     [GJ_BOOL] = {"bool", 1},       [GJ_INT8] = {"int8", 1},     [GJ_INT16] = {"int16", 2},
     [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
     [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
-    [GJ_FLOAT16] = {"float16", 2}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_FLOAT16] = {"float16", 2}, [GJ_BFLOAT16] = {"bfloat16", 2}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
     [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
 /* clang-format on */
@@ -445,7 +445,8 @@ static const DLDataType dl_types[GJ_NDTYPES] = {
     [GJ_BOOL] = {kDLBool, 8, 1},     [GJ_INT8] = {kDLInt, 8, 1},     [GJ_INT16] = {kDLInt, 16, 1},
     [GJ_INT32] = {kDLInt, 32, 1},    [GJ_INT64] = {kDLInt, 64, 1},   [GJ_UINT8] = {kDLUInt, 8, 1},
     [GJ_UINT16] = {kDLUInt, 16, 1},  [GJ_UINT32] = {kDLUInt, 32, 1}, [GJ_UINT64] = {kDLUInt, 64, 1},
-    [GJ_FLOAT16] = {kDLFloat, 16, 1}, [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
+    [GJ_FLOAT16] = {kDLFloat, 16, 1}, [GJ_BFLOAT16] = {kDLBfloat, 16, 1}, [GJ_FLOAT32] = {kDLFloat, 32, 1},
+    [GJ_FLOAT64] = {kDLFloat, 64, 1},
     [GJ_COMPLEX64] = {kDLComplex, 64, 1}, [GJ_COMPLEX128] = {kDLComplex, 128, 1},
 };
 /* clang-format on */

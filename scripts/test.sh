@@ -45,7 +45,7 @@ for py in "${pythons[@]}"; do
     # Dask (tests/test_dask.py, examples/dask_saxpy.py) and nvdisasm (tests/test_sass.py) with the
     # first interpreter only: ~20 s to install, ~15 s to run; elsewhere those tests skip
     extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm)
-    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
+    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
     scripts/build.sh "$py"
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done

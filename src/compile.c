@@ -177,6 +177,7 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(settle_device_return(c));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
+    STAGE(legalize_bf16(c));
     STAGE(optimise(c));
     STAGE(describe(c));
     STAGE(c->target->emit(c));

@@ -107,6 +107,7 @@ typedef enum {
     TY_COMPLEX64,
     TY_COMPLEX128, /* {float, float}, {double, double} */
     TY_FLOAT16,    /* LLVM's half */
+    TY_BFLOAT16,   /* LLVM's bfloat (bf16.c legalises it for the targets) */
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -157,7 +158,7 @@ struct Type {
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
-        ty_float16, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
+        ty_float16, ty_bfloat16, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
         ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
@@ -175,6 +176,7 @@ bool is_scalar(const Type *t);
 bool is_int(const Type *t); /* signed or unsigned integer, not bool */
 bool is_signed(const Type *t);
 bool is_float(const Type *t);
+bool is_half(const Type *t); /* float16 or bfloat16 */
 bool is_numeric(const Type *t); /* bool, ints, floats */
 bool is_complex(const Type *t);
 bool is_number(const Type *t); /* bool, ints, floats, complex */
@@ -741,6 +743,16 @@ Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn);
 LLVMValueRef lower_reduction(Ctx *c, ReduceFn fn, Instr *in, Type *rt);
 
 //
+// bf16.c: bfloat16's rounding, its legalisation for the targets, gpu.bf16.*
+//
+typedef enum { ROUND_RN, ROUND_RZ, ROUND_RD, ROUND_RU } RoundMode; /* CUDA's _rn, _rz, _rd, _ru */
+LLVMValueRef f64_to_f32_odd(LLVMBuilderRef b, LLVMValueRef d);
+LLVMValueRef bf16_round_bits(LLVMBuilderRef b, LLVMValueRef f, RoundMode mode);
+LLVMValueRef bf16_from(LLVMBuilderRef b, LLVMValueRef v, bool is_signed, RoundMode mode);
+LLVMValueRef bf16_to_f32(LLVMBuilderRef b, LLVMValueRef v);
+int legalize_bf16(Ctx *c);
+
+//
 // fp16.c: gpu.fp16.* (hadd, hfma, hsin, heq, ...)
 //
 typedef enum {
@@ -1072,6 +1084,7 @@ struct Ctx {
     /* typeinfer.c */
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
+    bool uses_bf16; /* some LLVM bfloat was made: legalize_bf16 has work */
     bool cooperative; /* cg.this_grid() is called: every block must be resident at once */
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
     bool captures; /* root: a captured device array's address is compiled in */

@@ -93,7 +93,7 @@ static const Intrinsic intrinsics[] = {
     {"numpy.int32", IK_CAST, TY_INT32}, {"numpy.int64", IK_CAST, TY_INT64},
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
-    {"numpy.float16", IK_CAST, TY_FLOAT16},
+    {"numpy.float16", IK_CAST, TY_FLOAT16}, {"ml_dtypes.bfloat16", IK_CAST, TY_BFLOAT16},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
     {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
     {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
@@ -638,10 +638,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MATH1:
     case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
-        if (at[0]->kind == TY_FLOAT16) /* numba.cuda's float16 overloads; the others take it as a float32 */
-            return strstr(" sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc ",
+        if (is_half(at[0])) /* numba.cuda's float16 and bfloat16 overloads; the others take it as a float32 */
+            return strstr(at[0]->kind == TY_FLOAT16 ? " sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc "
+                                                    : " sin cos ceil floor sqrt log log10 exp exp2 tanh trunc ",
                           arena_printf(&c->arena, " %s ", k->name))
-                           ? &ty_float16
+                           ? at[0]
                            : &ty_float32;
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;

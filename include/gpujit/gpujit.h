@@ -68,6 +68,7 @@ typedef enum GjDtype {
     GJ_COMPLEX64,
     GJ_COMPLEX128,  /* NumPy's layout: re, im */
     GJ_FLOAT16,     /* IEEE binary16 (NumPy's float16) */
+    GJ_BFLOAT16,    /* bfloat16: float32's top half (ml_dtypes.bfloat16) */
     GJ_NDTYPES
 } GjDtype;
 

@@ -13,13 +13,25 @@ import numpy as np
 from .. import _core
 from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing.signature)
 
-_DTYPES = {
-    np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
-    np.dtype(np.int32): "int32", np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8",
-    np.dtype(np.uint16): "uint16", np.dtype(np.uint32): "uint32", np.dtype(np.uint64): "uint64",
-    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-    np.dtype(np.complex64): "complex64", np.dtype(np.complex128): "complex128",
-}
+_CODES = dict(_core.dtype_codes)  # 'float32' -> its GjDtype code (runtime/devicearray.c owns the table)
+# The kernel dtypes NumPy itself lacks: ml_dtypes' (imported only when one is used).
+_ML_DTYPES = ("bfloat16",)
+
+
+def np_dtype(name):
+    """The NumPy dtype of a kernel dtype's name ('float32', 'bfloat16')."""
+    if name in _ML_DTYPES:
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def scalar_dtype_name(dt):
+    """The kernel name of a scalar dtype in native byte order, or None."""
+    if dt.kind in "biufc" or (dt.kind == "V" and dt.fields is None and dt.name in _ML_DTYPES):
+        if dt.isnative or dt.itemsize == 1:
+            return dt.name if dt.name in _CODES else None
+    return None
 
 
 def dtype_name(dtype):
@@ -29,9 +41,9 @@ def dtype_name(dtype):
         raise TypeError("unsupported dtype %r" % (dtype,)) from None
     if dt.fields is not None:
         return _record_name(dt)
-    name = _DTYPES.get(dt.newbyteorder("=") if dt.byteorder not in "=|" else dt)
-    if name is None or (dt.byteorder not in "=|"):
-        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float16, "
+    name = scalar_dtype_name(dt)
+    if name is None:
+        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float16, bfloat16, "
                         "float32, float64, complex64 and complex128 in native byte order" % dt)
     return name
 
@@ -150,6 +162,8 @@ def parse_signature(sig):
 
 
 def _kind_bits(name):
+    if name in _ML_DTYPES:   # ml_dtypes' floats, without importing it
+        return "f", 16
     dt = np.dtype("bool" if name == "bool" else name)
     return dt.kind, dt.itemsize * 8
 
