@@ -13,10 +13,12 @@
  *     add/mul.rn.bf16 on sm_90), and lose only the conversions LLVM would round
  *     twice: a double or a 64-bit integer to bfloat16, which go through a float32
  *     rounded to odd (exact for every mode of the second rounding).
- * No fast-math flag stays on a bfloat instruction: the GPU does not fuse a
- * rounded mul.rn.bf16 into an add, and the CPU target must round as it does. */
+ * lower.c's fp() puts no fast-math flag on a bfloat instruction: the GPU fuses no
+ * bfloat16 multiply into an add, as the CPU target rounds each one. */
 #include "gj.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static LLVMContextRef ctx_of(LLVMBuilderRef b) {
@@ -247,7 +249,6 @@ int legalize_bf16(Ctx *c) {
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
             for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
                 next = LLVMGetNextInstruction(in);
-                if (is_bf(in) && LLVMCanValueUseFastMathFlags(in)) LLVMSetFastMathFlags(in, LLVMFastMathNone);
                 LLVMPositionBuilderBefore(b, in);
                 LLVMValueRef r = legal(b, in, native);
                 if (!r) continue;
@@ -256,4 +257,196 @@ int legalize_bf16(Ctx *c) {
             }
     LLVMDisposeBuilder(b);
     return 0;
+}
+
+/* ---- gpu.bf16.*: numba.cuda's cuda.bf16 ---- */
+
+/* What a function does: one of fp16.c's (sub is its Fp16Op), or one of these. */
+enum {
+    BF_FP16,     /* fp16.c's function `sub` on bfloat16 values */
+    BF_SAT,      /* fp16.c's `sub`, then clamped to [0, 1], a NaN to +0 (CUDA's _sat) */
+    BF_RELU,     /* fma, then negative results to +0 (__hfma_relu) */
+    BF_MAXNAN,   /* max/min with a NaN giving NaN (sub 1: max, 0: min) */
+    BF_CMPU,     /* an unordered comparison: true where either is NaN (sub: the LLVM predicate) */
+    BF_ISNAN,    /* bool */
+    BF_ISINF,    /* int32: 1 for +inf, -1 for -inf, else 0 */
+    BF_TO,       /* the argument, converted to `arg`, to bfloat16 in `mode` */
+    BF_FROM,     /* a bfloat16 to `ret`, an integer rounded in `mode` first */
+    BF_BITS,     /* the 16 bits reinterpreted, from `arg` to `ret` */
+};
+
+/* One list, two names each (numba.cuda's NumPy-style name and CUDA's), expanded into the
+ * table of rows and the table of intrinsic paths below.
+ * X(name, cuda_name, op, sub, arg, ret, mode) */
+#define BF_TO4(X, np, cu, ty)                                                                         \
+    X(np##_to_bfloat16_rn, cu##2bfloat16_rn, BF_TO, 0, ty, TY_BFLOAT16, ROUND_RN)                    \
+    X(np##_to_bfloat16_rz, cu##2bfloat16_rz, BF_TO, 0, ty, TY_BFLOAT16, ROUND_RZ)                    \
+    X(np##_to_bfloat16_rd, cu##2bfloat16_rd, BF_TO, 0, ty, TY_BFLOAT16, ROUND_RD)                    \
+    X(np##_to_bfloat16_ru, cu##2bfloat16_ru, BF_TO, 0, ty, TY_BFLOAT16, ROUND_RU)
+#define BF_FROM4(X, np, cu, ty)                                                                       \
+    X(bfloat16_to_##np##_rn, bfloat162##cu##_rn, BF_FROM, 0, TY_BFLOAT16, ty, ROUND_RN)              \
+    X(bfloat16_to_##np##_rz, bfloat162##cu##_rz, BF_FROM, 0, TY_BFLOAT16, ty, ROUND_RZ)              \
+    X(bfloat16_to_##np##_rd, bfloat162##cu##_rd, BF_FROM, 0, TY_BFLOAT16, ty, ROUND_RD)              \
+    X(bfloat16_to_##np##_ru, bfloat162##cu##_ru, BF_FROM, 0, TY_BFLOAT16, ty, ROUND_RU)
+#define H(X, n, op) X(h##n, h##n, BF_FP16, op, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)
+#define BF16_FNS(X)                                                                                   \
+    H(X, add, FP16_ADD) H(X, sub, FP16_SUB) H(X, mul, FP16_MUL) H(X, div, FP16_DIV) H(X, fma, FP16_FMA)            \
+    H(X, neg, FP16_NEG) H(X, abs, FP16_ABS) H(X, max, FP16_MAX) H(X, min, FP16_MIN)                              \
+    H(X, add_rn, FP16_ADD) H(X, sub_rn, FP16_SUB) H(X, mul_rn, FP16_MUL)                                      \
+    H(X, ceil, FP16_CEIL) H(X, floor, FP16_FLOOR) H(X, trunc, FP16_TRUNC) H(X, rint, FP16_RINT) H(X, sqrt, FP16_SQRT) \
+    H(X, rsqrt, FP16_RSQRT) H(X, rcp, FP16_RCP) H(X, exp, FP16_EXP) H(X, exp2, FP16_EXP2) H(X, exp10, FP16_EXP10)   \
+    H(X, log, FP16_LOG) H(X, log2, FP16_LOG2) H(X, log10, FP16_LOG10) H(X, sin, FP16_SIN) H(X, cos, FP16_COS)       \
+    H(X, tanh, FP16_TANH) H(X, tanh_approx, FP16_TANH_APPROX)                                              \
+    H(X, eq, FP16_EQ) H(X, ne, FP16_NE) H(X, gt, FP16_GT) H(X, ge, FP16_GE) H(X, lt, FP16_LT) H(X, le, FP16_LE)        \
+    X(hadd_sat, hadd_sat, BF_SAT, FP16_ADD, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                      \
+    X(hsub_sat, hsub_sat, BF_SAT, FP16_SUB, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                      \
+    X(hmul_sat, hmul_sat, BF_SAT, FP16_MUL, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                      \
+    X(hfma_sat, hfma_sat, BF_SAT, FP16_FMA, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                      \
+    X(hfma_relu, hfma_relu, BF_RELU, 0, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                          \
+    X(hmax_nan, hmax_nan, BF_MAXNAN, 1, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                          \
+    X(hmin_nan, hmin_nan, BF_MAXNAN, 0, TY_BFLOAT16, TY_BFLOAT16, ROUND_RN)                          \
+    X(hequ, hequ, BF_CMPU, LLVMRealUEQ, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hneu, hneu, BF_CMPU, LLVMRealUNE, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hgeu, hgeu, BF_CMPU, LLVMRealUGE, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hgtu, hgtu, BF_CMPU, LLVMRealUGT, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hleu, hleu, BF_CMPU, LLVMRealULE, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hltu, hltu, BF_CMPU, LLVMRealULT, TY_BFLOAT16, TY_BOOL, ROUND_RN)                              \
+    X(hisnan, hisnan, BF_ISNAN, 0, TY_BFLOAT16, TY_BOOL, ROUND_RN)                                   \
+    X(hisinf, hisinf, BF_ISINF, 0, TY_BFLOAT16, TY_INT32, ROUND_RN)                                  \
+    X(float32_to_bfloat16, float2bfloat16, BF_TO, 0, TY_FLOAT32, TY_BFLOAT16, ROUND_RN)              \
+    X(float64_to_bfloat16, double2bfloat16, BF_TO, 0, TY_FLOAT64, TY_BFLOAT16, ROUND_RN)             \
+    X(bfloat16_to_float32, bfloat162float, BF_FROM, 0, TY_BFLOAT16, TY_FLOAT32, ROUND_RN)            \
+    BF_TO4(X, float32, float, TY_FLOAT32)                                                            \
+    X(bfloat16_to_int8_rz, bfloat162char_rz, BF_FROM, 0, TY_BFLOAT16, TY_INT8, ROUND_RZ)             \
+    X(bfloat16_to_uint8_rz, bfloat162uchar_rz, BF_FROM, 0, TY_BFLOAT16, TY_UINT8, ROUND_RZ)          \
+    BF_TO4(X, int16, short, TY_INT16) BF_FROM4(X, int16, short, TY_INT16)                            \
+    BF_TO4(X, uint16, ushort, TY_UINT16) BF_FROM4(X, uint16, ushort, TY_UINT16)                      \
+    BF_TO4(X, int32, int, TY_INT32) BF_FROM4(X, int32, int, TY_INT32)                                \
+    BF_TO4(X, uint32, uint, TY_UINT32) BF_FROM4(X, uint32, uint, TY_UINT32)                          \
+    BF_TO4(X, int64, ll, TY_INT64) BF_FROM4(X, int64, ll, TY_INT64)                                  \
+    BF_TO4(X, uint64, ull, TY_UINT64) BF_FROM4(X, uint64, ull, TY_UINT64)                            \
+    X(bfloat16_as_int16, bfloat16_as_short, BF_BITS, 0, TY_BFLOAT16, TY_INT16, ROUND_RN)             \
+    X(bfloat16_as_uint16, bfloat16_as_ushort, BF_BITS, 0, TY_BFLOAT16, TY_UINT16, ROUND_RN)          \
+    X(int16_as_bfloat16, short_as_bfloat16, BF_BITS, 0, TY_INT16, TY_BFLOAT16, ROUND_RN)             \
+    X(uint16_as_bfloat16, ushort_as_bfloat16, BF_BITS, 0, TY_UINT16, TY_BFLOAT16, ROUND_RN)
+
+typedef struct Bf16Fn {
+    int op, sub;
+    TypeKind arg, ret;
+    RoundMode mode;
+} Bf16Fn;
+
+#define ROW(name, cu, op, sub, arg, ret, mode) {op, sub, arg, ret, mode},
+static const Bf16Fn rows[] = {BF16_FNS(ROW)};
+#undef ROW
+enum { NROWS = sizeof rows / sizeof rows[0] };
+#define PATHS(name, cu, op, sub, arg, ret, mode) {"gpujit.bf16." #name}, {"gpujit.bf16." #cu},
+static const struct {
+    const char *path;
+} paths[] = {BF16_FNS(PATHS)};
+#undef PATHS
+#undef H
+
+/* the Intrinsic of each path (its row: index / 2), made once */
+static Intrinsic intrinsics_bf16[2 * NROWS];
+static pthread_once_t made = PTHREAD_ONCE_INIT;
+static void make(void) {
+    for (int i = 0; i < (int)(2 * NROWS); i++) intrinsics_bf16[i] = (Intrinsic){paths[i].path, IK_BF16, i / 2};
+}
+
+const Intrinsic *bf16_lookup(const char *path) {
+    pthread_once(&made, make);
+    for (int i = 0; i < (int)(2 * NROWS); i++)
+        if (!strcmp(intrinsics_bf16[i].path, path)) return &intrinsics_bf16[i];
+    return NULL;
+}
+
+PyObject *bf16_names(void) {
+    PyObject *t = PyTuple_New(2 * NROWS);
+    for (int i = 0; t && i < (int)(2 * NROWS); i++) {
+        PyObject *s = PyUnicode_FromString(paths[i].path + strlen("gpujit.bf16."));
+        if (!s) return Py_DECREF(t), NULL;
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+static int nargs_of(const Bf16Fn *f) {
+    switch (f->op) {
+    case BF_FP16:
+    case BF_SAT: return fp16_nargs(f->sub);
+    case BF_RELU: return 3;
+    case BF_MAXNAN:
+    case BF_CMPU: return 2;
+    default: return 1;
+    }
+}
+
+Type *type_bf16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
+    const Bf16Fn *f = &rows[k->id];
+    if (f->op == BF_FP16) return type_half_fn(c, in, k->path, f->sub, &ty_bfloat16, at, nargs);
+    int want = nargs_of(f);
+    if (nargs != want) TERR("%s() takes %d argument%s, got %d", path_pretty(k->path), want, want == 1 ? "" : "s", nargs);
+    for (int i = 0; i < nargs; i++)
+        if (!is_scalar(at[i]))
+            TERR("%s() takes %s values, not %s (argument %d)", path_pretty(k->path), type_name(c, type_scalar(f->arg)),
+                 type_name(c, at[i]), i + 1);
+    return type_scalar(f->ret);
+}
+
+static LLVMValueRef nan_bf16(Ctx *c) { return LLVMBuildBitCast(c->b, LLVMConstInt(c->i16, 0x7fff, 0), llvm_type(c, &ty_bfloat16), ""); }
+
+LLVMValueRef lower_bf16(Ctx *c, int id, Instr **a, int nargs, Type *rt) {
+    const Bf16Fn *f = &rows[id];
+    Type *bf = &ty_bfloat16, *at = type_scalar(f->arg);
+    LLVMTypeRef bt = llvm_type(c, bf);
+    LLVMValueRef x[3];
+    if (f->op == BF_FP16 || f->op == BF_SAT) {
+        LLVMValueRef r = lower_fp16(c, f->sub, a, nargs, bf);
+        if (f->op == BF_FP16 || !r) return r;
+        /* in float32, exact: > 1 -> 1; NaN and < 0 -> +0 */
+        LLVMValueRef w = convert(c, r, bf, &ty_float32), one = LLVMConstReal(c->f32, 1.0), zero = LLVMConstReal(c->f32, 0.0);
+        w = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealOGT, w, one, ""), one, w, "");
+        w = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUGE, w, zero, ""), w, zero, "");
+        w = LLVMBuildSelect(c->b, LLVMBuildFCmp(c->b, LLVMRealUNO, w, w, ""), zero, w, "");
+        return convert(c, w, &ty_float32, bf);
+    }
+    for (int i = 0; i < nargs && i < 3; i++) x[i] = val_as(c, a[i], at);
+    switch (f->op) {
+    case BF_RELU: {
+        LLVMValueRef r = call_intrinsic(c, "llvm.fma", &bt, 1, x, 3);
+        LLVMValueRef neg = LLVMBuildFCmp(c->b, LLVMRealOLT, r, LLVMConstReal(bt, 0.0), "");
+        LLVMValueRef nan = LLVMBuildFCmp(c->b, LLVMRealUNO, r, r, "");
+        r = LLVMBuildSelect(c->b, neg, LLVMConstReal(bt, 0.0), r, "");
+        return LLVMBuildSelect(c->b, nan, nan_bf16(c), r, "");
+    }
+    case BF_MAXNAN: {
+        LLVMValueRef r = call_intrinsic(c, f->sub ? "llvm.maxnum" : "llvm.minnum", &bt, 1, x, 2);
+        LLVMValueRef nan = LLVMBuildFCmp(c->b, LLVMRealUNO, x[0], x[1], "");
+        return LLVMBuildSelect(c->b, nan, nan_bf16(c), r, "");
+    }
+    case BF_CMPU: return LLVMBuildFCmp(c->b, (LLVMRealPredicate)f->sub, x[0], x[1], "");
+    case BF_ISNAN: return LLVMBuildFCmp(c->b, LLVMRealUNO, x[0], x[0], "");
+    case BF_ISINF: {
+        LLVMValueRef pinf = LLVMBuildFCmp(c->b, LLVMRealOEQ, x[0], LLVMConstReal(bt, INFINITY), "");
+        LLVMValueRef ninf = LLVMBuildFCmp(c->b, LLVMRealOEQ, x[0], LLVMConstReal(bt, -INFINITY), "");
+        return LLVMBuildSelect(c->b, pinf, LLVMConstInt(c->i32, 1, 0),
+                               LLVMBuildSelect(c->b, ninf, LLVMConstAllOnes(c->i32), LLVMConstInt(c->i32, 0, 0), ""), "");
+    }
+    case BF_TO:
+        if (f->mode == ROUND_RN) return convert(c, x[0], at, bf);
+        return bf16_from(c->b, x[0], is_signed(at), f->mode); /* integer rounding on both targets: exact */
+    case BF_FROM: {
+        LLVMValueRef w = convert(c, x[0], bf, &ty_float32);
+        if (is_int(rt)) {
+            static const char *const round[] = {[ROUND_RN] = "llvm.roundeven", [ROUND_RZ] = "llvm.trunc",
+                                                [ROUND_RD] = "llvm.floor", [ROUND_RU] = "llvm.ceil"};
+            w = fcall1(c, round[f->mode], w);
+        }
+        return convert(c, w, &ty_float32, rt); /* saturating; NaN gives 0 (cvt.rni.s32.f32's) */
+    }
+    case BF_BITS: return LLVMBuildBitCast(c->b, x[0], llvm_type(c, rt), "");
+    }
+    internal_error(c, a[0]->loc, "bf16 function %d has no lowering", id);
+    return NULL;
 }

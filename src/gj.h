@@ -537,6 +537,7 @@ typedef enum {
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
     IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
+    IK_BF16, /* gpu.bf16.*: id = the row of bf16.c's table */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -751,6 +752,10 @@ LLVMValueRef bf16_round_bits(LLVMBuilderRef b, LLVMValueRef f, RoundMode mode);
 LLVMValueRef bf16_from(LLVMBuilderRef b, LLVMValueRef v, bool is_signed, RoundMode mode);
 LLVMValueRef bf16_to_f32(LLVMBuilderRef b, LLVMValueRef v);
 int legalize_bf16(Ctx *c);
+const Intrinsic *bf16_lookup(const char *path);
+PyObject *bf16_names(void); /* the names of gpu.bf16's functions, a tuple of str */
+Type *type_bf16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_bf16(Ctx *c, int id, Instr **a, int nargs, Type *rt);
 
 //
 // fp16.c: gpu.fp16.* (hadd, hfma, hsin, heq, ...)
@@ -762,8 +767,10 @@ typedef enum {
     FP16_EQ, FP16_NE, FP16_GT, FP16_GE, FP16_LT, FP16_LE, /* the comparisons, together: bool results */
     FP16_NOPS
 } Fp16Op;
+int fp16_nargs(int op);
+Type *type_half_fn(Ctx *c, Instr *in, const char *path, int op, Type *h, Type **at, int nargs);
 Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
-LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *rt);
+LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *h); /* h: float16 or bfloat16 */
 
 //
 // atomics.c: atomics and warp-level operations

@@ -190,12 +190,14 @@ const Intrinsic *intrinsic_lookup(const char *path) {
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strcmp(intrinsics[i].path, path) == 0) return &intrinsics[i];
     if (strncmp(path, "gpujit.libdevice.", 17) == 0 && strcmp(path + 17, "*")) return intrinsic_lookup("gpujit.libdevice.*");
+    if (strncmp(path, "gpujit.bf16.", 12) == 0) return bf16_lookup(path);
     return NULL;
 }
 
 /* Is `path` a prefix of some intrinsic, so that attributes of it make sense? */
 bool intrinsic_namespace(const char *path) {
     size_t n = strlen(path);
+    if (!strcmp(path, "gpujit.bf16")) return true;
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strncmp(intrinsics[i].path, path, n) == 0 && intrinsics[i].path[n] == '.') return true;
     return false;
@@ -209,6 +211,20 @@ const char *path_pretty(const char *path) {
 }
 
 /* ---- typing ---- */
+
+/* float("nan"), float("-inf"), float("1.5"): the constant string's value as Python reads
+ * it; NaN with a Python exception when it is no constant string or no float. */
+static double str_float(Instr *v) {
+    if (v->op != IR_CONST || v->ckind != CK_STR || !v->name) {
+        PyErr_SetString(PyExc_ValueError, "not a constant string");
+        return NAN;
+    }
+    PyObject *s = PyUnicode_FromString(v->name), *f = s ? PyFloat_FromString(s) : NULL;
+    double d = f ? PyFloat_AsDouble(f) : NAN;
+    Py_XDECREF(s);
+    Py_XDECREF(f);
+    return d;
+}
 
 static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int required, Instr **out) {
     int npos = in->nargs - 1 - in->nkw;
@@ -421,6 +437,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_BF16: return type_bf16(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -611,6 +628,13 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return type_eq(at[0], at[1]) ? at[0] : promote_arith(at[0], at[1]);
     case IK_CAST:
         if (nargs == 0) return type_scalar(k->id); /* int() == 0 */
+        if (nargs == 1 && is_float(type_scalar(k->id)) && at[0]->kind == TY_STR) { /* float("nan"): a constant */
+            if (isnan(str_float(in->args[1])) && PyErr_Occurred()) {
+                PyErr_Clear();
+                TERR("%s() of a string takes a constant that Python's float() reads", path_pretty(k->path));
+            }
+            return type_scalar(k->id);
+        }
         if (nargs != 1 || !is_number(at[0])) TERR("%s() takes one number", path_pretty(k->path));
         if (is_complex(at[0]) && !is_complex(type_scalar(k->id)))
             TERR("cannot convert %s to %s (take .real, .imag or abs() of it)", type_name(c, at[0]),
@@ -739,7 +763,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return const_shape_array(c, rt, data, shape);
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
-    case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_FP16: return lower_fp16(c, k->id, a, nargs, &ty_float16);
+    case IK_BF16: return lower_bf16(c, k->id, a, nargs, rt);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;
@@ -982,6 +1007,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_CAST:
         if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));
+        if (a[0]->type->kind == TY_STR) /* rounded from the double as any float constant is */
+            return convert(c, LLVMConstReal(c->f64, str_float(a[0])), &ty_float64, rt);
         return val_as(c, a[0], rt);
     case IK_COMPLEX: {
         LLVMValueRef z = LLVMConstNull(llvm_type(c, rt));

@@ -35,7 +35,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     case TY_INT64:
     case TY_UINT64: return c->i64;
     case TY_FLOAT16: return LLVMHalfTypeInContext(c->llctx);
-    case TY_BFLOAT16: c->uses_bf16 = true; return LLVMBFloatTypeInContext(c->llctx);
+    case TY_BFLOAT16: ctx_root(c)->uses_bf16 = true; return LLVMBFloatTypeInContext(c->llctx);
     case TY_FLOAT32: return c->f32;
     case TY_FLOAT64: return c->f64;
     case TY_COMPLEX64:
@@ -183,7 +183,8 @@ LLVMValueRef val(Ctx *c, Instr *v) {
 /* ---- fast-math ---- */
 
 LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
-    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+    /* bfloat16: none, each operation rounded as written on both targets (bf16.c) */
+    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v) && LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMBFloatTypeKind)
         LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll
                                 : c->opt.noopt  ? LLVMFastMathNone
                                                 : LLVMFastMathAllowContract);

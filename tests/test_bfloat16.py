@@ -38,25 +38,44 @@ def same_bits(got, want):
     assert not bad.any(), [(hex(a), hex(b)) for a, b in zip(g[bad][:5], w[bad][:5])]
 
 
-def exact_bf16(x):
-    """x (an int or a float64) rounded once to bfloat16, nearest even: from the exact value."""
+def _bf16_value(c):
+    """The exact value of bit pattern c (a Fraction), +-inf as +-2**200, None for NaN."""
+    v = np.array([c & 0xFFFF], np.uint16).view(BF16).astype(np.float64)[0]
+    if v != v:
+        return None
+    return Fraction(v) if abs(v) != float("inf") else Fraction(2) ** 200 * (1 if v > 0 else -1)
+
+
+def exact_bf16(x, mode="rn"):
+    """x (an int, a float64 or a Fraction) rounded once to bfloat16 in `mode` (rn: nearest
+    even, rz: toward zero, rd: down, ru: up), from its exact value; NaN is 0x7FFF."""
     if isinstance(x, float) and x != x:
         return np.uint16(0x7FFF)
-    if isinstance(x, float) and abs(x) == float("inf"):
+    if isinstance(x, float) and (abs(x) == float("inf") or x == 0):   # keeps -0.0's sign
         return np.array([x], np.float32).astype(BF16).view(np.uint16)[0]
     q = Fraction(x)
     with np.errstate(over="ignore"):   # within an ulp or two
-        near = np.array([float(x)], np.float32).astype(BF16).view(np.uint16)[0]
-    cands = [int(near) + d for d in (-2, -1, 0, 1, 2)]
-    best = None
-    for c in cands:
-        if c & 0x7F80 == 0x7F80 and c & 0x7F:   # NaN patterns are no candidates
-            continue
-        v = np.array([c & 0xFFFF], np.uint16).view(BF16).astype(np.float64)[0]
-        d = abs(Fraction(v) - q) if abs(v) != float("inf") else Fraction(2) ** 200
-        if best is None or d < best[0] or (d == best[0] and c % 2 == 0):
-            best = (d, c & 0xFFFF)
-    return np.uint16(best[1])
+        near = int(np.array([float(q)], np.float32).astype(BF16).view(np.uint16)[0])
+    cands = []
+    for d in range(-3, 4):   # neighbours by magnitude, either sign of zero
+        for c in (near + d, (near ^ 0x8000) + d if near & 0x7FFF < 4 else None):
+            if c is not None and 0 <= c <= 0xFFFF and _bf16_value(c) is not None:
+                cands.append((_bf16_value(c), c))
+    if mode == "rn":
+        best = min(cands, key=lambda vc: (abs(vc[0] - q), vc[1] % 2, (vc[1] >= 0x8000) != (q < 0)))
+        if abs(q) >= Fraction(2) ** 128 - Fraction(2) ** 119:   # past the largest finite's rounding range
+            return np.uint16(0x7F80 if q > 0 else 0xFF80)
+        return np.uint16(best[1])
+    if mode == "rz":
+        ok = [vc for vc in cands if abs(vc[0]) <= abs(q) and (vc[0] >= 0) == (q >= 0) and abs(vc[0]) < 2 ** 200]
+        return np.uint16(max(ok, key=lambda vc: abs(vc[0]))[1])
+    if mode == "rd":
+        return np.uint16(max((vc for vc in cands if vc[0] <= q), key=lambda vc: vc[0])[1])
+    return np.uint16(min((vc for vc in cands if vc[0] >= q), key=lambda vc: vc[0])[1])
+
+
+def as_bf16(bits):
+    return np.asarray(bits, np.uint16).view(BF16)
 
 
 def test_types_exported_and_lazy_import():
@@ -295,3 +314,258 @@ def test_ptx_native_instructions(tmp_path):
         assert "mul.rn.bf16" in ptx or "fma.rn.bf16" in ptx
         assert ".f64" not in ptx
         ptxas(ptx, "sm_%d%d" % cc, tmp_path)
+
+
+# -- gpu.bf16.*: numba.cuda's cuda.bf16 ------------------------------------------------------------
+from gpujit import bf16   # noqa: E402
+
+
+def f32(x):
+    return np.asarray(x).astype(np.float32)
+
+
+def test_bf16_names():
+    """Each function under numba.cuda's NumPy-style name and CUDA's, the same object's path."""
+    for name in ("hadd", "hfma_relu", "hmax_nan", "hisinf", "hltu", "int32_to_bfloat16_rz", "int2bfloat16_rz",
+                 "bfloat16_to_uint64_ru", "bfloat162ull_ru", "bfloat16_as_short", "float2bfloat16_rd"):
+        assert hasattr(bf16, name), name
+    assert bf16.bfloat16 is gpu.bfloat16
+
+
+BF16_BINARY = {"hadd": np.add, "hsub": np.subtract, "hmul": np.multiply, "hdiv": np.divide,
+               "hadd_rn": np.add, "hsub_rn": np.subtract, "hmul_rn": np.multiply}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_BINARY))
+def test_bf16_arithmetic(rng, name):
+    fn = getattr(bf16, name)
+
+    @gpu.jit
+    def k(out, a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i] = fn(a[i], b[i])
+    a, b = bf16s(rng, 300), bf16s(rng, 300, -3, 3)
+    out = poisoned_bf16(a.size)
+    launch1d(k, a.size, out, a, b)
+    with np.errstate(all="ignore"):
+        same_bits(out, BF16_BINARY[name](f32(a), f32(b)).astype(BF16))
+
+
+def test_bf16_fma_sat_relu_rounds_once(rng):
+    """hfma rounds a * b + c once (not the product, then the sum); the _sat forms clamp to
+    [0, 1] with NaN to +0; hfma_relu sends negatives to +0 and NaN to 0x7FFF."""
+    @gpu.jit
+    def k(out, a, b, c):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[0, i] = bf16.hfma(a[i], b[i], c[i])
+            out[1, i] = bf16.hfma_sat(a[i], b[i], c[i])
+            out[2, i] = bf16.hfma_relu(a[i], b[i], c[i])
+            out[3, i] = bf16.hadd_sat(a[i], c[i])
+            out[4, i] = bf16.hmul_sat(a[i], b[i])
+            out[5, i] = bf16.hsub_sat(a[i], c[i])
+    a, b = bf16s(rng, 250, -2, 2), bf16s(rng, 250, -2, 2)
+    # c just off the rounding point of a * b: a product rounded first would round the sum wrongly
+    prod = [Fraction(float(x)) * Fraction(float(y)) if np.isfinite(x * y) else Fraction(0)
+            for x, y in zip(f32(a), f32(b))]
+    c = f32(bf16s(rng, 250, -1e-3, 1e-3))
+    c[:100] = [-(p / 2 ** 20) if abs(p) < 2 ** 100 else 0.0 for p in prod[:100]]
+    c = c.astype(BF16)
+    out = poisoned_bf16((6, a.size))
+    launch1d(k, a.size, out, a, b, c)
+    fa, fb, fc = f32(a).astype(np.float64), f32(b).astype(np.float64), f32(c).astype(np.float64)
+
+    def exact(x, y, z):
+        if not all(np.isfinite([x, y, z])):
+            with np.errstate(all="ignore"):
+                return exact_bf16(float(x * y + z))
+        return exact_bf16(Fraction(x) * Fraction(y) + Fraction(z))
+    fma = as_bf16([exact(x, y, z) for x, y, z in zip(fa, fb, fc)])
+    same_bits(out[0], fma)
+
+    def sat(v):
+        v = f32(v)
+        return np.where(np.isnan(v), np.float32(0), np.clip(v, np.float32(0), np.float32(1))).astype(BF16)
+    same_bits(out[1], sat(fma))
+    relu = f32(fma)
+    with np.errstate(invalid="ignore"):
+        relu = np.where(relu < 0, np.float32(0), relu).astype(BF16)
+    same_bits(out[2], relu)
+    with np.errstate(all="ignore"):
+        same_bits(out[3], sat((f32(a) + f32(c)).astype(BF16)))
+        same_bits(out[4], sat((f32(a) * f32(b)).astype(BF16)))
+        same_bits(out[5], sat((f32(a) - f32(c)).astype(BF16)))
+
+
+def test_bf16_min_max_compare_classify(rng):
+    @gpu.jit
+    def k(out, flags, cls, a, b):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[0, i] = bf16.hmax(a[i], b[i])
+            out[1, i] = bf16.hmin(a[i], b[i])
+            out[2, i] = bf16.hmax_nan(a[i], b[i])
+            out[3, i] = bf16.hmin_nan(a[i], b[i])
+            flags[0, i] = bf16.heq(a[i], b[i])
+            flags[1, i] = bf16.hne(a[i], b[i])
+            flags[2, i] = bf16.hequ(a[i], b[i])
+            flags[3, i] = bf16.hneu(a[i], b[i])
+            flags[4, i] = bf16.hltu(a[i], b[i])
+            flags[5, i] = bf16.hgeu(a[i], b[i])
+            flags[6, i] = bf16.hisnan(a[i])
+            cls[i] = bf16.hisinf(a[i])
+    a, b = bf16s(rng, 200, -3, 3), bf16s(rng, 200, -3, 3)
+    a[20:30], b[25:35] = np.nan, np.nan
+    b[40:50] = a[40:50]
+    out = poisoned_bf16((4, a.size))
+    flags = np.ones((7, a.size), np.bool_)
+    flags[1::2] = False
+    cls = np.full(a.size, 7, np.int32)
+    launch1d(k, a.size, out, flags, cls, a, b)
+    x, y = f32(a), f32(b)
+    both = np.isnan(x) | np.isnan(y)
+    nz = (x != 0) | (y != 0)   # max(+0, -0) may be either zero
+    same_bits(out[0][nz], np.fmax(x, y).astype(BF16)[nz])
+    same_bits(out[1][nz], np.fmin(x, y).astype(BF16)[nz])
+    with np.errstate(invalid="ignore"):
+        same_bits(out[2][nz], np.where(both, np.nan, np.fmax(x, y)).astype(BF16)[nz])
+        same_bits(out[3][nz], np.where(both, np.nan, np.fmin(x, y)).astype(BF16)[nz])
+        want = [x == y, (x != y) & ~both, (x == y) | both, x != y, (x < y) | both, (x >= y) | both, np.isnan(x)]
+    for row, w in enumerate(want):
+        np.testing.assert_array_equal(flags[row], w, err_msg=str(row))
+    np.testing.assert_array_equal(cls, np.where(np.isposinf(x), 1, np.where(np.isneginf(x), -1, 0)))
+
+
+MODES = ("rn", "rz", "rd", "ru")
+
+
+@pytest.mark.parametrize("np_name,cu_name,dt", [("int16", "short", np.int16), ("uint16", "ushort", np.uint16),
+                                                ("int32", "int", np.int32), ("uint32", "uint", np.uint32),
+                                                ("int64", "ll", np.int64), ("uint64", "ull", np.uint64),
+                                                ("float32", "float", np.float32)])
+def test_bf16_conversions_in_every_mode(rng, np_name, cu_name, dt):
+    """x_to_bfloat16_{rn,rz,rd,ru} (CUDA's x2bfloat16_*) against the exact value rounded in
+    that mode; bfloat16_to_x_* (bfloat162x_*) against NumPy's rint/trunc/floor/ceil,
+    saturating, NaN to 0."""
+    to = tuple(getattr(bf16, "%s_to_bfloat16_%s" % (np_name, m)) for m in MODES)
+    to_cu = tuple(getattr(bf16, "%s2bfloat16_%s" % (cu_name, m)) for m in MODES)
+    kind = np.dtype(dt).kind
+    frm = tuple(getattr(bf16, "bfloat16_to_%s_%s" % (np_name, m)) for m in MODES) if kind != "f" else None
+    t0, t1, t2, t3 = to[0], to[1], to[2], to_cu[3]
+
+    @gpu.jit
+    def k_to(out, x):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[0, i] = t0(x[i])
+            out[1, i] = t1(x[i])
+            out[2, i] = t2(x[i])
+            out[3, i] = t3(x[i])
+    if kind == "f":
+        x = (rng.integers(0, 2 ** 32, 400, dtype=np.uint64).astype(np.uint32)).view(np.float32)
+        x = x[np.isfinite(x)]
+    else:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, 400, endpoint=True, dtype=dt)
+        x[:2] = [info.max, info.min]
+    out = poisoned_bf16((4, x.size))
+    launch1d(k_to, x.size, out, x)
+    for row, m in enumerate(MODES):
+        want = as_bf16([exact_bf16(float(v) if kind == "f" else int(v), m) for v in x])
+        same_bits(out[row], want)
+    if frm is None:
+        return
+    f0, f1, f2, f3 = frm
+
+    @gpu.jit
+    def k_from(out, h):
+        i = gpu.grid(1)
+        if i < h.size:
+            out[0, i] = f0(h[i])
+            out[1, i] = f1(h[i])
+            out[2, i] = f2(h[i])
+            out[3, i] = f3(h[i])
+    h = bf16s(rng, 300, -70000, 70000)
+    h[5] = np.nan
+    back = np.full((4, h.size), 3, dt)
+    launch1d(k_from, h.size, back, h)
+    info = np.iinfo(dt)
+    for row, r in enumerate((np.rint, np.trunc, np.floor, np.ceil)):
+        v = r(f32(h).astype(np.float64))
+        want = [0 if np.isnan(e) else info.max if e > info.max else info.min if e < info.min else int(e) for e in v]
+        assert [int(e) for e in back[row]] == want, row
+
+
+def test_bf16_float_and_bit_conversions(rng):
+    @gpu.jit
+    def k(out, bits, f, d, h, i16):
+        i = gpu.grid(1)
+        if i < f.size:
+            out[0, i] = bf16.float32_to_bfloat16(f[i])
+            out[1, i] = bf16.float64_to_bfloat16(d[i])
+            out[2, i] = bf16.double2bfloat16(d[i])
+            out[3, i] = bf16.int16_as_bfloat16(i16[i])
+            bits[0, i] = bf16.bfloat16_as_int16(h[i])
+            bits[1, i] = bf16.bfloat16_as_ushort(h[i])
+            f[i] = bf16.bfloat16_to_float32(h[i])
+    n = 200
+    f = rng.uniform(-1e5, 1e5, n).astype(np.float32)
+    d = rng.uniform(-1e5, 1e5, n)
+    h = bf16s(rng, n - 12)
+    i16 = rng.integers(-2 ** 15, 2 ** 15, n, dtype=np.int16)
+    i16[(i16.view(np.uint16) & 0x7F80) == 0x7F80] = 1   # no NaN patterns: a NaN's bits may change
+    out = poisoned_bf16((4, n))
+    bits = np.zeros((2, n), np.int16)
+    f_in = f.copy()
+    launch1d(k, n, out, bits, f, d, h, i16)
+    same_bits(out[0], f_in.astype(BF16))
+    same_bits(out[1], as_bf16([exact_bf16(float(v)) for v in d]))
+    same_bits(out[2], out[1])
+    same_bits(out[3], i16.view(BF16))
+    np.testing.assert_array_equal(bits[0], h.view(np.int16))
+    np.testing.assert_array_equal(bits[1], h.view(np.int16))
+    np.testing.assert_array_equal(f, f32(h))
+
+
+def test_bf16_math_functions(rng):
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[0, i] = bf16.hsqrt(x[i])
+            out[1, i] = bf16.hrint(x[i])
+            out[2, i] = bf16.hrcp(x[i])
+            out[3, i] = bf16.htrunc(x[i])
+            out[4, i] = bf16.hlog2(x[i])
+    x = np.abs(bf16s(rng, 200, 0.01, 50))
+    out = poisoned_bf16((5, x.size))
+    launch1d(k, x.size, out, x)
+    v = f32(x)
+    with np.errstate(all="ignore"):
+        for row, want in enumerate((np.sqrt(v), np.rint(v), np.float32(1) / v, np.trunc(v))):
+            same_bits(out[row], want.astype(BF16))
+        w = np.log2(v).astype(BF16)
+    got, want = out[4].view(np.int16).astype(int), w.view(np.int16).astype(int)
+    assert (np.abs(got - want) <= 1).all()
+
+
+def test_bf16_ptx_native(tmp_path):
+    """hfma is fma.rn.bf16 and a division div.approx.f32 (CUDA's __hdiv), with no detour
+    through float64; ptxas takes it for sm_80 and sm_90."""
+    def k(out, a, b, c):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = bf16.hfma(a[i], b[i], c[i]) + bf16.habs(a[i]) / b[i] - bf16.hneg(c[i])
+    for cc in ((8, 0), (9, 0)):
+        ptx = gpu.compile_ptx(k, "void(bfloat16[::1], bfloat16[::1], bfloat16[::1], bfloat16[::1])", cc=cc)[0]
+        assert "fma.rn.bf16" in ptx and "div.approx.f32" in ptx and ".f64" not in ptx
+        ptxas(ptx, "sm_%d%d" % cc, tmp_path)
+
+
+def test_bf16_bad_arguments():
+    @gpu.jit
+    def k(out, a):
+        out[0] = bf16.hadd(a[0])
+    with pytest.raises(gpu.TypingError, match=r"hadd\(\) takes 2 bfloat16 arguments, got 1"):
+        k[1, 1](np.zeros(1, np.float32).astype(BF16), np.zeros(1, np.float32).astype(BF16))

@@ -25,6 +25,7 @@ from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # 
 from .intrinsics import nanosleep
 from . import intrinsics as _intrinsics
 from . import types
+from . import bf16  # noqa: E402  (numba.cuda.bf16)
 from .dispatcher import Dispatcher, DeviceFunction
 from .typing import signature_list as _signature_list
 
