@@ -399,7 +399,14 @@ static GjDtype cupy_dtype(int pos, PyObject *dtype) {
     PyObject *str = getattr_id(dtype, "str", &s_str);
     if (!str) return 0;
     GjDtype dt = 0;
-    if (!PyUnicode_Check(str))
+    PyObject *name = PyObject_GetAttrString(dtype, "name");
+    if (name && PyUnicode_Check(name) && !strcmp(PyUnicode_AsUTF8(name), "bfloat16")) /* ml_dtypes': '<V2' */
+        dt = GJ_BFLOAT16;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    if (dt)
+        ;
+    else if (!PyUnicode_Check(str))
         PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
     else
         dt = typestr_dtype(pos, str);

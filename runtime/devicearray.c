@@ -552,5 +552,18 @@ int gj_devicearray_add(PyObject *m) {
     }
     int rc = PyModule_AddObjectRef(m, "dtype_codes", codes);
     Py_DECREF(codes);
+    if (rc < 0) return rc;
+    /* {(DLPack type code, bits): name}, from the export table */
+    PyObject *dl = PyDict_New();
+    for (int i = 1; dl && i < GJ_NDTYPES; i++) {
+        PyObject *k = Py_BuildValue("(ii)", dl_types[i].code, dl_types[i].bits);
+        PyObject *v = PyUnicode_FromString(dtypes[i].name);
+        int bad = !k || !v || PyDict_SetItem(dl, k, v) < 0;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (bad) Py_CLEAR(dl);
+    }
+    rc = dl ? PyModule_AddObjectRef(m, "dlpack_dtypes", dl) : -1;
+    Py_XDECREF(dl);
     return rc;
 }

@@ -569,3 +569,42 @@ def test_bf16_bad_arguments():
         out[0] = bf16.hadd(a[0])
     with pytest.raises(gpu.TypingError, match=r"hadd\(\) takes 2 bfloat16 arguments, got 1"):
         k[1, 1](np.zeros(1, np.float32).astype(BF16), np.zeros(1, np.float32).astype(BF16))
+
+
+class _Producer:
+    """A DLPack producer of another library's making (here: a gpujit device array's capsule,
+    which NumPy cannot read: it takes no bfloat16)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __dlpack__(self, stream=None):
+        return self.arr.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.arr.__dlpack_device__()
+
+
+def test_dlpack_bfloat16_in_and_out(rng):
+    """A bfloat16 array leaves through DLPack as kDLBfloat (code 4), 16 bits, and a DLPack
+    producer of bfloat16 goes into a kernel."""
+    import ctypes
+    h = rng.uniform(-50, 50, 40).astype(np.float32).astype(BF16)
+    d = gpu.to_device(h)
+    cap = d.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    p = get(cap, b"dltensor")
+    code, bits, lanes = ctypes.c_uint8.from_address(p + 20).value, ctypes.c_uint8.from_address(p + 21).value, \
+        ctypes.c_uint16.from_address(p + 22).value
+    assert (code, bits, lanes) == (4, 16, 1)
+    del cap
+
+    @gpu.jit
+    def k(out, x):
+        i = gpu.grid(1)
+        if i < x.size:
+            out[i] = x[i] * gpu.bfloat16(3)
+    out = gpu.to_device(poisoned_bf16(h.size))
+    k[1, 64](_Producer(out), _Producer(d))
+    same_bits(out.copy_to_host(), (f32(h) * 3).astype(BF16))

@@ -121,8 +121,33 @@ def typeof_string(value, position=None):
         return array_type(value.dtype, len(value.shape),
                           _is_c_contiguous(tuple(value.shape), tuple(value.strides), np.dtype(value.dtype).itemsize))
     if hasattr(value, "__dlpack__"):
-        return typeof_string(np.from_dlpack(value), position)
+        try:
+            return typeof_string(np.from_dlpack(value), position)
+        except (BufferError, TypeError, RuntimeError):   # NumPy takes no bfloat16 (DLPack's kDLBfloat)
+            return _dlpack_type(value)
     raise TypeError("unsupported kernel argument of type %s%s" % (type(value).__name__, where))
+
+
+def _dlpack_type(value):
+    """The kernel type of a DLPack producer, read from its DLTensor (the capsule it makes is
+    dropped unused, which frees it)."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    cap = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    t = DLTensor.from_address(get(cap, b"dltensor"))   # a DLManagedTensor starts with its DLTensor
+    name = _core.dlpack_dtypes.get((t.code, t.bits)) if t.lanes == 1 else None
+    if name is None:
+        raise TypeError("unsupported DLPack dtype (code %d, %d bits, %d lanes)" % (t.code, t.bits, t.lanes))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = None if not t.strides else tuple(t.strides[i] * t.bits // 8 for i in range(t.ndim))
+    return array_type(np_dtype(name), t.ndim, _is_c_contiguous(shape, strides, t.bits // 8))
 
 
 def signature_of(args):
