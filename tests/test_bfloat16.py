@@ -608,3 +608,28 @@ def test_dlpack_bfloat16_in_and_out(rng):
     out = gpu.to_device(poisoned_bf16(h.size))
     k[1, 64](_Producer(out), _Producer(d))
     same_bits(out.copy_to_host(), (f32(h) * 3).astype(BF16))
+
+
+def test_atomic_add_bfloat16(rng, tmp_path):
+    """atomic.add/sub on bfloat16 elements: each add rounds once, as atom.add.noftz.bf16 does;
+    with every thread adding an exact small integer the sum is exact and order-free."""
+    @gpu.jit
+    def k(acc, old, v):
+        i = gpu.grid(1)
+        if i < v.size:
+            old[i] = gpu.atomic.add(acc, i % 4, v[i])
+            gpu.atomic.sub(acc, 4 + i % 4, v[i])
+    v = rng.integers(-4, 5, 256).astype(np.float32).astype(BF16)
+    acc = np.zeros(8, np.float32).astype(BF16)
+    acc[:4] = BF16(0.5)
+    old = poisoned_bf16(v.size)
+    launch1d(k, v.size, acc, old, v)
+    sums = [0.5 + f32(v[j::4]).sum() for j in range(4)]
+    np.testing.assert_array_equal(f32(acc[:4]), np.array(sums, np.float32))
+    np.testing.assert_array_equal(f32(acc[4:]), -np.array(sums, np.float32) + 0.5)
+    assert not np.isnan(f32(old)).any()
+    for cc in ((8, 0), (9, 0)):
+        ptx = gpu.compile_ptx(k.py_func, "void(bfloat16[::1], bfloat16[::1], bfloat16[::1])", cc=cc)[0]
+        if cc == (9, 0):
+            assert "atom.global.add.noftz.bf16" in ptx or "atom.add.noftz.bf16" in ptx, ptx
+        ptxas(ptx, "sm_%d%d" % cc, tmp_path)
