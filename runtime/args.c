@@ -187,7 +187,10 @@ static GjDtype ml_dtype(PyObject *o) {
     PyObject *dt = PyObject_GetAttrString(o, "dtype");
     PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
     GjDtype r = 0;
-    if (name && PyUnicode_Check(name) && !strcmp(PyUnicode_AsUTF8(name), "bfloat16")) r = GJ_BFLOAT16;
+    const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (n) r = !strcmp(n, "bfloat16") ? GJ_BFLOAT16 : !strcmp(n, "float8_e4m3fn") ? GJ_FLOAT8_E4M3
+                                  : !strcmp(n, "float8_e5m2")                     ? GJ_FLOAT8_E5M2
+                                                                                  : 0;
     Py_XDECREF(name);
     Py_XDECREF(dt);
     PyErr_Clear();
@@ -197,7 +200,7 @@ static GjDtype ml_dtype(PyObject *o) {
 static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
     GjDtype ml = ml_dtype(o);
     if (ml) { /* its bytes through an unsigned view of the same memory, which the buffer keeps */
-        PyObject *v = PyObject_CallMethod(o, "view", "s", "uint16");
+        PyObject *v = PyObject_CallMethod(o, "view", "s", ml == GJ_BFLOAT16 ? "uint16" : "uint8");
         if (!v) return -1;
         int rc = PyObject_GetBuffer(v, &d->view, PyBUF_RECORDS_RO);
         Py_DECREF(v);

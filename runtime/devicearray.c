@@ -19,7 +19,8 @@ static const struct {
     [GJ_BOOL] = {"bool", 1},       [GJ_INT8] = {"int8", 1},     [GJ_INT16] = {"int16", 2},
     [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
     [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
-    [GJ_FLOAT16] = {"float16", 2}, [GJ_BFLOAT16] = {"bfloat16", 2}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_FLOAT16] = {"float16", 2}, [GJ_BFLOAT16] = {"bfloat16", 2}, [GJ_FLOAT8_E4M3] = {"float8_e4m3fn", 1},
+    [GJ_FLOAT8_E5M2] = {"float8_e5m2", 1}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
     [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
 /* clang-format on */

@@ -94,6 +94,7 @@ static const Intrinsic intrinsics[] = {
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
     {"numpy.float16", IK_CAST, TY_FLOAT16}, {"ml_dtypes.bfloat16", IK_CAST, TY_BFLOAT16},
+    {"ml_dtypes.float8_e4m3fn", IK_CAST, TY_FP8_E4M3}, {"ml_dtypes.float8_e5m2", IK_CAST, TY_FP8_E5M2},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
     {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
     {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
@@ -191,13 +192,17 @@ const Intrinsic *intrinsic_lookup(const char *path) {
         if (strcmp(intrinsics[i].path, path) == 0) return &intrinsics[i];
     if (strncmp(path, "gpujit.libdevice.", 17) == 0 && strcmp(path + 17, "*")) return intrinsic_lookup("gpujit.libdevice.*");
     if (strncmp(path, "gpujit.bf16.", 12) == 0) return bf16_lookup(path);
+    static const Intrinsic fp8[] = {{"gpujit.fp8.cvt_float_to_fp8", IK_FP8, TY_FLOAT32},
+                                    {"gpujit.fp8.cvt_double_to_fp8", IK_FP8, TY_FLOAT64}};
+    for (size_t i = 0; i < sizeof fp8 / sizeof fp8[0]; i++)
+        if (!strcmp(fp8[i].path, path)) return &fp8[i];
     return NULL;
 }
 
 /* Is `path` a prefix of some intrinsic, so that attributes of it make sense? */
 bool intrinsic_namespace(const char *path) {
     size_t n = strlen(path);
-    if (!strcmp(path, "gpujit.bf16")) return true;
+    if (!strcmp(path, "gpujit.bf16") || !strcmp(path, "gpujit.fp8")) return true;
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strncmp(intrinsics[i].path, path, n) == 0 && intrinsics[i].path[n] == '.') return true;
     return false;
@@ -267,7 +272,7 @@ static Instr *local_constant(Ctx *c, Instr *v) {
 /* An operand needed at compile time: where it reads a device function's
  * parameter that the caller passed a constant for, that constant, put in
  * the IR in its place (lowering reads it). */
-static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
     Instr *k = arg_literal(c, v, LIT_NEED);
     if (!k && !PyErr_Occurred()) k = local_constant(c, v);
     if (!k || k == v) return v;
@@ -438,6 +443,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
     case IK_BF16: return type_bf16(c, in, k, at, nargs);
+    case IK_FP8: return type_fp8_cvt(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -765,6 +771,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, &ty_float16);
     case IK_BF16: return lower_bf16(c, k->id, a, nargs, rt);
+    case IK_FP8: return lower_fp8_cvt(c, in, k, a);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;

@@ -14,7 +14,9 @@ static int dtype_size(int dt) {
     switch (dt) {
     case GJ_BOOL:
     case GJ_INT8:
-    case GJ_UINT8: return 1;
+    case GJ_UINT8:
+    case GJ_FLOAT8_E4M3:
+    case GJ_FLOAT8_E5M2: return 1;
     case GJ_INT16:
     case GJ_UINT16:
     case GJ_FLOAT16:

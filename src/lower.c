@@ -27,7 +27,9 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     switch (t->kind) {
     case TY_BOOL: return c->i1;
     case TY_INT8:
-    case TY_UINT8: return c->i8;
+    case TY_UINT8:
+    case TY_FP8_E4M3:
+    case TY_FP8_E5M2: return c->i8;
     case TY_INT16:
     case TY_UINT16: return c->i16;
     case TY_INT32:
@@ -113,6 +115,7 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         return t;
     }
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
+    if (is_fp8(from) || is_fp8(to)) return fp8_convert(c, v, from, to);
     if (is_complex(to)) {
         Type *pt = complex_part(to);
         if (!is_complex(from)) return complex_make(c, to, convert(c, v, from, pt), NULL);

@@ -9,7 +9,7 @@
 
 Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int16 = {TY_INT16}, ty_int32 = {TY_INT32},
      ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16}, ty_uint32 = {TY_UINT32},
-     ty_uint64 = {TY_UINT64}, ty_float16 = {TY_FLOAT16}, ty_bfloat16 = {TY_BFLOAT16}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
+     ty_uint64 = {TY_UINT64}, ty_float16 = {TY_FLOAT16}, ty_bfloat16 = {TY_BFLOAT16}, ty_fp8_e4m3 = {TY_FP8_E4M3}, ty_fp8_e5m2 = {TY_FP8_E5M2}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
      ty_range = {TY_RANGE}, ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
      ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
      ty_ellipsis = {TY_ELLIPSIS};
@@ -19,7 +19,8 @@ static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
     [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
     [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
-    [TY_FLOAT16] = &ty_float16, [TY_BFLOAT16] = &ty_bfloat16, [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
+    [TY_FLOAT16] = &ty_float16, [TY_BFLOAT16] = &ty_bfloat16, [TY_FP8_E4M3] = &ty_fp8_e4m3,
+    [TY_FP8_E5M2] = &ty_fp8_e5m2, [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
     [TY_COMPLEX128] = &ty_complex128,
 };
 /* clang-format on */
@@ -29,12 +30,13 @@ static const char *const scalar_names[] = {
     [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
     [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
     [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
-    [TY_FLOAT16] = "float16", [TY_BFLOAT16] = "bfloat16", [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
+    [TY_FLOAT16] = "float16", [TY_BFLOAT16] = "bfloat16", [TY_FP8_E4M3] = "float8_e4m3fn",
+    [TY_FP8_E5M2] = "float8_e5m2", [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
     [TY_COMPLEX128] = "complex128",
 };
 /* clang-format on */
 
-Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_BFLOAT16 ? scalars[k] : NULL; }
+Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_FP8_E5M2 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
     if (ndim > LIMIT_NDIM) { /* from a signature: point at the def line */
@@ -144,10 +146,11 @@ bool is_float(const Type *t) {
     return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64 || t->kind == TY_FLOAT16 || t->kind == TY_BFLOAT16);
 }
 bool is_half(const Type *t) { return t && (t->kind == TY_FLOAT16 || t->kind == TY_BFLOAT16); }
+bool is_fp8(const Type *t) { return t && (t->kind == TY_FP8_E4M3 || t->kind == TY_FP8_E5M2); }
 bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
-bool is_number(const Type *t) { return is_scalar(t) || is_complex(t); }
+bool is_number(const Type *t) { return is_scalar(t) || is_complex(t) || is_fp8(t); }
 bool has_value(const Type *t) {
     if (!t) return false;
     if (t->kind == TY_TUPLE) {
@@ -168,7 +171,9 @@ int type_bits(const Type *t) {
     switch (t->kind) {
     case TY_BOOL:
     case TY_INT8:
-    case TY_UINT8: return 8;
+    case TY_UINT8:
+    case TY_FP8_E4M3:
+    case TY_FP8_E5M2: return 8;
     case TY_INT16:
     case TY_UINT16:
     case TY_FLOAT16:
@@ -270,7 +275,8 @@ Type *type_from_name(const char *name) {
         {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
         {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
         {"double", &ty_float64},    {"float16", &ty_float16},    {"f2", &ty_float16},
-        {"half", &ty_float16},    {"bfloat16", &ty_bfloat16},    {"none", &ty_none},          {"void", &ty_none},
+        {"half", &ty_float16},    {"bfloat16", &ty_bfloat16},
+        {"float8_e4m3fn", &ty_fp8_e4m3}, {"float8_e5m2", &ty_fp8_e5m2},    {"none", &ty_none},          {"void", &ty_none},
         {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
         {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
         {"complex_", &ty_complex128},

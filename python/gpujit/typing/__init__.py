@@ -15,7 +15,7 @@ from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing
 
 _CODES = dict(_core.dtype_codes)  # 'float32' -> its GjDtype code (runtime/devicearray.c owns the table)
 # The kernel dtypes NumPy itself lacks: ml_dtypes' (imported only when one is used).
-_ML_DTYPES = ("bfloat16",)
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 
 
 def np_dtype(name):
@@ -188,7 +188,7 @@ def parse_signature(sig):
 
 def _kind_bits(name):
     if name in _ML_DTYPES:   # ml_dtypes' floats, without importing it
-        return "f", 16
+        return "f", 16 if name == "bfloat16" else 8
     dt = np.dtype("bool" if name == "bool" else name)
     return dt.kind, dt.itemsize * 8
 
