@@ -641,7 +641,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
             }
             return type_scalar(k->id);
         }
-        if (nargs != 1 || !is_number(at[0])) TERR("%s() takes one number", path_pretty(k->path));
+        if (nargs != 1 || !(is_number(at[0]) || is_fp8(at[0]))) TERR("%s() takes one number", path_pretty(k->path));
+        if ((is_fp8(at[0]) || is_fp8(type_scalar(k->id))) && (is_complex(at[0]) || is_complex(type_scalar(k->id))))
+            TERR("cannot convert %s to %s", type_name(c, at[0]), path_pretty(k->path));
         if (is_complex(at[0]) && !is_complex(type_scalar(k->id)))
             TERR("cannot convert %s to %s (take .real, .imag or abs() of it)", type_name(c, at[0]),
                  path_pretty(k->path));

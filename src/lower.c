@@ -88,6 +88,9 @@ LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned lon
 
 LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     if (from->kind == TY_BOOL) return v;
+    if (is_fp8(from)) /* -0.0 (0x80) is false */
+        return LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, v, LLVMConstInt(c->i8, 0x7F, 0), ""),
+                             LLVMConstInt(c->i8, 0, 0), "");
     if (is_complex(from)) {
         Type *pt = complex_part(from);
         return LLVMBuildOr(c->b, to_bool(c, extract_value(c, v, 0, ""), pt),
@@ -114,8 +117,10 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
                     (unsigned)i, "");
         return t;
     }
+    if (!type_eq(from, to) && (is_fp8(from) || is_fp8(to)) && (is_number(from) || is_fp8(from)) &&
+        (is_number(to) || is_fp8(to)))
+        return fp8_convert(c, v, from, to);
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
-    if (is_fp8(from) || is_fp8(to)) return fp8_convert(c, v, from, to);
     if (is_complex(to)) {
         Type *pt = complex_part(to);
         if (!is_complex(from)) return complex_make(c, to, convert(c, v, from, pt), NULL);

@@ -150,7 +150,7 @@ bool is_fp8(const Type *t) { return t && (t->kind == TY_FP8_E4M3 || t->kind == T
 bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
-bool is_number(const Type *t) { return is_scalar(t) || is_complex(t) || is_fp8(t); }
+bool is_number(const Type *t) { return is_scalar(t) || is_complex(t); }
 bool has_value(const Type *t) {
     if (!t) return false;
     if (t->kind == TY_TUPLE) {
@@ -158,7 +158,7 @@ bool has_value(const Type *t) {
             if (!has_value(t->items[i])) return false;
         return true;
     }
-    return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
+    return is_number(t) || is_fp8(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
             t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
@@ -205,7 +205,7 @@ int64_t type_size(const Type *t) {
 
 const char *type_name(Ctx *c, const Type *t) {
     if (!t) return "?";
-    if (is_number(t)) return scalar_names[t->kind];
+    if (is_number(t) || is_fp8(t)) return scalar_names[t->kind];
     switch (t->kind) {
     case TY_UNKNOWN: return "<unknown>";
     case TY_NONE: return "none";
@@ -428,7 +428,7 @@ static int parse_count(Parser *ps, int *out) {
 }
 
 static Type *element_type(Parser *ps, Type *t) {
-    if (!is_number(t) && t->kind != TY_RECORD) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
+    if (!is_number(t) && !is_fp8(t) && t->kind != TY_RECORD) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
     return t;
 }
 
@@ -708,7 +708,7 @@ static bool kernel_arg_type(const Type *t) {
             if (!kernel_arg_type(t->items[k])) return false;
         return true;
     }
-    return t->kind == TY_ARRAY || is_number(t) || t->kind == TY_RECORD || t->kind == TY_CPTR;
+    return t->kind == TY_ARRAY || is_number(t) || is_fp8(t) || t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 
 int parse_signature(Ctx *c, const char *sig) {

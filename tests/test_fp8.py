@@ -154,3 +154,28 @@ def test_ptx_native(tmp_path):
             r = subprocess.run([exe, "-arch=sm_%d%d" % cc, str(src), "-o", str(tmp_path / "k.cubin")],
                                capture_output=True, text=True)
             assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("src", ["o[0] = a[0] + a[1]", "o[0] = a[0] * 2", "o[0] = a[0] < a[1]", "o[0] = -a[0]",
+                                 "o[0] = abs(a[0])", "o[0] = np.sum(a)", "o[0] = a.max()"])
+def test_no_arithmetic(src):
+    """fp8 values only convert (numba.cuda's fp8 types the same): arithmetic is a TypingError."""
+    ns = {"np": np}
+    exec("def k(o, a):\n    " + src, ns)
+    k = gpu.jit(ns["k"])
+    with pytest.raises(gpu.TypingError, match="float8_e4m3fn|bad operand|takes one number"):
+        k[1, 1](np.zeros(2, np.float32), np.ones(2, E4))
+
+
+def test_truth_and_int():
+    @gpu.jit
+    def k(o, a):
+        i = gpu.grid(1)
+        if i < a.size:
+            o[0, i] = 1 if a[i] else 0
+            o[1, i] = int(a[i])
+    a = np.array([0.0, -0.0, 0.5, -3.5, 448, np.nan], np.float32).astype(E4)
+    o = np.full((2, a.size), 9, np.int64)
+    k[1, 8](o, a)
+    np.testing.assert_array_equal(o[0], [0, 0, 1, 1, 1, 1])
+    np.testing.assert_array_equal(o[1, :5], [0, 0, 0, -3, 448])
