@@ -111,6 +111,25 @@ static uint16_t half_from_double(double f) {
     return sign | (uint16_t)(bits >= 0x7c00 ? 0x7c00 : bits);
 }
 
+/* bfloat16 <-> double: a bfloat16 is a float32's top half. A double rounds once, to
+ * nearest even (through a float32 rounded to odd), a NaN to CUDA's canonical 0x7FFF:
+ * what the kernels' own conversion gives (src/bf16.c). */
+static double bf16_to_double(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static uint16_t bf16_from_double(double d) {
+    if (d != d) return 0x7fff;
+    float f = (float)d;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((double)f != d) u = (fabs((double)f) > fabs(d) ? u - 1 : u) | 1; /* to odd */
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
 static PyObject *np_generic; /* numpy.generic, imported on first need */
 
 static int numpy_scalar_type(PyObject *o) {
@@ -152,6 +171,7 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p) {
     case GJ_UINT32: d->value.u = *(const uint32_t *)p; break;
     case GJ_UINT64: d->value.u = *(const uint64_t *)p; break;
     case GJ_FLOAT16: d->value.f = half_to_double(*(const uint16_t *)p); break;
+    case GJ_BFLOAT16: d->value.f = bf16_to_double(*(const uint16_t *)p); break;
     case GJ_FLOAT32: d->value.f = *(const float *)p; break;
     case GJ_FLOAT64: d->value.f = *(const double *)p; break;
     case GJ_COMPLEX64: d->value.f = ((const float *)p)[0], d->imag = ((const float *)p)[1]; break;
@@ -161,7 +181,44 @@ static int read_scalar(ArgDesc *d, GjDtype dt, const void *p) {
     return 0;
 }
 
+/* ml_dtypes' dtypes, which NumPy cannot export through a buffer: the code of `o`'s
+ * dtype if it is one of them, else 0 (no exception). */
+static GjDtype ml_dtype(PyObject *o) {
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
+    GjDtype r = 0;
+    const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (n) r = !strcmp(n, "bfloat16") ? GJ_BFLOAT16 : !strcmp(n, "float8_e4m3fn") ? GJ_FLOAT8_E4M3
+                                  : !strcmp(n, "float8_e5m2")                     ? GJ_FLOAT8_E5M2
+                                                                                  : 0;
+    Py_XDECREF(name);
+    Py_XDECREF(dt);
+    PyErr_Clear();
+    return r;
+}
+
 static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
+    GjDtype ml = ml_dtype(o);
+    if (ml) { /* its bytes through an unsigned view of the same memory, which the buffer keeps */
+        PyObject *v = PyObject_CallMethod(o, "view", "s", ml == GJ_BFLOAT16 ? "uint16" : "uint8");
+        if (!v) return -1;
+        int rc = PyObject_GetBuffer(v, &d->view, PyBUF_RECORDS_RO);
+        Py_DECREF(v);
+        if (rc < 0) return -1;
+        d->has_view = 1;
+        if (scalar) return read_scalar(d, ml, d->view.buf);
+        if (d->view.ndim > GJ_MAXDIM) {
+            PyErr_Format(PyExc_TypeError, "argument %d: %d dimensions; at most %d", pos, d->view.ndim, GJ_MAXDIM);
+            return -1;
+        }
+        set_array(d, A_HOST, ml, d->view.ndim, (uint64_t)(uintptr_t)d->view.buf, d->view.readonly);
+        for (int i = 0; i < d->ndim; i++) {
+            d->shape[i] = d->view.shape[i];
+            d->strides[i] = d->view.strides ? d->view.strides[i] : 0;
+        }
+        if (!d->view.strides) gj_c_strides(d->ndim, d->shape, d->view.itemsize, d->strides);
+        return 0;
+    }
     if (PyObject_GetBuffer(o, &d->view, PyBUF_RECORDS_RO) < 0) {
         /* NumPy refuses to export some dtypes (datetime64...): that is a bad
          * argument type, not a ValueError of ours */
@@ -170,7 +227,7 @@ static int from_buffer(ArgDesc *d, PyObject *o, int pos, int scalar) {
             PyErr_Clear();
             PyErr_Format(PyExc_TypeError,
                          "argument %d: unsupported dtype %S (kernels take bool, int8-int64, "
-                         "uint8-uint64, float32, float64, complex64 and complex128)",
+                         "uint8-uint64, float16, bfloat16, float32, float64, complex64 and complex128)",
                          pos, dt ? dt : Py_None);
             Py_XDECREF(dt);
         }
@@ -345,7 +402,14 @@ static GjDtype cupy_dtype(int pos, PyObject *dtype) {
     PyObject *str = getattr_id(dtype, "str", &s_str);
     if (!str) return 0;
     GjDtype dt = 0;
-    if (!PyUnicode_Check(str))
+    PyObject *name = PyObject_GetAttrString(dtype, "name");
+    if (name && PyUnicode_Check(name) && !strcmp(PyUnicode_AsUTF8(name), "bfloat16")) /* ml_dtypes': '<V2' */
+        dt = GJ_BFLOAT16;
+    Py_XDECREF(name);
+    PyErr_Clear();
+    if (dt)
+        ;
+    else if (!PyUnicode_Check(str))
         PyErr_Format(PyExc_TypeError, "argument %d: a CuPy array without shape/strides/dtype", pos);
     else
         dt = typestr_dtype(pos, str);
@@ -409,6 +473,7 @@ static GjDtype dl_dtype(DLDataType t) {
                 : t.bits == 64 ? GJ_UINT64
                                : 0;
     case kDLFloat: return t.bits == 16 ? GJ_FLOAT16 : t.bits == 32 ? GJ_FLOAT32 : t.bits == 64 ? GJ_FLOAT64 : 0;
+    case kDLBfloat: return t.bits == 16 ? GJ_BFLOAT16 : 0;
     case kDLBool: return t.bits == 8 ? GJ_BOOL : 0;
     case kDLComplex: return t.bits == 64 ? GJ_COMPLEX64 : t.bits == 128 ? GJ_COMPLEX128 : 0;
     }
@@ -697,7 +762,7 @@ void gj_args_release(ArgDesc *d, int n, int dev) {
 /* ---- checking a kernel against the arguments (once per cache entry) ---- */
 
 static int is_int(GjDtype t) { return t >= GJ_INT8 && t <= GJ_UINT64; }
-static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64 || t == GJ_FLOAT16; }
+static int is_float(GjDtype t) { return t == GJ_FLOAT32 || t == GJ_FLOAT64 || t == GJ_FLOAT16 || t == GJ_BFLOAT16; }
 static int is_complex(GjDtype t) { return t == GJ_COMPLEX64 || t == GJ_COMPLEX128; }
 
 static void describe_arg(char *buf, size_t n, const ArgDesc *d) {
@@ -857,6 +922,7 @@ static void put_scalar(uint64_t *slot, GjDtype to, const ArgDesc *d, int imag) {
     case GJ_UINT32: *(uint32_t *)slot = (uint32_t)u; break;
     case GJ_UINT64: *(uint64_t *)slot = u; break;
     case GJ_FLOAT16: *(uint16_t *)slot = half_from_double(f); break;
+    case GJ_BFLOAT16: *(uint16_t *)slot = bf16_from_double(f); break;
     case GJ_FLOAT32: *(float *)slot = (float)f; break;
     case GJ_FLOAT64: *(double *)slot = f; break;
     default: break;

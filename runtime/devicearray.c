@@ -19,7 +19,8 @@ static const struct {
     [GJ_BOOL] = {"bool", 1},       [GJ_INT8] = {"int8", 1},     [GJ_INT16] = {"int16", 2},
     [GJ_INT32] = {"int32", 4},     [GJ_INT64] = {"int64", 8},   [GJ_UINT8] = {"uint8", 1},
     [GJ_UINT16] = {"uint16", 2},   [GJ_UINT32] = {"uint32", 4}, [GJ_UINT64] = {"uint64", 8},
-    [GJ_FLOAT16] = {"float16", 2}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
+    [GJ_FLOAT16] = {"float16", 2}, [GJ_BFLOAT16] = {"bfloat16", 2}, [GJ_FLOAT8_E4M3] = {"float8_e4m3fn", 1},
+    [GJ_FLOAT8_E5M2] = {"float8_e5m2", 1}, [GJ_FLOAT32] = {"float32", 4}, [GJ_FLOAT64] = {"float64", 8},
     [GJ_COMPLEX64] = {"complex64", 8}, [GJ_COMPLEX128] = {"complex128", 16},
 };
 /* clang-format on */
@@ -445,7 +446,8 @@ static const DLDataType dl_types[GJ_NDTYPES] = {
     [GJ_BOOL] = {kDLBool, 8, 1},     [GJ_INT8] = {kDLInt, 8, 1},     [GJ_INT16] = {kDLInt, 16, 1},
     [GJ_INT32] = {kDLInt, 32, 1},    [GJ_INT64] = {kDLInt, 64, 1},   [GJ_UINT8] = {kDLUInt, 8, 1},
     [GJ_UINT16] = {kDLUInt, 16, 1},  [GJ_UINT32] = {kDLUInt, 32, 1}, [GJ_UINT64] = {kDLUInt, 64, 1},
-    [GJ_FLOAT16] = {kDLFloat, 16, 1}, [GJ_FLOAT32] = {kDLFloat, 32, 1}, [GJ_FLOAT64] = {kDLFloat, 64, 1},
+    [GJ_FLOAT16] = {kDLFloat, 16, 1}, [GJ_BFLOAT16] = {kDLBfloat, 16, 1}, [GJ_FLOAT32] = {kDLFloat, 32, 1},
+    [GJ_FLOAT64] = {kDLFloat, 64, 1},
     [GJ_COMPLEX64] = {kDLComplex, 64, 1}, [GJ_COMPLEX128] = {kDLComplex, 128, 1},
 };
 /* clang-format on */
@@ -551,5 +553,18 @@ int gj_devicearray_add(PyObject *m) {
     }
     int rc = PyModule_AddObjectRef(m, "dtype_codes", codes);
     Py_DECREF(codes);
+    if (rc < 0) return rc;
+    /* {(DLPack type code, bits): name}, from the export table */
+    PyObject *dl = PyDict_New();
+    for (int i = 1; dl && i < GJ_NDTYPES; i++) {
+        PyObject *k = Py_BuildValue("(ii)", dl_types[i].code, dl_types[i].bits);
+        PyObject *v = PyUnicode_FromString(dtypes[i].name);
+        int bad = !k || !v || PyDict_SetItem(dl, k, v) < 0;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+        if (bad) Py_CLEAR(dl);
+    }
+    rc = dl ? PyModule_AddObjectRef(m, "dlpack_dtypes", dl) : -1;
+    Py_XDECREF(dl);
     return rc;
 }

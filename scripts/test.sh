@@ -47,7 +47,7 @@ for py in "${pythons[@]}"; do
     # (tests/test_numba_objects.py, test_place.py, test_numba_coexist.py) with the first interpreter
     # only: ~30 s to install, ~20 s to run; elsewhere those tests skip
     extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm numba)
-    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
+    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
     scripts/build.sh "$py"
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done

@@ -54,7 +54,8 @@ Type *type_atomic(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs) {
     Type *e = a->elem;
     int cls = is_float(e) ? AT_FLOATS : is_signed(e) ? AT_INTS : AT_UINTS;
     int ok = atomic_types[k->id];
-    if (!(is_float(e) || is_int(e)) || type_bits(e) < 32 || !(ok & cls))
+    bool bf_add = e->kind == TY_BFLOAT16 && (k->id == AT_ADD || k->id == AT_SUB); /* atom.add.noftz.bf16 */
+    if (!bf_add && (!(is_float(e) || is_int(e)) || type_bits(e) < 32 || !(ok & cls)))
         TERR("%s on %s arrays is not supported (%s%s%s are)", name, type_name(c, e),
              ok & AT_INTS ? "int32, int64, " : "", ok & AT_UINTS ? "uint32, uint64" : "",
              ok & AT_FLOATS ? ", float32, float64" : "");
@@ -167,6 +168,33 @@ static LLVMValueRef float_minmax(Ctx *c, AtomicOp op, LLVMValueRef p, LLVMValueR
 }
 
 /* Returns the element's old value, as numba's atomics do. */
+/* A bfloat16 atomic add on the CPU target: a compare-and-swap loop on the 16 bits, the
+ * sum made by the ordinary (legalised, rounded) bfloat add, not LLVM's expansion of an
+ * atomicrmw fadd, which would round through the host's conversion. The GPU's is one
+ * atom.add.noftz.bf16 (sm_90) or LLVM's loop around add.bf16. */
+static LLVMValueRef bf16_atomic_add(Ctx *c, LLVMValueRef p, LLVMValueRef v) {
+    LLVMTypeRef bt = LLVMTypeOf(v);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(c->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "atom.bf16");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "atom.bf16.done");
+    LLVMValueRef first = LLVMBuildLoad2(c->b, c->i16, p, "");
+    LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(first, 2);
+    LLVMBuildBr(c->b, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef old = LLVMBuildPhi(c->b, c->i16, "");
+    LLVMValueRef sum = LLVMBuildFAdd(c->b, LLVMBuildBitCast(c->b, old, bt, ""), v, "");
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(c->b, p, old, LLVMBuildBitCast(c->b, sum, c->i16, ""),
+                                            LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef seen = LLVMBuildExtractValue(c->b, x, 0, "");
+    LLVMAddIncoming(old, &first, &from, 1);
+    LLVMBasicBlockRef again = LLVMGetInsertBlock(c->b);
+    LLVMAddIncoming(old, &seen, &again, 1);
+    LLVMBuildCondBr(c->b, LLVMBuildExtractValue(c->b, x, 1, ""), done, loop);
+    LLVMPositionBuilderAtEnd(c->b, done);
+    return LLVMBuildBitCast(c->b, seen, bt, "");
+}
+
 LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
     LLVMValueRef p;
     int vi = 2;
@@ -197,10 +225,14 @@ LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
                  : (sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin);
         break;
     }
-    case AT_ADD: rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case AT_ADD:
+        if (et->kind == TY_BFLOAT16 && c->opt.target != GJ_TARGET_NVPTX) return bf16_atomic_add(c, p, v);
+        rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd;
+        break;
     case AT_SUB:
         /* a float's x - v is x + (-v) exactly, and the GPU has atom.add.f32/f64 */
         if (fl) v = LLVMBuildFNeg(c->b, v, "");
+        if (et->kind == TY_BFLOAT16 && c->opt.target != GJ_TARGET_NVPTX) return bf16_atomic_add(c, p, v);
         rmw = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpSub;
         break;
     case AT_AND: rmw = LLVMAtomicRMWBinOpAnd; break;

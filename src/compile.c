@@ -72,6 +72,11 @@ static int check_signature(Ctx *c) {
     if (c->restype->kind != TY_NONE)
         return error_at(c, ERR_TYPING, (Loc){c->firstlineno, 0}, "a kernel's return type must be void, not %s",
                         type_name(c, c->restype));
+    for (int i = 0; i < c->nargs; i++) /* the launcher has no conversion to them */
+        if (is_fp8(c->argtypes[i]))
+            return error_at(c, ERR_UNSUPPORTED, (Loc){c->firstlineno, 0},
+                            "argument %d: %s scalars cannot be kernel arguments (pass arrays of them, or a float "
+                            "converted in the kernel)", i + 1, type_name(c, c->argtypes[i]));
     return 0;
 }
 
@@ -183,6 +188,7 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(settle_device_return(c));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
+    STAGE(legalize_bf16(c));
     STAGE(optimise(c));
     STAGE(describe(c));
     STAGE(c->target->emit(c));

@@ -109,6 +109,9 @@ typedef enum {
     TY_COMPLEX64,
     TY_COMPLEX128, /* {float, float}, {double, double} */
     TY_FLOAT16,    /* LLVM's half */
+    TY_BFLOAT16,   /* LLVM's bfloat (bf16.c legalises it for the targets) */
+    TY_FP8_E4M3,   /* fp8 storage types, an i8: conversions only (fp8.c) */
+    TY_FP8_E5M2,
     TY_NONE,
     TY_ARRAY,     /* elem, ndim, layout, space */
     TY_TUPLE,     /* items */
@@ -159,7 +162,7 @@ struct Type {
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
-        ty_float16, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
+        ty_float16, ty_bfloat16, ty_fp8_e4m3, ty_fp8_e5m2, ty_float32, ty_float64, ty_none, ty_range, ty_rangeiter, ty_str, ty_complex64, ty_complex128, ty_slice2,
         ty_slice3, ty_ellipsis;
 
 Type *type_scalar(TypeKind k);
@@ -177,6 +180,8 @@ bool is_scalar(const Type *t);
 bool is_int(const Type *t); /* signed or unsigned integer, not bool */
 bool is_signed(const Type *t);
 bool is_float(const Type *t);
+bool is_half(const Type *t); /* float16 or bfloat16 */
+bool is_fp8(const Type *t);  /* float8_e4m3fn or float8_e5m2: numbers that only convert */
 bool is_numeric(const Type *t); /* bool, ints, floats */
 bool is_complex(const Type *t);
 bool is_number(const Type *t); /* bool, ints, floats, complex */
@@ -538,6 +543,8 @@ typedef enum {
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
     IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
+    IK_BF16, /* gpu.bf16.*: id = the row of bf16.c's table */
+    IK_FP8,  /* gpu.fp8.cvt_*_to_fp8: id = the source's TypeKind (fp8.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -744,6 +751,28 @@ Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn);
 LLVMValueRef lower_reduction(Ctx *c, ReduceFn fn, Instr *in, Type *rt);
 
 //
+// bf16.c: bfloat16's rounding, its legalisation for the targets, gpu.bf16.*
+//
+typedef enum { ROUND_RN, ROUND_RZ, ROUND_RD, ROUND_RU } RoundMode; /* CUDA's _rn, _rz, _rd, _ru */
+LLVMValueRef f64_to_f32_odd(LLVMBuilderRef b, LLVMValueRef d);
+LLVMValueRef bf16_round_bits(LLVMBuilderRef b, LLVMValueRef f, RoundMode mode);
+LLVMValueRef bf16_from(LLVMBuilderRef b, LLVMValueRef v, bool is_signed, RoundMode mode);
+LLVMValueRef bf16_to_f32(LLVMBuilderRef b, LLVMValueRef v);
+int legalize_bf16(Ctx *c);
+const Intrinsic *bf16_lookup(const char *path);
+PyObject *bf16_names(void); /* the names of gpu.bf16's functions, a tuple of str */
+Type *type_bf16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_bf16(Ctx *c, int id, Instr **a, int nargs, Type *rt);
+
+//
+// fp8.c: the fp8 storage types' conversions, as cuda_fp8.h's
+//
+LLVMValueRef fp8_convert(Ctx *c, LLVMValueRef v, Type *from, Type *to);
+Type *type_fp8_cvt(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_fp8_cvt(Ctx *c, Instr *in, const Intrinsic *k, Instr **a);
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v); /* intrinsics.c: an operand needed at compile time */
+
+//
 // fp16.c: gpu.fp16.* (hadd, hfma, hsin, heq, ...)
 //
 typedef enum {
@@ -753,8 +782,10 @@ typedef enum {
     FP16_EQ, FP16_NE, FP16_GT, FP16_GE, FP16_LT, FP16_LE, /* the comparisons, together: bool results */
     FP16_NOPS
 } Fp16Op;
+int fp16_nargs(int op);
+Type *type_half_fn(Ctx *c, Instr *in, const char *path, int op, Type *h, Type **at, int nargs);
 Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
-LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *rt);
+LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *h); /* h: float16 or bfloat16 */
 
 //
 // atomics.c: atomics and warp-level operations
@@ -1085,6 +1116,7 @@ struct Ctx {
     /* typeinfer.c */
     bool typed; /* infer_types finished: every value has a type */
     bool uses_barrier;
+    bool uses_bf16; /* some LLVM bfloat was made: legalize_bf16 has work */
     bool cooperative; /* cg.this_grid() is called: every block must be resident at once */
     bool uses_activemask; /* root: some function of the kernel calls activemask() */
     bool captures; /* root: a captured device array's address is compiled in */

@@ -93,7 +93,8 @@ static const Intrinsic intrinsics[] = {
     {"numpy.int32", IK_CAST, TY_INT32}, {"numpy.int64", IK_CAST, TY_INT64},
     {"numpy.uint8", IK_CAST, TY_UINT8}, {"numpy.uint16", IK_CAST, TY_UINT16},
     {"numpy.uint32", IK_CAST, TY_UINT32}, {"numpy.uint64", IK_CAST, TY_UINT64},
-    {"numpy.float16", IK_CAST, TY_FLOAT16},
+    {"numpy.float16", IK_CAST, TY_FLOAT16}, {"ml_dtypes.bfloat16", IK_CAST, TY_BFLOAT16},
+    {"ml_dtypes.float8_e4m3fn", IK_CAST, TY_FP8_E4M3}, {"ml_dtypes.float8_e5m2", IK_CAST, TY_FP8_E5M2},
     {"numpy.float32", IK_CAST, TY_FLOAT32}, {"numpy.float64", IK_CAST, TY_FLOAT64},
     {"numpy.complex64", IK_CAST, TY_COMPLEX64}, {"numpy.complex128", IK_CAST, TY_COMPLEX128},
     {"builtins.complex", IK_COMPLEX}, {"complex.conjugate", IK_CONJUGATE},
@@ -190,12 +191,18 @@ const Intrinsic *intrinsic_lookup(const char *path) {
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strcmp(intrinsics[i].path, path) == 0) return &intrinsics[i];
     if (strncmp(path, "gpujit.libdevice.", 17) == 0 && strcmp(path + 17, "*")) return intrinsic_lookup("gpujit.libdevice.*");
+    if (strncmp(path, "gpujit.bf16.", 12) == 0) return bf16_lookup(path);
+    static const Intrinsic fp8[] = {{"gpujit.fp8.cvt_float_to_fp8", IK_FP8, TY_FLOAT32},
+                                    {"gpujit.fp8.cvt_double_to_fp8", IK_FP8, TY_FLOAT64}};
+    for (size_t i = 0; i < sizeof fp8 / sizeof fp8[0]; i++)
+        if (!strcmp(fp8[i].path, path)) return &fp8[i];
     return NULL;
 }
 
 /* Is `path` a prefix of some intrinsic, so that attributes of it make sense? */
 bool intrinsic_namespace(const char *path) {
     size_t n = strlen(path);
+    if (!strcmp(path, "gpujit.bf16") || !strcmp(path, "gpujit.fp8")) return true;
     for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
         if (strncmp(intrinsics[i].path, path, n) == 0 && intrinsics[i].path[n] == '.') return true;
     return false;
@@ -209,6 +216,20 @@ const char *path_pretty(const char *path) {
 }
 
 /* ---- typing ---- */
+
+/* float("nan"), float("-inf"), float("1.5"): the constant string's value as Python reads
+ * it; NaN with a Python exception when it is no constant string or no float. */
+static double str_float(Instr *v) {
+    if (v->op != IR_CONST || v->ckind != CK_STR || !v->name) {
+        PyErr_SetString(PyExc_ValueError, "not a constant string");
+        return NAN;
+    }
+    PyObject *s = PyUnicode_FromString(v->name), *f = s ? PyFloat_FromString(s) : NULL;
+    double d = f ? PyFloat_AsDouble(f) : NAN;
+    Py_XDECREF(s);
+    Py_XDECREF(f);
+    return d;
+}
 
 static int bind(Ctx *c, Instr *in, const char *const *params, int nparams, int required, Instr **out) {
     int npos = in->nargs - 1 - in->nkw;
@@ -251,7 +272,7 @@ static Instr *local_constant(Ctx *c, Instr *v) {
 /* An operand needed at compile time: where it reads a device function's
  * parameter that the caller passed a constant for, that constant, put in
  * the IR in its place (lowering reads it). */
-static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
     Instr *k = arg_literal(c, v, LIT_NEED);
     if (!k && !PyErr_Occurred()) k = local_constant(c, v);
     if (!k || k == v) return v;
@@ -421,6 +442,8 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_BF16: return type_bf16(c, in, k, at, nargs);
+    case IK_FP8: return type_fp8_cvt(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -617,7 +640,16 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
         return type_eq(at[0], at[1]) ? at[0] : promote_arith(at[0], at[1]);
     case IK_CAST:
         if (nargs == 0) return type_scalar(k->id); /* int() == 0 */
-        if (nargs != 1 || !is_number(at[0])) TERR("%s() takes one number", path_pretty(k->path));
+        if (nargs == 1 && is_float(type_scalar(k->id)) && at[0]->kind == TY_STR) { /* float("nan"): a constant */
+            if (isnan(str_float(in->args[1])) && PyErr_Occurred()) {
+                PyErr_Clear();
+                TERR("%s() of a string takes a constant that Python's float() reads", path_pretty(k->path));
+            }
+            return type_scalar(k->id);
+        }
+        if (nargs != 1 || !(is_number(at[0]) || is_fp8(at[0]))) TERR("%s() takes one number", path_pretty(k->path));
+        if ((is_fp8(at[0]) || is_fp8(type_scalar(k->id))) && (is_complex(at[0]) || is_complex(type_scalar(k->id))))
+            TERR("cannot convert %s to %s", type_name(c, at[0]), path_pretty(k->path));
         if (is_complex(at[0]) && !is_complex(type_scalar(k->id)))
             TERR("cannot convert %s to %s (take .real, .imag or abs() of it)", type_name(c, at[0]),
                  path_pretty(k->path));
@@ -644,10 +676,11 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_MATH1:
     case IK_MATH_TOINT:
         if (nargs != 1 || !is_scalar(at[0])) TERR("%s() takes one number", k->path);
-        if (at[0]->kind == TY_FLOAT16) /* numba.cuda's float16 overloads; the others take it as a float32 */
-            return strstr(" sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc ",
+        if (is_half(at[0])) /* numba.cuda's float16 and bfloat16 overloads; the others take it as a float32 */
+            return strstr(at[0]->kind == TY_FLOAT16 ? " sin cos ceil floor sqrt log log2 log10 exp exp2 fabs trunc "
+                                                    : " sin cos ceil floor sqrt log log10 exp exp2 tanh trunc ",
                           arena_printf(&c->arena, " %s ", k->name))
-                           ? &ty_float16
+                           ? at[0]
                            : &ty_float32;
         if (k->kind == IK_MATH_TOINT) return is_float(at[0]) ? &ty_int64 : at[0]->kind == TY_BOOL ? &ty_int64 : at[0];
         return at[0]->kind == TY_FLOAT32 ? &ty_float32 : &ty_float64;
@@ -744,7 +777,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
         return const_shape_array(c, rt, data, shape);
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
-    case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_FP16: return lower_fp16(c, k->id, a, nargs, &ty_float16);
+    case IK_BF16: return lower_bf16(c, k->id, a, nargs, rt);
+    case IK_FP8: return lower_fp8_cvt(c, in, k, a);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;
@@ -998,6 +1033,8 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_CAST:
         if (nargs == 0) return LLVMConstNull(llvm_type(c, rt));
+        if (a[0]->type->kind == TY_STR) /* rounded from the double as any float constant is */
+            return convert(c, LLVMConstReal(c->f64, str_float(a[0])), &ty_float64, rt);
         return val_as(c, a[0], rt);
     case IK_COMPLEX: {
         LLVMValueRef z = LLVMConstNull(llvm_type(c, rt));

@@ -14,10 +14,13 @@ static int dtype_size(int dt) {
     switch (dt) {
     case GJ_BOOL:
     case GJ_INT8:
-    case GJ_UINT8: return 1;
+    case GJ_UINT8:
+    case GJ_FLOAT8_E4M3:
+    case GJ_FLOAT8_E5M2: return 1;
     case GJ_INT16:
     case GJ_UINT16:
-    case GJ_FLOAT16: return 2;
+    case GJ_FLOAT16:
+    case GJ_BFLOAT16: return 2;
     case GJ_INT32:
     case GJ_UINT32:
     case GJ_FLOAT32: return 4;

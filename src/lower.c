@@ -27,7 +27,9 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     switch (t->kind) {
     case TY_BOOL: return c->i1;
     case TY_INT8:
-    case TY_UINT8: return c->i8;
+    case TY_UINT8:
+    case TY_FP8_E4M3:
+    case TY_FP8_E5M2: return c->i8;
     case TY_INT16:
     case TY_UINT16: return c->i16;
     case TY_INT32:
@@ -35,6 +37,7 @@ LLVMTypeRef llvm_type(Ctx *c, Type *t) {
     case TY_INT64:
     case TY_UINT64: return c->i64;
     case TY_FLOAT16: return LLVMHalfTypeInContext(c->llctx);
+    case TY_BFLOAT16: ctx_root(c)->uses_bf16 = true; return LLVMBFloatTypeInContext(c->llctx);
     case TY_FLOAT32: return c->f32;
     case TY_FLOAT64: return c->f64;
     case TY_COMPLEX64:
@@ -85,6 +88,9 @@ LLVMValueRef ci64(Ctx *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned lon
 
 LLVMValueRef to_bool(Ctx *c, LLVMValueRef v, Type *from) {
     if (from->kind == TY_BOOL) return v;
+    if (is_fp8(from)) /* -0.0 (0x80) is false */
+        return LLVMBuildICmp(c->b, LLVMIntNE, LLVMBuildAnd(c->b, v, LLVMConstInt(c->i8, 0x7F, 0), ""),
+                             LLVMConstInt(c->i8, 0, 0), "");
     if (is_complex(from)) {
         Type *pt = complex_part(from);
         return LLVMBuildOr(c->b, to_bool(c, extract_value(c, v, 0, ""), pt),
@@ -101,20 +107,6 @@ LLVMValueRef call_intrinsic(Ctx *c, const char *name, LLVMTypeRef *over, int nov
     return LLVMBuildCall2(c->b, fty, fn, args, (unsigned)nargs, "");
 }
 
-/* double -> float rounded to odd (toward zero, the last bit set when
- * inexact): float's 24 bits then round to half's 11 exactly as one rounding
- * from double would. */
-static LLVMValueRef f64_to_f32_odd(Ctx *c, LLVMValueRef d) {
-    LLVMValueRef f = LLVMBuildFPTrunc(c->b, d, c->f32, "");
-    LLVMValueRef back = LLVMBuildFPExt(c->b, f, c->f64, "");
-    LLVMValueRef exact = LLVMBuildFCmp(c->b, LLVMRealUEQ, back, d, ""); /* NaN: keep f */
-    LLVMValueRef away = LLVMBuildFCmp(c->b, LLVMRealOGT, fcall1(c, "llvm.fabs", back), fcall1(c, "llvm.fabs", d), "");
-    LLVMValueRef bits = LLVMBuildBitCast(c->b, f, c->i32, "");
-    bits = LLVMBuildSub(c->b, bits, LLVMBuildZExt(c->b, away, c->i32, ""), ""); /* one step toward zero */
-    bits = LLVMBuildOr(c->b, bits, LLVMConstInt(c->i32, 1, 0), "");
-    return LLVMBuildSelect(c->b, exact, f, LLVMBuildBitCast(c->b, bits, c->f32, ""), "");
-}
-
 LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
     if (from->kind == TY_TUPLE && to->kind == TY_TUPLE && from->n == to->n && !type_eq(from, to)) {
         /* a variable unified wider than a value stored in it: t = (i32, i32), later (i64, i64) */
@@ -125,6 +117,9 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
                     (unsigned)i, "");
         return t;
     }
+    if (!type_eq(from, to) && (is_fp8(from) || is_fp8(to)) && (is_number(from) || is_fp8(from)) &&
+        (is_number(to) || is_fp8(to)))
+        return fp8_convert(c, v, from, to);
     if (type_eq(from, to) || !is_number(from) || !is_number(to)) return v;
     if (is_complex(to)) {
         Type *pt = complex_part(to);
@@ -152,8 +147,10 @@ LLVMValueRef convert(Ctx *c, LLVMValueRef v, Type *from, Type *to) {
         LLVMTypeRef over[2] = {tt, llvm_type(c, from)};
         return call_intrinsic(c, is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", over, 2, &v, 1);
     }
+    if (is_half(from) && is_half(to)) /* float16 <-> bfloat16: through float32, which holds either exactly */
+        return LLVMBuildFPTrunc(c->b, LLVMBuildFPExt(c->b, v, c->f32, ""), tt, "");
     if (from->kind == TY_FLOAT64 && to->kind == TY_FLOAT16 && c->target->half_via_float)
-        return LLVMBuildFPTrunc(c->b, f64_to_f32_odd(c, v), tt, "");
+        return LLVMBuildFPTrunc(c->b, f64_to_f32_odd(c->b, v), tt, "");
     return type_bits(from) > type_bits(to) ? LLVMBuildFPTrunc(c->b, v, tt, "") : LLVMBuildFPExt(c->b, v, tt, "");
 }
 
@@ -194,7 +191,8 @@ LLVMValueRef val(Ctx *c, Instr *v) {
 /* ---- fast-math ---- */
 
 LLVMValueRef fp(Ctx *c, LLVMValueRef v) {
-    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+    /* bfloat16: none, each operation rounded as written on both targets (bf16.c) */
+    if (LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v) && LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMBFloatTypeKind)
         LLVMSetFastMathFlags(v, c->opt.fastmath ? LLVMFastMathAll
                                 : c->opt.noopt  ? LLVMFastMathNone
                                                 : LLVMFastMathAllowContract);
@@ -313,8 +311,8 @@ static LLVMValueRef int_pow(Ctx *c, LLVMValueRef base, LLVMValueRef e, Type *t) 
 }
 
 LLVMValueRef math_call(Ctx *c, const char *name, Type *t, LLVMValueRef *args, int nargs) {
-    if (t->kind == TY_FLOAT16) {
-        /* no libm has float16 functions: float32's, rounded once to float16 (NumPy's way) */
+    if (is_half(t)) {
+        /* no libm has float16 or bfloat16 functions: float32's, rounded once to float16 (NumPy's way) */
         LLVMValueRef wide[2];
         for (int i = 0; i < nargs && i < 2; i++) wide[i] = convert(c, args[i], t, &ty_float32);
         LLVMValueRef r = math_call(c, name, &ty_float32, wide, nargs);
@@ -375,7 +373,7 @@ static LLVMValueRef lower_binop(Ctx *c, Instr *in) {
     case BIN_DIV: return fp(c, LLVMBuildFDiv(c->b, a, b, ""));
     case BIN_FLOORDIV:
     case BIN_MOD:
-        if (t->kind == TY_FLOAT16) /* in float32, rounded once, as NumPy's float16 divmod */
+        if (is_half(t)) /* in float32, rounded once, as NumPy's float16 divmod */
             return convert(c,
                            float_divmod(c, convert(c, a, t, &ty_float32), convert(c, b, t, &ty_float32), &ty_float32,
                                         in->ival == BIN_MOD),

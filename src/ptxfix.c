@@ -32,7 +32,7 @@
  * 32- and 64-bit min/max and 32-bit abs were checked the same way and are left alone.
  *
  * Spelling, not a miscompile: LLVM writes half add/sub/mul as add.rn.f16 ..., numba.cuda
- * (and CUDA C's __hadd) as add.f16, the same rounding, which lets ptxas fuse a mul.f16
+ * (and CUDA C's __hadd) as add.f16, the same rounding (bfloat16's .bf16 likewise), which lets ptxas fuse a mul.f16
  * and an add.f16 into one fma. add.rn/sub.rn.f16 lose their .rn; mul.rn.f16 only when its
  * result is only stored, so no unrounded mul ever feeds an add: nothing more is fused.
  * The text is only copied when one of these instructions occurs. */
@@ -99,6 +99,46 @@ static LLVMValueRef native_half(Ctx *c, LLVMBuilderRef b, LLVMValueRef in) {
     return asm16(b, ty, "abs.f16 $0, $1;", LLVMGetOperand(in, 0));
 }
 
+/* bfloat16 arithmetic as CUDA's cuda_bf16.h computes it, where LLVM 19 would go through
+ * float32 (the same values, more instructions): below sm_90, which has add/sub/mul.bf16,
+ * a + b, a - b and a * b are one fma.rn.bf16 each (a * 1 + b, b * -1 + a, a * b + -0);
+ * a / b is div.approx.f32 of the float32s, rounded once (correctly rounded for bfloat16's
+ * 8 bits), with a divisor of 2**126 or more scaled by 1/4 as CUDA's __hdiv does, so the
+ * approximation stays in its range. NULL when `in` is none of these. */
+static LLVMValueRef native_bf16(Ctx *c, LLVMBuilderRef b, LLVMValueRef in) {
+    LLVMTypeRef ty = LLVMTypeOf(in);
+    if (LLVMGetTypeKind(ty) != LLVMBFloatTypeKind) return NULL;
+    LLVMOpcode op = LLVMGetInstructionOpcode(in);
+    int cc = c->opt.cc_major * 10 + c->opt.cc_minor;
+    if (cc < 80 || (op != LLVMFAdd && op != LLVMFSub && op != LLVMFMul && op != LLVMFDiv)) return NULL;
+    if (op != LLVMFDiv && cc >= 90) return NULL;
+    LLVMPositionBuilderBefore(b, in);
+    LLVMValueRef x = LLVMGetOperand(in, 0), y = LLVMGetOperand(in, 1);
+    LLVMContextRef cx = LLVMGetModuleContext(c->mod);
+    if (op != LLVMFDiv) {
+        LLVMValueRef args[3] = {x, LLVMConstReal(ty, 1.0), y};
+        if (op == LLVMFSub) args[0] = y, args[1] = LLVMConstReal(ty, -1.0), args[2] = x;
+        if (op == LLVMFMul) args[1] = y, args[2] = LLVMConstReal(ty, -0.0);
+        unsigned id = LLVMLookupIntrinsicID("llvm.nvvm.fma.rn.bf16", 21);
+        return LLVMBuildCall2(b, LLVMIntrinsicGetType(cx, id, NULL, 0), LLVMGetIntrinsicDeclaration(c->mod, id, NULL, 0),
+                              args, 3, "");
+    }
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(cx);
+    LLVMValueRef xf = LLVMBuildFPExt(b, x, f32, ""), yf = LLVMBuildFPExt(b, y, f32, "");
+    unsigned fabs_id = LLVMLookupIntrinsicID("llvm.fabs", 9);
+    LLVMValueRef ay = LLVMBuildCall2(b, LLVMIntrinsicGetType(cx, fabs_id, &f32, 1),
+                                     LLVMGetIntrinsicDeclaration(c->mod, fabs_id, &f32, 1), &yf, 1, "");
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGE, ay, LLVMConstReal(f32, 0x1p126), "");
+    LLVMValueRef quarter = LLVMConstReal(f32, 0.25);
+    yf = LLVMBuildSelect(b, big, LLVMBuildFMul(b, yf, quarter, ""), yf, "");
+    unsigned id = LLVMLookupIntrinsicID("llvm.nvvm.div.approx.f", 22);
+    LLVMValueRef args[2] = {xf, yf};
+    LLVMValueRef q = LLVMBuildCall2(b, LLVMIntrinsicGetType(cx, id, NULL, 0), LLVMGetIntrinsicDeclaration(c->mod, id, NULL, 0),
+                                    args, 2, "");
+    q = LLVMBuildSelect(b, big, LLVMBuildFMul(b, q, quarter, ""), q, "");
+    return LLVMBuildFPTrunc(b, q, ty, "");
+}
+
 int fix_ir_nvptx(Ctx *c) {
     LLVMBuilderRef b = NULL;
     for (LLVMValueRef f = LLVMGetFirstFunction(c->mod); f; f = LLVMGetNextFunction(f))
@@ -107,6 +147,7 @@ int fix_ir_nvptx(Ctx *c) {
                 next = LLVMGetNextInstruction(in);
                 if (!b) b = LLVMCreateBuilderInContext(LLVMGetModuleContext(c->mod));
                 LLVMValueRef h = native_half(c, b, in);
+                if (!h) h = native_bf16(c, b, in);
                 if (h) {
                     LLVMReplaceAllUsesWith(in, h);
                     LLVMInstructionEraseFromParent(in);
@@ -159,10 +200,12 @@ static bool only_stored(const char *ptx, const char *reg, const char *self) {
 static int rewrite(StrBuf *b, const char *ptx, const char *line, const char *end) {
     const char *p = skip_ws(line);
     char ops[3][64];
-    if (op_is(p, "add.rn.f16") || op_is(p, "sub.rn.f16") || op_is(p, "mul.rn.f16")) {
-        if (operands(p + 10, end, ops) != 3) return 0;
+    if (op_is(p, "add.rn.f16") || op_is(p, "sub.rn.f16") || op_is(p, "mul.rn.f16") || op_is(p, "add.rn.bf16") ||
+        op_is(p, "sub.rn.bf16") || op_is(p, "mul.rn.bf16")) {
+        bool bf = p[7] == 'b';
+        if (operands(p + 10 + bf, end, ops) != 3) return 0;
         if (p[0] == 'm' && !only_stored(ptx, ops[0], line)) return 0;
-        sb_printf(b, "\t%.3s.f16 \t%s, %s, %s;\n", p, ops[0], ops[1], ops[2]);
+        sb_printf(b, "\t%.3s.%s \t%s, %s, %s;\n", p, bf ? "bf16" : "f16", ops[0], ops[1], ops[2]);
         return 1;
     }
     if (op_is(p, "abs.s64")) {
@@ -191,7 +234,7 @@ static int rewrite(StrBuf *b, const char *ptx, const char *line, const char *end
 }
 
 static bool needs_fix(const char *ptx) {
-    static const char *bad[] = {"add.rn.f16", "sub.rn.f16", "mul.rn.f16", "abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
+    static const char *bad[] = {"add.rn.f16", "sub.rn.f16", "mul.rn.f16", "add.rn.bf16", "sub.rn.bf16", "mul.rn.bf16", "abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (strstr(ptx, bad[i])) return true;
     return false;

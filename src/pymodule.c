@@ -416,13 +416,20 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "gpujit._core", "gpujit's compiler and runtime", -1,
                                     methods};
 
+static int add_bf16_names(PyObject *m) {
+    PyObject *names = bf16_names();
+    int rc = names ? PyModule_AddObjectRef(m, "bf16_names", names) : -1;
+    Py_XDECREF(names);
+    return rc;
+}
+
 PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     if (PyType_Ready(&CompiledKernel_Type) < 0 ||
         PyModule_AddObjectRef(m, "CompiledKernel", (PyObject *)&CompiledKernel_Type) < 0 ||
         diag_init_exceptions(m) < 0 || gj_runtime_add_to_module(m) < 0 || gj_digest_add(m) < 0 ||
-        PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0) {
+        PyModule_AddIntConstant(m, "_verify_always", VERIFY_ALWAYS) < 0 || add_bf16_names(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -51,6 +51,7 @@ Type *reduce_type(Ctx *c, Instr *in, ReduceFn fn) {
     Type *at = x->type;
     if (at->kind != TY_ARRAY) TERR("%s() takes an array, not %s", name, type_name(c, at));
     Type *et = at->elem;
+    if (is_fp8(et)) TERR("%s() of an array of %s: a storage type without arithmetic; convert it first", name, type_name(c, et));
     switch (fn) {
     case RD_SUM:
     case RD_PROD:

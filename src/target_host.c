@@ -68,7 +68,7 @@ static LLVMValueRef cache_access(Ctx *c, const char *op, LLVMValueRef p, LLVMTyp
     LLVMValueRef r = v ? LLVMBuildStore(c->b, v, p) : LLVMBuildLoad2(c->b, t, p, "");
     LLVMSetAlignment(r, LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t) / 8
                         : LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 4
-                        : LLVMGetTypeKind(t) == LLVMHalfTypeKind  ? 2
+                        : LLVMGetTypeKind(t) == LLVMHalfTypeKind || LLVMGetTypeKind(t) == LLVMBFloatTypeKind ? 2
                                                                    : 8);
     return v ? NULL : r;
 }

@@ -265,7 +265,7 @@ static LLVMValueRef dynamic_shared(Ctx *c, LLVMValueRef *nbytes) {
 static LLVMValueRef cache_access(Ctx *c, const char *op, LLVMValueRef p, LLVMTypeRef t, LLVMValueRef v) {
     unsigned bits = LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
                     : LLVMGetTypeKind(t) == LLVMFloatTypeKind ? 32
-                    : LLVMGetTypeKind(t) == LLVMHalfTypeKind  ? 16
+                    : LLVMGetTypeKind(t) == LLVMHalfTypeKind || LLVMGetTypeKind(t) == LLVMBFloatTypeKind ? 16
                                                                : 64;
     LLVMTypeRef it = LLVMIntTypeInContext(c->llctx, bits), rt = bits == 8 ? c->i16 : it;
     const char *reg = bits <= 16 ? "h" : bits == 32 ? "r" : "l";

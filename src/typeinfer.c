@@ -54,6 +54,9 @@ static Type *const_type(Ctx *c, Instr *k) {
 static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
     static const char *const opstr[] = {"+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^"};
     const char *op = opstr[in->ival];
+    if (is_fp8(a) || is_fp8(b))
+        TERR("%s has no arithmetic (a storage type, as numba.cuda's fp8): convert it first, float32(x)",
+             type_name(c, is_fp8(a) ? a : b));
     if (!is_number(a) || !is_number(b)) {
         if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && in->ival == BIN_ADD) {
             if (a->n + b->n > LIMIT_TUPLE) {
@@ -588,6 +591,9 @@ static Type *type_of(TI *ti, Instr *in) {
             in->conv = a;
             return &ty_bool;
         }
+        if (is_fp8(a) || is_fp8(b))
+            TERR("%s has no comparisons (a storage type, as numba.cuda's fp8): convert it first, float32(x)",
+                 type_name(c, is_fp8(a) ? a : b));
         if (!is_number(a) || !is_number(b)) TERR("cannot compare %s with %s", type_name(c, a), type_name(c, b));
         if ((is_complex(a) || is_complex(b)) && in->ival != CMP_EQ && in->ival != CMP_NE)
             TERR("complex numbers are not ordered: only == and != compare %s with %s", type_name(c, a),
@@ -596,7 +602,7 @@ static Type *type_of(TI *ti, Instr *in) {
         return &ty_bool;
     case IR_TRUTH:
         if (!type_known(a)) return &ty_unknown;
-        if (!is_number(a) && a->kind != TY_NONE) TERR("truth value of %s", type_name(c, a)); /* None: False */
+        if (!is_number(a) && !is_fp8(a) && a->kind != TY_NONE) TERR("truth value of %s", type_name(c, a)); /* None: False */
         return &ty_bool;
     case IR_CALL: {
         if (in->star) return spread_star(ti, in);
@@ -638,7 +644,8 @@ static Type *type_of(TI *ti, Instr *in) {
             return &ty_none;
         }
         if (dst->kind == TY_RECORD && type_eq(dst, v)) return &ty_none; /* a record's bytes, copied */
-        if (!is_number(v) || (is_complex(v) && !is_complex(a->elem)))
+        if ((!is_number(v) && !is_fp8(v)) || (is_complex(v) && !is_complex(a->elem)) ||
+            (is_fp8(a->elem) && is_complex(v)) || (is_fp8(v) && is_complex(a->elem)))
             TERR("cannot store %s into an array of %s%s", type_name(c, v), type_name(c, a->elem),
                  is_complex(v) ? " (store .real or abs() of it)" : "");
         return &ty_none;

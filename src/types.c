@@ -9,7 +9,7 @@
 
 Type ty_unknown = {TY_UNKNOWN}, ty_bool = {TY_BOOL}, ty_int8 = {TY_INT8}, ty_int16 = {TY_INT16}, ty_int32 = {TY_INT32},
      ty_int64 = {TY_INT64}, ty_uint8 = {TY_UINT8}, ty_uint16 = {TY_UINT16}, ty_uint32 = {TY_UINT32},
-     ty_uint64 = {TY_UINT64}, ty_float16 = {TY_FLOAT16}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
+     ty_uint64 = {TY_UINT64}, ty_float16 = {TY_FLOAT16}, ty_bfloat16 = {TY_BFLOAT16}, ty_fp8_e4m3 = {TY_FP8_E4M3}, ty_fp8_e5m2 = {TY_FP8_E5M2}, ty_float32 = {TY_FLOAT32}, ty_float64 = {TY_FLOAT64}, ty_none = {TY_NONE},
      ty_range = {TY_RANGE}, ty_rangeiter = {TY_RANGEITER}, ty_str = {TY_STR}, ty_complex64 = {TY_COMPLEX64},
      ty_complex128 = {TY_COMPLEX128}, ty_slice2 = {TY_SLICE, .n = 2}, ty_slice3 = {TY_SLICE, .n = 3},
      ty_ellipsis = {TY_ELLIPSIS};
@@ -19,7 +19,8 @@ static Type *const scalars[] = {
     [TY_BOOL] = &ty_bool,       [TY_INT8] = &ty_int8,     [TY_INT16] = &ty_int16,
     [TY_INT32] = &ty_int32,     [TY_INT64] = &ty_int64,   [TY_UINT8] = &ty_uint8,
     [TY_UINT16] = &ty_uint16,   [TY_UINT32] = &ty_uint32, [TY_UINT64] = &ty_uint64,
-    [TY_FLOAT16] = &ty_float16, [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
+    [TY_FLOAT16] = &ty_float16, [TY_BFLOAT16] = &ty_bfloat16, [TY_FP8_E4M3] = &ty_fp8_e4m3,
+    [TY_FP8_E5M2] = &ty_fp8_e5m2, [TY_FLOAT32] = &ty_float32, [TY_FLOAT64] = &ty_float64, [TY_COMPLEX64] = &ty_complex64,
     [TY_COMPLEX128] = &ty_complex128,
 };
 /* clang-format on */
@@ -29,12 +30,13 @@ static const char *const scalar_names[] = {
     [TY_BOOL] = "bool",       [TY_INT8] = "int8",       [TY_INT16] = "int16",
     [TY_INT32] = "int32",     [TY_INT64] = "int64",     [TY_UINT8] = "uint8",
     [TY_UINT16] = "uint16",   [TY_UINT32] = "uint32",   [TY_UINT64] = "uint64",
-    [TY_FLOAT16] = "float16", [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
+    [TY_FLOAT16] = "float16", [TY_BFLOAT16] = "bfloat16", [TY_FP8_E4M3] = "float8_e4m3fn",
+    [TY_FP8_E5M2] = "float8_e5m2", [TY_FLOAT32] = "float32", [TY_FLOAT64] = "float64", [TY_COMPLEX64] = "complex64",
     [TY_COMPLEX128] = "complex128",
 };
 /* clang-format on */
 
-Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_FLOAT16 ? scalars[k] : NULL; }
+Type *type_scalar(TypeKind k) { return k >= TY_BOOL && k <= TY_FP8_E5M2 ? scalars[k] : NULL; }
 
 Type *type_array(Ctx *c, Type *elem, int ndim, char layout, AddrSpace space) {
     if (ndim > LIMIT_NDIM) { /* from a signature: point at the def line */
@@ -137,10 +139,14 @@ const RecField *record_field(const Type *rec, const char *name) {
     return NULL;
 }
 
-bool is_scalar(const Type *t) { return t && ((t->kind >= TY_BOOL && t->kind <= TY_FLOAT64) || t->kind == TY_FLOAT16); }
+bool is_scalar(const Type *t) { return t && t->kind >= TY_BOOL && t->kind <= TY_BFLOAT16 && !is_complex(t); }
 bool is_int(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_UINT64; }
 bool is_signed(const Type *t) { return t && t->kind >= TY_INT8 && t->kind <= TY_INT64; }
-bool is_float(const Type *t) { return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64 || t->kind == TY_FLOAT16); }
+bool is_float(const Type *t) {
+    return t && (t->kind == TY_FLOAT32 || t->kind == TY_FLOAT64 || t->kind == TY_FLOAT16 || t->kind == TY_BFLOAT16);
+}
+bool is_half(const Type *t) { return t && (t->kind == TY_FLOAT16 || t->kind == TY_BFLOAT16); }
+bool is_fp8(const Type *t) { return t && (t->kind == TY_FP8_E4M3 || t->kind == TY_FP8_E5M2); }
 bool is_numeric(const Type *t) { return is_scalar(t); }
 bool is_index(const Type *t) { return is_int(t) || (t && t->kind == TY_BOOL); }
 bool is_complex(const Type *t) { return t && (t->kind == TY_COMPLEX64 || t->kind == TY_COMPLEX128); }
@@ -152,23 +158,26 @@ bool has_value(const Type *t) {
             if (!has_value(t->items[i])) return false;
         return true;
     }
-    return is_number(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
+    return is_number(t) || is_fp8(t) || t->kind == TY_ARRAY || t->kind == TY_RANGE || t->kind == TY_RANGEITER ||
             t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 Type *complex_part(const Type *t) { return t->kind == TY_COMPLEX64 ? &ty_float32 : &ty_float64; }
 Type *complex_of(const Type *t) {
     if (is_complex(t)) return (Type *)t;
-    return t->kind == TY_FLOAT32 || t->kind == TY_FLOAT16 ? &ty_complex64 : &ty_complex128;
+    return t->kind == TY_FLOAT32 || is_half(t) ? &ty_complex64 : &ty_complex128;
 }
 
 int type_bits(const Type *t) {
     switch (t->kind) {
     case TY_BOOL:
     case TY_INT8:
-    case TY_UINT8: return 8;
+    case TY_UINT8:
+    case TY_FP8_E4M3:
+    case TY_FP8_E5M2: return 8;
     case TY_INT16:
     case TY_UINT16:
-    case TY_FLOAT16: return 16;
+    case TY_FLOAT16:
+    case TY_BFLOAT16: return 16;
     case TY_INT32:
     case TY_UINT32:
     case TY_FLOAT32: return 32;
@@ -196,7 +205,7 @@ int64_t type_size(const Type *t) {
 
 const char *type_name(Ctx *c, const Type *t) {
     if (!t) return "?";
-    if (is_number(t)) return scalar_names[t->kind];
+    if (is_number(t) || is_fp8(t)) return scalar_names[t->kind];
     switch (t->kind) {
     case TY_UNKNOWN: return "<unknown>";
     case TY_NONE: return "none";
@@ -266,7 +275,8 @@ Type *type_from_name(const char *name) {
         {"f4", &ty_float32},        {"float_", &ty_float32},     {"float", &ty_float32},
         {"single", &ty_float32},    {"float64", &ty_float64},    {"f8", &ty_float64},
         {"double", &ty_float64},    {"float16", &ty_float16},    {"f2", &ty_float16},
-        {"half", &ty_float16},    {"none", &ty_none},          {"void", &ty_none},
+        {"half", &ty_float16},    {"bfloat16", &ty_bfloat16},
+        {"float8_e4m3fn", &ty_fp8_e4m3}, {"float8_e5m2", &ty_fp8_e5m2},    {"none", &ty_none},          {"void", &ty_none},
         {"complex64", &ty_complex64}, {"c8", &ty_complex64},     {"csingle", &ty_complex64},
         {"complex128", &ty_complex128}, {"c16", &ty_complex128}, {"cdouble", &ty_complex128},
         {"complex_", &ty_complex128},
@@ -277,14 +287,16 @@ Type *type_from_name(const char *name) {
     return NULL;
 }
 
-/* float16 with float16 or an 8-bit int stays float16; with a 16-bit int or
- * float32, float32; wider ints need float64 (NumPy's result_type). */
+/* A 16-bit float (float16 or bfloat16) with itself or an 8-bit int stays
+ * itself; with a 16-bit int, float32 or the other 16-bit float, float32;
+ * wider ints need float64 (NumPy's result_type for float16; numba.cuda's
+ * conversions of bfloat16, which converts safely only to float32 and up). */
 static Type *promote_half(Type *a, Type *b) {
-    Type *other = a->kind == TY_FLOAT16 ? b : a;
-    if (other->kind == TY_FLOAT16) return &ty_float16;
-    if (other->kind == TY_FLOAT32) return &ty_float32;
+    Type *h = is_half(a) ? a : b, *other = h == a ? b : a;
+    if (other->kind == h->kind) return h;
+    if (other->kind == TY_FLOAT32 || is_half(other)) return &ty_float32;
     int bits = type_bits(other);
-    return bits <= 8 ? &ty_float16 : bits <= 16 ? &ty_float32 : &ty_float64;
+    return bits <= 8 ? h : bits <= 16 ? &ty_float32 : &ty_float64;
 }
 
 /* numba types integer arithmetic on machine integers (int64/uint64): small
@@ -303,7 +315,7 @@ Type *promote_arith(Type *a, Type *b) {
     if (b->kind == TY_BOOL) b = &ty_int64;
     if (is_float(a) || is_float(b)) {
         if (a->kind == TY_FLOAT64 || b->kind == TY_FLOAT64) return &ty_float64;
-        if (a->kind == TY_FLOAT16 || b->kind == TY_FLOAT16) return promote_half(a, b);
+        if (is_half(a) || is_half(b)) return promote_half(a, b);
         Type *other = is_float(a) && is_float(b) ? NULL : is_float(a) ? b : a;
         if (!other || type_bits(other) <= 16) return &ty_float32;
         return &ty_float64;
@@ -416,7 +428,7 @@ static int parse_count(Parser *ps, int *out) {
 }
 
 static Type *element_type(Parser *ps, Type *t) {
-    if (!is_number(t) && t->kind != TY_RECORD) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
+    if (!is_number(t) && !is_fp8(t) && t->kind != TY_RECORD) SIG_FAIL("arrays of %s are not supported (only of numbers)", type_name(ps->c, t));
     return t;
 }
 
@@ -696,7 +708,7 @@ static bool kernel_arg_type(const Type *t) {
             if (!kernel_arg_type(t->items[k])) return false;
         return true;
     }
-    return t->kind == TY_ARRAY || is_number(t) || t->kind == TY_RECORD || t->kind == TY_CPTR;
+    return t->kind == TY_ARRAY || is_number(t) || is_fp8(t) || t->kind == TY_RECORD || t->kind == TY_CPTR;
 }
 
 int parse_signature(Ctx *c, const char *sig) {

@@ -362,7 +362,7 @@ def test_setitem_broadcasts_like_numpy(rng):
 
 
 def test_small_numba_names():
-    assert gpujit.is_float16_supported() and not gpujit.is_bfloat16_supported() and not gpujit.is_fp8_supported()
+    assert gpujit.is_float16_supported() and gpujit.is_bfloat16_supported() and gpujit.is_fp8_supported()
     assert gpujit.literal_unroll((1, 2)) == (1, 2)
     assert issubclass(gpujit.CudaSupportError, Exception)
 

@@ -68,6 +68,9 @@ typedef enum GjDtype {
     GJ_COMPLEX64,
     GJ_COMPLEX128,  /* NumPy's layout: re, im */
     GJ_FLOAT16,     /* IEEE binary16 (NumPy's float16) */
+    GJ_BFLOAT16,    /* bfloat16: float32's top half (ml_dtypes.bfloat16) */
+    GJ_FLOAT8_E4M3, /* OCP fp8 E4M3, no inf (ml_dtypes.float8_e4m3fn, CUDA's __nv_fp8_e4m3) */
+    GJ_FLOAT8_E5M2, /* OCP fp8 E5M2 (ml_dtypes.float8_e5m2, CUDA's __nv_fp8_e5m2) */
     GJ_NDTYPES
 } GjDtype;
 

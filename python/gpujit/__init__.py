@@ -26,6 +26,8 @@ from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # 
 from .intrinsics import nanosleep
 from . import intrinsics as _intrinsics
 from . import types
+from . import bf16  # noqa: E402  (numba.cuda.bf16)
+from . import fp8  # noqa: E402  (numba.cuda.fp8)
 from .dispatcher import Dispatcher, DeviceFunction
 from .typing import signature_list as _signature_list
 
@@ -34,7 +36,7 @@ _core.register_paths(_intrinsics.registry())
 # Types: numba's type objects (gpujit.types): signatures (void(float32[::1], int32)),
 # dtypes (np.dtype(gpujit.float32), shared.array(n, gpujit.float32)) and casts in kernels.
 from .types import (boolean, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: E402
-                    float16, float32, float64, complex64, complex128, intp, uintp, intc, uintc, byte, char, uchar, short,
+                    float16, bfloat16, float8_e4m3fn, float8_e5m2, float32, float64, complex64, complex128, intp, uintp, intc, uintc, byte, char, uchar, short,
                     ushort, int_, uint, long_, ulong, longlong, ulonglong, float_, double, void, none, b1, i1, i2,
                     i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16)
 

@@ -17,6 +17,7 @@ import os as _os
 import numpy as np
 
 from . import _core
+from . import typing as _typing
 from .cudadrv import Stream as _Stream
 
 __all__ = [
@@ -27,16 +28,24 @@ __all__ = [
 ]
 
 _CODES = dict(_core.dtype_codes)                       # 'float32' -> GjDtype code
-_DTYPES = {code: np.dtype(name) for name, code in _CODES.items()}
+_NAMES = {code: name for name, code in _CODES.items()}
+_DTYPES = {}                                           # code -> np.dtype, made on first use
+
+
+def _dtype_of(code):
+    dt = _DTYPES.get(code)
+    if dt is None:
+        dt = _DTYPES[code] = _typing.np_dtype(_NAMES[code])
+    return dt
 
 
 def _dtype_code(dtype):
     dt = np.dtype(dtype)
-    code = _CODES.get(dt.name) if dt.kind in "biufc" else None
-    if code is None or (not dt.isnative and dt.itemsize > 1):
-        raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, "
-                        "uint8-uint64, float16, float32, float64, complex64 or complex128 (native byte order)")
-    return code
+    name = _typing.scalar_dtype_name(dt)
+    if name is None:
+        raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, uint8-uint64, "
+                        "float16, bfloat16, float32, float64, complex64 or complex128 (native byte order)")
+    return _CODES[name]
 
 
 def _shape_tuple(shape):
@@ -130,7 +139,7 @@ class DeviceArray(_core.DeviceArrayBase):
 
     @property
     def dtype(self):
-        return _DTYPES[self._dtype_code]
+        return _dtype_of(self._dtype_code)
 
     @property
     def gpu_data(self):

@@ -13,7 +13,7 @@ import numpy as np
 __all__ = ["Type", "Number", "Boolean", "Integer", "Float", "Complex", "NoneType", "Array", "UniTuple", "Tuple",
            "Record", "NestedArray", "CPointer", "Signature", "signature",
            "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc",
-           "uintc", "boolean", "bool_", "float16", "float32", "float64", "complex64", "complex128", "byte", "char", "uchar",
+           "uintc", "boolean", "bool_", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float32", "float64", "complex64", "complex128", "byte", "char", "uchar",
            "short", "ushort", "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double",
            "void", "none", "voidptr", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"]
 
@@ -95,6 +95,20 @@ class Integer(Number):
 
 class Float(Number):
     pass
+
+
+class MlFloat(Float):
+    """A float NumPy has no dtype of: ml_dtypes' (bfloat16), imported only when its dtype
+    is asked for."""
+
+    def __init__(self, name, bits):
+        Type.__init__(self, name)
+        self.bitwidth = bits
+
+    @property
+    def dtype(self):
+        from .typing import np_dtype
+        return np_dtype(self.name)
 
 
 class Complex(Number):
@@ -317,6 +331,9 @@ uint16 = u2 = ushort = Integer("uint16", np.uint16)
 uint32 = u4 = uintc = Integer("uint32", np.uint32)
 uint64 = u8 = uintp = uint = ulong = ulonglong = Integer("uint64", np.uint64)
 float16 = f2 = half = Float("float16", np.float16)
+bfloat16 = MlFloat("bfloat16", 16)
+float8_e4m3fn = MlFloat("float8_e4m3fn", 8)   # CUDA's __nv_fp8_e4m3: no inf, NaN S.1111.111
+float8_e5m2 = MlFloat("float8_e5m2", 8)       # CUDA's __nv_fp8_e5m2
 float32 = f4 = float_ = Float("float32", np.float32)
 float64 = f8 = double = Float("float64", np.float64)
 complex64 = c8 = Complex("complex64", np.complex64)
@@ -325,7 +342,8 @@ complex128 = c16 = Complex("complex128", np.complex128)
 # The scalar types, by the NumPy name the compiler knows each by (src/intrinsics.c).
 NUMBERS = {"numpy.bool": boolean, "numpy.int8": int8, "numpy.int16": int16, "numpy.int32": int32,
            "numpy.int64": int64, "numpy.uint8": uint8, "numpy.uint16": uint16, "numpy.uint32": uint32,
-           "numpy.uint64": uint64, "numpy.float16": float16, "numpy.float32": float32, "numpy.float64": float64,
+           "numpy.uint64": uint64, "numpy.float16": float16, "ml_dtypes.bfloat16": bfloat16,
+           "ml_dtypes.float8_e4m3fn": float8_e4m3fn, "ml_dtypes.float8_e5m2": float8_e5m2, "numpy.float32": float32, "numpy.float64": float64,
            "numpy.complex64": complex64, "numpy.complex128": complex128}
 
 # numba's sets of scalar types by kind (`ty in types.signed_domain`).

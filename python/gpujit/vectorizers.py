@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from . import typing as _typing
 from .devicearray import DeviceArray, _alloc, _kept_stream
 from .deviceufunc import GUFuncEngine, broadcast_shapes
 from .numba_interop import from_numba
@@ -238,7 +239,8 @@ def _to_device(host, stream):
 # target and device, each array's dtype, shape and strides, each scalar's type.
 _PLANS_KEPT = 256
 _INT64 = (-(1 << 63), 1 << 63)
-_FAST_SCALARS = frozenset([bool, float, complex] + [np.dtype(name).type for name in _core.dtype_codes])
+_FAST_SCALARS = frozenset([bool, float, complex] + [np.dtype(name).type for name in _core.dtype_codes
+                                                    if name not in _typing._ML_DTYPES])
 
 
 def _fast_key(args, out):

@@ -334,9 +334,24 @@ class _Gen:
         return self.reduce_int("fz_apply(%s, %s, %s)" % (fn, x, y), 3 * bx + 7 + by, WRAP_AT)
 
     def float_leaf_more(self):
-        """float16 arithmetic, the record and tuple arguments' floats, a device function
+        """float16 and bfloat16 arithmetic, the record and tuple arguments' floats, a device function
         that takes a function: (source, bound), or None."""
         r = self.r.random()
+        if r < 0.15:
+            # bfloat16: the same operations, float32's range (each one rounded once, both sides)
+            self.features.add("bfloat16")
+            x, _ = self.arg(self.float_expr, 1)
+            y, _ = self.arg(self.float_expr, 1)
+            x = "gpu.bfloat16(min(max(%s, -1000.0), 1000.0))" % x
+            y = "gpu.bfloat16(min(max(%s, -1000.0), 1000.0))" % y
+            op = self.pick(["+", "-", "*", "/", "abs", "cvt"])
+            if op == "/":
+                return "float(%s / (abs(%s) + gpu.bfloat16(1.0)))" % (x, y), 1000.0
+            if op == "abs":
+                return "float(abs(%s))" % x, 1000.0
+            if op == "cvt":   # through float32 and an integer and back
+                return "float(gpu.float32(%s) + gpu.bfloat16(gpu.int32(%s)))" % (x, y), 2000.0
+            return "float(%s %s %s)" % (x, op, y), 1.0e6
         if r < 0.45:
             self.features.add("float16")
             # operands clamped so that no float16 result passes 200 * 200 < 65504

@@ -28,18 +28,39 @@ def wrap_int(value, name="int64"):
     return v
 
 
+def _bfloat16(x):
+    """x rounded once to bfloat16 (a double through a float32 rounded to odd, exact for
+    the second rounding), as the kernels' conversion."""
+    import ml_dtypes
+    if isinstance(x, (int, np.integer)):
+        x = float(x)   # the fuzzer's ints are below 2**53: exact
+    f = np.float32(x)
+    if isinstance(x, float) and float(f) != x and x == x:
+        u = int(np.array([f]).view(np.uint32)[0])
+        if abs(float(f)) > abs(x):
+            u -= 1
+        f = np.array([u | 1], np.uint32).view(np.float32)[0]
+    return ml_dtypes.bfloat16(f)
+
+
 class _Cast:
     """gpu.int32 etc.: callable as a cast, and usable as a dtype argument."""
 
     def __init__(self, name):
         self.name = name
-        self.dtype = np.dtype("bool" if name == "bool_" else name)
+        if name == "bfloat16":
+            import ml_dtypes
+            self.dtype = np.dtype(ml_dtypes.bfloat16)
+        else:
+            self.dtype = np.dtype("bool" if name == "bool_" else name)
 
     def __call__(self, x):
         if self.name == "float32":
             return np.float32(x)
         if self.name == "float16":    # np.float16 op np.float16 rounds to float16, as kernels do
             return np.float16(x)
+        if self.name == "bfloat16":   # ml_dtypes' bfloat16 op bfloat16 rounds once from float32, as kernels do
+            return _bfloat16(x)
         if self.name == "float64":
             return float(x)
         if self.name == "bool_":
@@ -124,6 +145,7 @@ class Shim:
         for name in _INT_WIDTH:
             setattr(self, name, _Cast(name))
         self.float16, self.float32, self.float64 = _Cast("float16"), _Cast("float32"), _Cast("float64")
+        self.bfloat16 = _Cast("bfloat16")
         self.bool_ = _Cast("bool_")
         self.boolean = self.bool_
 

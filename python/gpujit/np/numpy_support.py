@@ -15,7 +15,7 @@ def from_dtype(dtype):
     dt = np.dtype(dtype)
     if dt.fields is not None:
         return _record(dt)
-    t = types.NUMBERS.get("numpy." + dt.name)
+    t = types.NUMBERS.get("numpy." + dt.name) or types.NUMBERS.get("ml_dtypes." + dt.name)
     if t is None or dt.byteorder not in "=|":
         raise NotImplementedError("dtype %s has no gpujit type" % (dt,))
     return t

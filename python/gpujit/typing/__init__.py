@@ -14,13 +14,25 @@ from .. import _core
 from ..types import Type, Signature, signature  # noqa: F401  (numba.cuda.typing.signature)
 from ..numba_interop import from_numba as _from_numba
 
-_DTYPES = {
-    np.dtype(np.bool_): "bool", np.dtype(np.int8): "int8", np.dtype(np.int16): "int16",
-    np.dtype(np.int32): "int32", np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8",
-    np.dtype(np.uint16): "uint16", np.dtype(np.uint32): "uint32", np.dtype(np.uint64): "uint64",
-    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
-    np.dtype(np.complex64): "complex64", np.dtype(np.complex128): "complex128",
-}
+_CODES = dict(_core.dtype_codes)  # 'float32' -> its GjDtype code (runtime/devicearray.c owns the table)
+# The kernel dtypes NumPy itself lacks: ml_dtypes' (imported only when one is used).
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+
+
+def np_dtype(name):
+    """The NumPy dtype of a kernel dtype's name ('float32', 'bfloat16')."""
+    if name in _ML_DTYPES:
+        import ml_dtypes
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
+
+
+def scalar_dtype_name(dt):
+    """The kernel name of a scalar dtype in native byte order, or None."""
+    if dt.kind in "biufc" or (dt.kind == "V" and dt.fields is None and dt.name in _ML_DTYPES):
+        if dt.isnative or dt.itemsize == 1:
+            return dt.name if dt.name in _CODES else None
+    return None
 
 
 def dtype_name(dtype):
@@ -30,9 +42,9 @@ def dtype_name(dtype):
         raise TypeError("unsupported dtype %r" % (dtype,)) from None
     if dt.fields is not None:
         return _record_name(dt)
-    name = _DTYPES.get(dt.newbyteorder("=") if dt.byteorder not in "=|" else dt)
-    if name is None or (dt.byteorder not in "=|"):
-        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float16, "
+    name = scalar_dtype_name(dt)
+    if name is None:
+        raise TypeError("unsupported dtype %s: kernels take bool, int8-int64, uint8-uint64, float16, bfloat16, "
                         "float32, float64, complex64 and complex128 in native byte order" % dt)
     return name
 
@@ -110,8 +122,33 @@ def typeof_string(value, position=None):
         return array_type(value.dtype, len(value.shape),
                           _is_c_contiguous(tuple(value.shape), tuple(value.strides), np.dtype(value.dtype).itemsize))
     if hasattr(value, "__dlpack__"):
-        return typeof_string(np.from_dlpack(value), position)
+        try:
+            return typeof_string(np.from_dlpack(value), position)
+        except (BufferError, TypeError, RuntimeError):   # NumPy takes no bfloat16 (DLPack's kDLBfloat)
+            return _dlpack_type(value)
     raise TypeError("unsupported kernel argument of type %s%s" % (type(value).__name__, where))
+
+
+def _dlpack_type(value):
+    """The kernel type of a DLPack producer, read from its DLTensor (the capsule it makes is
+    dropped unused, which frees it)."""
+    import ctypes
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    cap = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    t = DLTensor.from_address(get(cap, b"dltensor"))   # a DLManagedTensor starts with its DLTensor
+    name = _core.dlpack_dtypes.get((t.code, t.bits)) if t.lanes == 1 else None
+    if name is None:
+        raise TypeError("unsupported DLPack dtype (code %d, %d bits, %d lanes)" % (t.code, t.bits, t.lanes))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = None if not t.strides else tuple(t.strides[i] * t.bits // 8 for i in range(t.ndim))
+    return array_type(np_dtype(name), t.ndim, _is_c_contiguous(shape, strides, t.bits // 8))
 
 
 def signature_of(args):
@@ -154,6 +191,8 @@ def parse_signature(sig):
 
 
 def _kind_bits(name):
+    if name in _ML_DTYPES:   # ml_dtypes' floats, without importing it
+        return "f", 16 if name == "bfloat16" else 8
     dt = np.dtype("bool" if name == "bool" else name)
     return dt.kind, dt.itemsize * 8
 

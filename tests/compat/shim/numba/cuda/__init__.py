@@ -29,7 +29,7 @@ for _name in dir(_gpujit):
         globals()[_name] = getattr(_gpujit, _name)
 
 for _info in pkgutil.iter_modules(_gpujit.__path__):
-    if _info.name.startswith("_"):
+    if _info.name.startswith("_") and _info.name != "_internal":  # numba.cuda._internal is public to its tests
         continue
     try:
         _mod = importlib.import_module("gpujit." + _info.name)

@@ -1,0 +1,1 @@
+"""numba.cuda's _internal modules, where its own tests import from them."""
