@@ -154,6 +154,8 @@ struct Type {
     const char *spelling;
     /* TY_ARRAY, a record's nested array: the constant shape (C order); else NULL */
     const int64_t *shape;
+    /* TY_ARRAY that is a wmma fragment (mma.c): its role, shape and layout; else NULL */
+    const struct MmaFrag *frag;
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
@@ -535,6 +537,7 @@ typedef enum {
     IK_VIEW_DTYPE, /* a.view(dtype): the callee is the IR_ATTR holding a (views.c) */
     IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
+    IK_WMMA, /* gpu.wmma.*: id = WmmaOp (mma.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -754,6 +757,18 @@ Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *rt);
 
 //
+// mma.c: gpu.wmma.* (fragments, load/store/fill, mma_sync on tensor cores)
+//
+typedef enum {
+    WMMA_FRAGMENT, WMMA_FILL, WMMA_LOAD, WMMA_STORE, WMMA_MMA,
+    WMMA_CONST, /* matrix_a, row_major, ...: arguments, not calls */
+} WmmaOp;
+Type *type_wmma(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+bool frag_eq(const struct MmaFrag *a, const struct MmaFrag *b); /* types.c's type_eq */
+const char *frag_name(Ctx *c, const Type *t); /* types.c's type_name */
+LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs, Type *rt);
+
+//
 // atomics.c: atomics and warp-level operations
 //
 /* gpu.atomic.*: the op (an Intrinsic's id). */
@@ -787,6 +802,10 @@ LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 const Intrinsic *intrinsic_lookup(const char *path);
 bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
 const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+/* An operand needed at compile time: a device function's literal parameter or a
+ * local assigned once from a constant resolved to that constant (else v). */
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
+Type *dtype_of(Ctx *c, Instr *in, Instr *d); /* the element type a dtype argument names */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
 /* The struct of a C-contiguous array at `data` with these dims (i64). */

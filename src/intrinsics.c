@@ -84,6 +84,13 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fp16.heq", IK_FP16, FP16_EQ}, {"gpujit.fp16.hne", IK_FP16, FP16_NE},
     {"gpujit.fp16.hgt", IK_FP16, FP16_GT}, {"gpujit.fp16.hge", IK_FP16, FP16_GE},
     {"gpujit.fp16.hlt", IK_FP16, FP16_LT}, {"gpujit.fp16.hle", IK_FP16, FP16_LE},
+    {"gpujit.wmma.fragment", IK_WMMA, WMMA_FRAGMENT}, {"gpujit.wmma.fill_fragment", IK_WMMA, WMMA_FILL},
+    {"gpujit.wmma.load_matrix_sync", IK_WMMA, WMMA_LOAD}, {"gpujit.wmma.store_matrix_sync", IK_WMMA, WMMA_STORE},
+    {"gpujit.wmma.mma_sync", IK_WMMA, WMMA_MMA},
+    {"gpujit.wmma.matrix_a", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.matrix_b", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.accumulator", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.row_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.col_major", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.mem_row_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.mem_col_major", IK_WMMA, WMMA_CONST},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -251,7 +258,7 @@ static Instr *local_constant(Ctx *c, Instr *v) {
 /* An operand needed at compile time: where it reads a device function's
  * parameter that the caller passed a constant for, that constant, put in
  * the IR in its place (lowering reads it). */
-static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
     Instr *k = arg_literal(c, v, LIT_NEED);
     if (!k && !PyErr_Occurred()) k = local_constant(c, v);
     if (!k || k == v) return v;
@@ -261,7 +268,7 @@ static Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
 }
 
 /* The element type named by a dtype argument: np.float32, gpu.int32, 'float32'. */
-static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
+Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
     d = literal_operand(c, in, d);
     if (d->op == IR_CONST && d->ckind == CK_STR) {
         Type *t = type_from_name(d->name);
@@ -421,6 +428,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_LOCAL_ARRAY: return array_alloc_type(c, in, false);
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
+    case IK_WMMA: return type_wmma(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -739,6 +747,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     }
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
+    case IK_WMMA: return lower_wmma(c, in, k, a, nargs, rt);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;
