@@ -538,6 +538,7 @@ typedef enum {
     IK_ARRAY_COPY, /* a.copy() of a frozen global array: a local array (globalarrays.c) */
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_WMMA, /* gpu.wmma.*: id = WmmaOp (mma.c) */
+    IK_CP_ASYNC, /* gpu.cp_async.*: id = CpAsyncOp (cpasync.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -767,6 +768,13 @@ Type *type_wmma(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 bool frag_eq(const struct MmaFrag *a, const struct MmaFrag *b); /* types.c's type_eq */
 const char *frag_name(Ctx *c, const Type *t); /* types.c's type_name */
 LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs, Type *rt);
+
+//
+// cpasync.c: gpu.cp_async.* (Ampere's asynchronous copies, global to shared)
+//
+typedef enum { CPA_COPY, CPA_COMMIT, CPA_WAIT_GROUP, CPA_WAIT_ALL } CpAsyncOp;
+Type *type_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs);
 
 //
 // atomics.c: atomics and warp-level operations
@@ -1123,6 +1131,7 @@ struct Ctx {
     int *loop_end; /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
     LLVMValueRef *loop_trip; /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
+    LLVMValueRef cpa_queue; /* cpasync.c, CPU target: the thread's pending cp.async copies */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
     PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */

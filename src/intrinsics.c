@@ -91,6 +91,8 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.wmma.accumulator", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.row_major", IK_WMMA, WMMA_CONST},
     {"gpujit.wmma.col_major", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.mem_row_major", IK_WMMA, WMMA_CONST},
     {"gpujit.wmma.mem_col_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.cp_async.copy", IK_CP_ASYNC, CPA_COPY}, {"gpujit.cp_async.commit_group", IK_CP_ASYNC, CPA_COMMIT},
+    {"gpujit.cp_async.wait_group", IK_CP_ASYNC, CPA_WAIT_GROUP}, {"gpujit.cp_async.wait_all", IK_CP_ASYNC, CPA_WAIT_ALL},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -429,6 +431,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_ATOMIC: return type_atomic(c, in, k, at, nargs);
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
     case IK_WMMA: return type_wmma(c, in, k, at, nargs);
+    case IK_CP_ASYNC: return type_cp_async(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -748,6 +751,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_ATOMIC: return lower_atomic(c, (AtomicOp)k->id, a, rt);
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
     case IK_WMMA: return lower_wmma(c, in, k, a, nargs, rt);
+    case IK_CP_ASYNC: return lower_cp_async(c, in, k, a, nargs);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;

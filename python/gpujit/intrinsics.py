@@ -131,10 +131,18 @@ wmma = _Namespace(
     col_major="Column-major memory: element (i, j) at [j, i].",
     mem_row_major="row_major, by CUDA's name for an accumulator's memory.",
     mem_col_major="col_major, by CUDA's name for an accumulator's memory.")
+cp_async = _Namespace(
+    "gpujit.cp_async", "Asynchronous copies from global to shared memory (cp.async, compute capability 8.0 "
+    "and up). The CPU target performs a copy at the wait that covers it.",
+    copy="copy(dst, dst_index, src, src_index, nbytes): starts copying nbytes (4, 8 or 16, aligned so) from "
+         "&src[src_index] (global) to &dst[dst_index] (shared).",
+    commit_group="commit_group(): the copies started since the last commit become a group.",
+    wait_group="wait_group(n): waits until at most n (a constant, 0-7) of the newest groups are pending.",
+    wait_all="wait_all(): commit_group(), then waits for every copy.")
 
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
-        threadfence_system, wmma, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+        threadfence_system, wmma, cp_async, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
         ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16, cg)
 
 # Loads and stores of a global array's element with a PTX cache operator (numba's cache hints;
