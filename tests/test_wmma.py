@@ -228,3 +228,19 @@ def test_misuse_is_a_typing_error(body, match):
     exec("def kern(x):\n    " + body.replace("; ", "\n    ") + "\n", ns)
     with pytest.raises(gpu.TypingError, match=match):
         gpu.jit(ns["kern"])[1, 32](np.zeros((16, 16), np.float32))
+
+
+def test_example_gemm_ptx():
+    """examples/tc_gemm.py (run by test_examples) assembles for sm_80 and sm_90, its
+    fragments in registers."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "tc_gemm.py")
+    spec = importlib.util.spec_from_file_location("example_tc_gemm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for cc, arch in (((8, 0), "sm_80"), ((9, 0), "sm_90")):
+        ptx = gpu.compiler.compile_ptx(mod.tc_gemm.py_func, "void(float16[:, ::1], float16[:, ::1], float32[:, ::1])",
+                                       cc=cc)[0]
+        assert "cp.async.cg.shared.global" in ptx and "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+        assert ".local" not in ptx
+        assemble(ptx, arch)
