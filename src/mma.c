@@ -310,14 +310,11 @@ static void lane_group(Ctx *c, LLVMValueRef *g, LLVMValueRef *t) {
     *t = LLVMBuildAnd(c->b, lane, ci64(c, 3), "tig");
 }
 
-static LLVMValueRef lower_load_store(Ctx *c, Instr **a, int nargs, bool store) {
-    Instr *fi = a[store ? 1 : 0], *ai = a[store ? 0 : 1];
-    Type *ft = fi->type, *at = ai->type;
+/* Each element of the fragment from (or to) its place in memory: scalar accesses. */
+static void load_store_elems(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValueRef data, LLVMValueRef ldm,
+                             int layout, bool store) {
     const MmaFrag *f = ft->frag;
     const MmaShape *s = &shapes[f->shape];
-    int layout = f->role == ROLE_ACC ? mem_layout(a[nargs - 1]->type) : f->layout;
-    LLVMValueRef arr = val(c, ai), data = frag_data(c, fi);
-    LLVMValueRef ldm = at->ndim == 1 ? val_as(c, a[2], &ty_int64) : NULL;
     LLVMValueRef g, t;
     lane_group(c, &g, &t);
     for (int i = 0; i < frag_len(s, f->role); i++) {
@@ -333,6 +330,90 @@ static LLVMValueRef lower_load_store(Ctx *c, Instr **a, int nargs, bool store) {
             store_elem(c, ft->elem, q, is_tf32(f) ? round_tf32(c, v) : v);
         }
     }
+}
+
+/* A 16-bit A or B fragment from shared memory on the GPU: ldmatrix, which
+ * gives each lane exactly the elements mma.sync wants from 8x8 matrices
+ * whose rows (8 elements, 16 bytes) the lanes address: lane L the row L % 8
+ * of matrix L / 8. Matrix q's origin in the tile is (8 * (q % 2), 8 * (q / 2)),
+ * for A and for B alike (the registers' order in the fragment); memory whose
+ * rows run along the tile's columns is read with .trans. Only where each
+ * memory row is contiguous and 16-byte aligned (checked at run time; else
+ * the scalar loads). */
+static bool ldmatrix_fits(Ctx *c, const MmaFrag *f, Type *at) {
+    return on_gpu(c) && !c->errbuf && at->space == AS_SHARED && f->role != ROLE_ACC &&
+           shapes[f->shape].fam == FAM_16BIT && shapes[f->shape].k == 16;
+}
+
+static void load_ldmatrix(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValueRef data, LLVMValueRef ldm,
+                          int layout) {
+    const MmaFrag *f = ft->frag;
+    const MmaShape *s = &shapes[f->shape];
+    int nmat = frag_len(s, f->role) / 2; /* 4 (16x16) or 2 (B of 16x8): a register each */
+    /* contiguous rows: the inner stride is the element's size; 16-byte aligned rows */
+    LLVMValueRef base = LLVMBuildPtrToInt(c->b, extract_value(c, arr, 0, ""), c->i64, "");
+    LLVMValueRef inner, lead;
+    if (at->ndim == 2) {
+        LLVMValueRef st = extract_value(c, arr, 2, "");
+        inner = at->layout == 'C' ? ci64(c, 2) : extract_value(c, st, 1, "");
+        lead = at->layout == 'C' ? LLVMBuildMul(c->b, extract_value(c, extract_value(c, arr, 1, ""), 1, ""), ci64(c, 2), "")
+                                 : extract_value(c, st, 0, "");
+    } else {
+        inner = at->layout == 'C' ? ci64(c, 2) : extract_value(c, extract_value(c, arr, 2, ""), 0, "");
+        lead = LLVMBuildMul(c->b, ldm, inner, "");
+    }
+    LLVMValueRef mis = LLVMBuildAnd(c->b, LLVMBuildOr(c->b, base, lead, ""), ci64(c, 15), "");
+    LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, inner, ci64(c, 2), ""),
+                                   LLVMBuildICmp(c->b, LLVMIntEQ, mis, ci64(c, 0), ""), "");
+    LLVMBasicBlockRef fast = new_block(c, "ldmatrix"), slow = new_block(c, "frag.load"), done = new_block(c, "frag.loaded");
+    LLVMBuildCondBr(c->b, ok, fast, slow);
+    LLVMPositionBuilderAtEnd(c->b, slow);
+    load_store_elems(c, ft, at, arr, data, ldm, layout, false);
+    LLVMBuildBr(c->b, done);
+    LLVMPositionBuilderAtEnd(c->b, fast);
+    LLVMValueRef lane = LLVMBuildZExt(c->b, c->target->special(c, SP_LANEID, 0), c->i64, "");
+    LLVMValueRef q = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, lane, ci64(c, 3), ""), ci64(c, nmat - 1), "");
+    LLVMValueRef rr = LLVMBuildAnd(c->b, lane, ci64(c, 7), "");
+    LLVMValueRef r0 = LLVMBuildMul(c->b, LLVMBuildAnd(c->b, q, ci64(c, 1), ""), ci64(c, 8), "");
+    LLVMValueRef c0 = LLVMBuildMul(c->b, LLVMBuildLShr(c->b, q, ci64(c, 1), ""), ci64(c, 8), "");
+    /* row-major memory: the lane's row is a tile row; column-major: a tile column */
+    LLVMValueRef p = layout == 'R' ? tile_ptr(c, at, arr, ldm, LLVMBuildAdd(c->b, r0, rr, ""), c0)
+                                   : tile_ptr(c, at, arr, ldm, LLVMBuildAdd(c->b, c0, rr, ""), r0);
+    bool trans = (f->role == ROLE_A) != (layout == 'R');
+    char text[160], cons[64];
+    int o = snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {", nmat, trans ? ".trans" : "");
+    int k = 0;
+    for (int i = 0; i < nmat; i++) {
+        o += snprintf(text + o, sizeof text - (size_t)o, "%s$%d", i ? ", " : "", i);
+        k += snprintf(cons + k, sizeof cons - (size_t)k, "=r,");
+    }
+    snprintf(text + o, sizeof text - (size_t)o, "}, [$%d];", nmat);
+    snprintf(cons + k, sizeof cons - (size_t)k, "r,~{memory}");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(p)) != 3) p = LLVMBuildAddrSpaceCast(c->b, p, LLVMPointerTypeInContext(c->llctx, 3), "");
+    LLVMValueRef addr = LLVMBuildPtrToInt(c->b, p, c->i32, "");
+    LLVMTypeRef rt[4] = {c->i32, c->i32, c->i32, c->i32};
+    LLVMValueRef r = asm_call(c, LLVMStructTypeInContext(c->llctx, rt, (unsigned)nmat, 0), text, cons, &addr, 1);
+    for (int i = 0; i < nmat; i++) {
+        LLVMValueRef ix = ci64(c, 4 * i);
+        LLVMValueRef st = LLVMBuildStore(c->b, LLVMBuildExtractValue(c->b, r, (unsigned)i, ""),
+                                         LLVMBuildInBoundsGEP2(c->b, c->i8, data, &ix, 1, ""));
+        LLVMSetAlignment(st, 4);
+    }
+    LLVMBuildBr(c->b, done);
+    LLVMPositionBuilderAtEnd(c->b, done);
+}
+
+static LLVMValueRef lower_load_store(Ctx *c, Instr **a, int nargs, bool store) {
+    Instr *fi = a[store ? 1 : 0], *ai = a[store ? 0 : 1];
+    Type *ft = fi->type, *at = ai->type;
+    const MmaFrag *f = ft->frag;
+    int layout = f->role == ROLE_ACC ? mem_layout(a[nargs - 1]->type) : f->layout;
+    LLVMValueRef arr = val(c, ai), data = frag_data(c, fi);
+    LLVMValueRef ldm = at->ndim == 1 ? val_as(c, a[2], &ty_int64) : NULL;
+    if (!store && ldmatrix_fits(c, f, at))
+        load_ldmatrix(c, ft, at, arr, data, ldm, layout);
+    else
+        load_store_elems(c, ft, at, arr, data, ldm, layout, store);
     return NULL;
 }
 

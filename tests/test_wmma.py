@@ -99,6 +99,72 @@ def test_mma_matches_numpy(m, n, k, ab, acc, la, lb, lc):
         assemble(ptx, arch)
 
 
+def make_shared_kernel(n, la, lb):
+    """As make_kernel for float16 -> float32, A and B staged through shared memory (where the GPU
+    loads fragments with ldmatrix), each shared row padded by 8 elements."""
+    @gpu.jit
+    def kern(a, b, c, d):
+        sa = gpu.shared.array((16, 24), np.float16)
+        sb = gpu.shared.array((16, 24), np.float16)
+        lane = gpu.threadIdx.x
+        for e in range(lane, a.size, 32):
+            sa[e // a.shape[1], e % a.shape[1]] = a[e // a.shape[1], e % a.shape[1]]
+        for e in range(lane, b.size, 32):
+            sb[e // b.shape[1], e % b.shape[1]] = b[e // b.shape[1], e % b.shape[1]]
+        gpu.syncthreads()
+        fa = wmma.fragment(wmma.matrix_a, 16, n, 16, np.float16, la)
+        fb = wmma.fragment(wmma.matrix_b, 16, n, 16, np.float16, lb)
+        fc = wmma.fragment(wmma.accumulator, 16, n, 16, np.float32)
+        wmma.load_matrix_sync(fa, sa[:, :16])
+        wmma.load_matrix_sync(fb, sb[:b.shape[0], :b.shape[1]])
+        wmma.load_matrix_sync(fc, c, wmma.row_major)
+        wmma.mma_sync(fc, fa, fb, fc)
+        wmma.store_matrix_sync(d, fc, wmma.row_major)
+    return kern
+
+
+@pytest.mark.parametrize("n", [16, 8])
+@pytest.mark.parametrize("la, lb", [(ROW, ROW), (COL, COL), (ROW, COL), (COL, ROW)])
+def test_fragments_from_shared_memory(n, la, lb):
+    kern = make_shared_kernel(n, la, lb)
+    a, b = rand((16, 16), np.float16), rand((16, n), np.float16)
+    c = rand((16, n), np.float32)
+    t = lambda x, lay: np.ascontiguousarray(x.T) if lay is COL else x  # noqa: E731
+    d = np.full((16, n), np.nan, np.float32)
+    kern[1, 32](t(a, la), t(b, lb), c, d)
+    np.testing.assert_array_equal(d, ref_mma(a, b, c))
+    ptx = gpu.compiler.compile_ptx(kern.py_func, "void(float16[:, ::1], float16[:, ::1], float32[:, ::1], "
+                                   "float32[:, ::1])", cc=(8, 0))[0]
+    assert ptx.count("ldmatrix.sync.aligned.m8n8") == 2
+    assert ptx.count(".trans.shared.b16") == (la is COL) + (lb is ROW)  # memory rows along the tile's columns
+    assert ("ldmatrix.sync.aligned.m8n8.x2" in ptx) == (n == 8)
+    assemble(ptx, "sm_80")
+
+
+@gpu.jit(device=True)
+def tile_mma(acc, a, b):
+    fa = wmma.fragment(wmma.matrix_a, 16, 16, 16, np.float16)
+    fb = wmma.fragment(wmma.matrix_b, 16, 16, 16, np.float16)
+    wmma.load_matrix_sync(fa, a)
+    wmma.load_matrix_sync(fb, b)
+    wmma.mma_sync(acc, fa, fb, acc)
+
+
+@gpu.jit
+def mma_in_device_fn(a, b, c):
+    acc = wmma.fragment(wmma.accumulator, 16, 16, 16, np.float32)
+    wmma.fill_fragment(acc, -2)
+    tile_mma(acc, a, b)
+    wmma.store_matrix_sync(c, acc, wmma.row_major)
+
+
+def test_fragment_passed_to_a_device_function():
+    a, b = rand((16, 16), np.float16), rand((16, 16), np.float16)
+    c = np.full((16, 16), np.nan, np.float32)
+    mma_in_device_fn[1, 32](a, b, c)
+    np.testing.assert_array_equal(c, ref_mma(a, b, np.full((16, 16), -2, np.float32)))
+
+
 def test_tf32_rounds_on_load():
     """Elements of float32 fragments are rounded to tf32 (ties away from zero) when loaded."""
     kern = make_kernel(16, 16, 8, np.float32, np.float32, ROW, ROW, ROW)
