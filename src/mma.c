@@ -332,25 +332,21 @@ static void load_store_elems(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMV
     }
 }
 
-/* A 16-bit A or B fragment from shared memory on the GPU: ldmatrix, which
- * gives each lane exactly the elements mma.sync wants from 8x8 matrices
- * whose rows (8 elements, 16 bytes) the lanes address: lane L the row L % 8
- * of matrix L / 8. Matrix q's origin in the tile is (8 * (q % 2), 8 * (q / 2)),
- * for A and for B alike (the registers' order in the fragment); memory whose
- * rows run along the tile's columns is read with .trans. Only where each
- * memory row is contiguous and 16-byte aligned (checked at run time; else
- * the scalar loads). */
-static bool ldmatrix_fits(Ctx *c, const MmaFrag *f, Type *at) {
-    return on_gpu(c) && !c->errbuf && at->space == AS_SHARED && f->role != ROLE_ACC &&
-           shapes[f->shape].fam == FAM_16BIT && shapes[f->shape].k == 16;
+/* A 16-bit A or B fragment from shared memory is read as ldmatrix reads it
+ * on the GPU: 8x8 matrices whose rows (8 elements, 16 bytes) the lanes
+ * address, lane L the row L % 8 of matrix L / 8, which gives each lane
+ * exactly the elements mma.sync wants. Matrix q's origin in the tile is
+ * (8 * (q % 2), 8 * (q / 2)), for A and for B alike (the registers' order in
+ * the fragment); memory whose rows run along the tile's columns is read
+ * with .trans. Each memory row must be contiguous and 16-byte aligned: a
+ * ValueError otherwise, on both targets (the CPU target then loads the
+ * elements one by one). */
+static bool via_ldmatrix(const MmaFrag *f, Type *at) {
+    return at->space == AS_SHARED && f->role != ROLE_ACC && shapes[f->shape].fam == FAM_16BIT &&
+           shapes[f->shape].k == 16;
 }
 
-static void load_ldmatrix(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValueRef data, LLVMValueRef ldm,
-                          int layout) {
-    const MmaFrag *f = ft->frag;
-    const MmaShape *s = &shapes[f->shape];
-    int nmat = frag_len(s, f->role) / 2; /* 4 (16x16) or 2 (B of 16x8): a register each */
-    /* contiguous rows: the inner stride is the element's size; 16-byte aligned rows */
+static int check_rows(Ctx *c, Type *at, LLVMValueRef arr, LLVMValueRef ldm) {
     LLVMValueRef base = LLVMBuildPtrToInt(c->b, extract_value(c, arr, 0, ""), c->i64, "");
     LLVMValueRef inner, lead;
     if (at->ndim == 2) {
@@ -365,12 +361,15 @@ static void load_ldmatrix(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValu
     LLVMValueRef mis = LLVMBuildAnd(c->b, LLVMBuildOr(c->b, base, lead, ""), ci64(c, 15), "");
     LLVMValueRef ok = LLVMBuildAnd(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, inner, ci64(c, 2), ""),
                                    LLVMBuildICmp(c->b, LLVMIntEQ, mis, ci64(c, 0), ""), "");
-    LLVMBasicBlockRef fast = new_block(c, "ldmatrix"), slow = new_block(c, "frag.load"), done = new_block(c, "frag.loaded");
-    LLVMBuildCondBr(c->b, ok, fast, slow);
-    LLVMPositionBuilderAtEnd(c->b, slow);
-    load_store_elems(c, ft, at, arr, data, ldm, layout, false);
-    LLVMBuildBr(c->b, done);
-    LLVMPositionBuilderAtEnd(c->b, fast);
+    return check_or_raise(c, ok, PyExc_ValueError,
+                          "wmma.load_matrix_sync(): a 16-bit fragment loaded from shared memory needs rows of "
+                          "contiguous elements that start at 16-byte boundaries (what ldmatrix reads)");
+}
+
+static void load_ldmatrix(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValueRef data, LLVMValueRef ldm,
+                          int layout) {
+    const MmaFrag *f = ft->frag;
+    int nmat = frag_len(&shapes[f->shape], f->role) / 2; /* 4 (16x16) or 2 (B of 16x8): a register each */
     LLVMValueRef lane = LLVMBuildZExt(c->b, c->target->special(c, SP_LANEID, 0), c->i64, "");
     LLVMValueRef q = LLVMBuildAnd(c->b, LLVMBuildLShr(c->b, lane, ci64(c, 3), ""), ci64(c, nmat - 1), "");
     LLVMValueRef rr = LLVMBuildAnd(c->b, lane, ci64(c, 7), "");
@@ -399,8 +398,6 @@ static void load_ldmatrix(Ctx *c, Type *ft, Type *at, LLVMValueRef arr, LLVMValu
                                          LLVMBuildInBoundsGEP2(c->b, c->i8, data, &ix, 1, ""));
         LLVMSetAlignment(st, 4);
     }
-    LLVMBuildBr(c->b, done);
-    LLVMPositionBuilderAtEnd(c->b, done);
 }
 
 static LLVMValueRef lower_load_store(Ctx *c, Instr **a, int nargs, bool store) {
@@ -410,7 +407,9 @@ static LLVMValueRef lower_load_store(Ctx *c, Instr **a, int nargs, bool store) {
     int layout = f->role == ROLE_ACC ? mem_layout(a[nargs - 1]->type) : f->layout;
     LLVMValueRef arr = val(c, ai), data = frag_data(c, fi);
     LLVMValueRef ldm = at->ndim == 1 ? val_as(c, a[2], &ty_int64) : NULL;
-    if (!store && ldmatrix_fits(c, f, at))
+    bool rows = !store && via_ldmatrix(f, at);
+    if (rows && check_rows(c, at, arr, ldm) < 0) return NULL;
+    if (rows && on_gpu(c) && !c->errbuf) /* debug keeps the element loads' bounds checks */
         load_ldmatrix(c, ft, at, arr, data, ldm, layout);
     else
         load_store_elems(c, ft, at, arr, data, ldm, layout, store);

@@ -310,3 +310,33 @@ def test_example_gemm_ptx():
         assert "cp.async.cg.shared.global" in ptx and "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
         assert ".local" not in ptx
         assemble(ptx, arch)
+
+
+def misaligned_shared(a, c, off):
+    sa = gpu.shared.array((16, 32), np.float16)
+    for e in range(gpu.threadIdx.x, 512, 32):
+        sa[e // 32, e % 32] = 0
+    gpu.syncthreads()
+    fa = wmma.fragment(wmma.matrix_a, 16, 16, 16, np.float16)
+    wmma.load_matrix_sync(fa, sa[:, off:off + 16])
+    acc = wmma.fragment(wmma.accumulator, 16, 16, 16, np.float32)
+    wmma.fill_fragment(acc, 0)
+    wmma.store_matrix_sync(c, acc, wmma.row_major)
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_shared_rows_must_be_16_byte_aligned(debug):
+    """What ldmatrix reads on the GPU: a shared tile whose rows start off a 16-byte boundary
+    raises ValueError on the CPU target too (reported with debug=True; without it the threads
+    stop there, as at any raise); one that starts on a boundary loads."""
+    kern = gpu.jit(debug=debug)(misaligned_shared)
+    c = np.full((16, 16), np.nan, np.float32)
+    kern[1, 32](np.zeros(1, np.float16), c, 8)
+    np.testing.assert_array_equal(c, 0)
+    c[:] = np.nan
+    if debug:
+        with pytest.raises(ValueError, match=r"rows of contiguous elements that start at 16-byte boundaries"):
+            kern[1, 32](np.zeros(1, np.float16), c, 3)
+    else:
+        kern[1, 32](np.zeros(1, np.float16), c, 3)
+    assert np.isnan(c).all()
