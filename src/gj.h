@@ -539,6 +539,7 @@ typedef enum {
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_WMMA, /* gpu.wmma.*: id = WmmaOp (mma.c) */
     IK_CP_ASYNC, /* gpu.cp_async.*: id = CpAsyncOp (cpasync.c) */
+    IK_MBARRIER, /* gpu.mbarrier.*: id = MbarOp (mbarrier.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -775,6 +776,16 @@ LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int na
 typedef enum { CPA_COPY, CPA_COMMIT, CPA_WAIT_GROUP, CPA_WAIT_ALL } CpAsyncOp;
 Type *type_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 LLVMValueRef lower_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs);
+
+//
+// mbarrier.c: gpu.mbarrier.* (split arrive/wait barriers in shared memory)
+//
+typedef enum {
+    MBAR_INIT, MBAR_ARRIVE, MBAR_ARRIVE_EXPECT_TX, MBAR_EXPECT_TX, MBAR_COMPLETE_TX,
+    MBAR_TEST_WAIT, MBAR_TRY_WAIT, MBAR_TEST_WAIT_PARITY, MBAR_TRY_WAIT_PARITY
+} MbarOp;
+Type *type_mbarrier(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_mbarrier(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs);
 
 //
 // atomics.c: atomics and warp-level operations

@@ -93,6 +93,13 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.wmma.mem_col_major", IK_WMMA, WMMA_CONST},
     {"gpujit.cp_async.copy", IK_CP_ASYNC, CPA_COPY}, {"gpujit.cp_async.commit_group", IK_CP_ASYNC, CPA_COMMIT},
     {"gpujit.cp_async.wait_group", IK_CP_ASYNC, CPA_WAIT_GROUP}, {"gpujit.cp_async.wait_all", IK_CP_ASYNC, CPA_WAIT_ALL},
+    {"gpujit.mbarrier.init", IK_MBARRIER, MBAR_INIT}, {"gpujit.mbarrier.arrive", IK_MBARRIER, MBAR_ARRIVE},
+    {"gpujit.mbarrier.arrive_expect_tx", IK_MBARRIER, MBAR_ARRIVE_EXPECT_TX},
+    {"gpujit.mbarrier.expect_tx", IK_MBARRIER, MBAR_EXPECT_TX},
+    {"gpujit.mbarrier.complete_tx", IK_MBARRIER, MBAR_COMPLETE_TX},
+    {"gpujit.mbarrier.test_wait", IK_MBARRIER, MBAR_TEST_WAIT}, {"gpujit.mbarrier.try_wait", IK_MBARRIER, MBAR_TRY_WAIT},
+    {"gpujit.mbarrier.test_wait_parity", IK_MBARRIER, MBAR_TEST_WAIT_PARITY},
+    {"gpujit.mbarrier.try_wait_parity", IK_MBARRIER, MBAR_TRY_WAIT_PARITY},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -432,6 +439,7 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
     case IK_WMMA: return type_wmma(c, in, k, at, nargs);
     case IK_CP_ASYNC: return type_cp_async(c, in, k, at, nargs);
+    case IK_MBARRIER: return type_mbarrier(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -752,6 +760,7 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, rt);
     case IK_WMMA: return lower_wmma(c, in, k, a, nargs, rt);
     case IK_CP_ASYNC: return lower_cp_async(c, in, k, a, nargs);
+    case IK_MBARRIER: return lower_mbarrier(c, in, k, a, nargs);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;

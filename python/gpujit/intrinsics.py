@@ -139,10 +139,22 @@ cp_async = _Namespace(
     commit_group="commit_group(): the copies started since the last commit become a group.",
     wait_group="wait_group(n): waits until at most n (a constant, 0-7) of the newest groups are pending.",
     wait_all="wait_all(): commit_group(), then waits for every copy.")
+mbarrier = _Namespace(
+    "gpujit.mbarrier", "Split arrive/wait barriers, each an int64 or uint64 element of a shared array "
+    "(mbarrier.*: compute capability 8.0 and up; the transaction counts and try_wait, 9.0).",
+    init="init(bars, i, count): barrier bars[i] expects count arrivals per phase.",
+    arrive="arrive(bars, i): this thread's arrival; returns the phase's token (uint64).",
+    arrive_expect_tx="arrive_expect_tx(bars, i, nbytes): expect_tx, then arrive; returns the token.",
+    expect_tx="expect_tx(bars, i, nbytes): the phase also waits for nbytes of transactions.",
+    complete_tx="complete_tx(bars, i, nbytes): nbytes of the phase's transactions are done.",
+    test_wait="test_wait(bars, i, token): whether the phase of token has completed.",
+    try_wait="try_wait(bars, i, token): as test_wait, waiting a while first on the GPU.",
+    test_wait_parity="test_wait_parity(bars, i, parity): whether the phase of that parity (0 or 1) has completed.",
+    try_wait_parity="try_wait_parity(bars, i, parity): as test_wait_parity, waiting a while first on the GPU.")
 
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
-        threadfence_system, wmma, cp_async, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+        threadfence_system, wmma, cp_async, mbarrier, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
         ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16, cg)
 
 # Loads and stores of a global array's element with a PTX cache operator (numba's cache hints;
