@@ -560,6 +560,22 @@ static void mma_cpu(Ctx *c, const MmaShape *s, Type *acc, LLVMValueRef d, LLVMVa
     for (int i = 0; i < s->n / 2; i++) store_elem(c, acc, frag_elem_ptr(c, d, acc, i), out[i]);
 }
 
+/* mma.sync needs every lane of the warp: a block whose thread count is not a
+ * multiple of 32 has a last warp without some (ValueError, on both targets). */
+static int check_full_warp(Ctx *c) {
+    LLVMValueRef t[3], n[3];
+    for (int d = 0; d < 3; d++) {
+        t[d] = LLVMBuildZExt(c->b, c->target->special(c, SP_TID, d), c->i64, "");
+        n[d] = LLVMBuildZExt(c->b, c->target->special(c, SP_NTID, d), c->i64, "");
+    }
+    LLVMValueRef lin = LLVMBuildAdd(c->b, t[0], LLVMBuildMul(c->b, n[0], LLVMBuildAdd(c->b, t[1], LLVMBuildMul(c->b, n[1], t[2], ""), ""), ""), "");
+    LLVMValueRef total = LLVMBuildMul(c->b, LLVMBuildMul(c->b, n[0], n[1], ""), n[2], "");
+    LLVMValueRef end = LLVMBuildAdd(c->b, LLVMBuildOr(c->b, lin, ci64(c, 31), ""), ci64(c, 1), "");
+    return check_or_raise(c, LLVMBuildICmp(c->b, LLVMIntULE, end, total, ""), PyExc_ValueError,
+                          "wmma.mma_sync(): every lane of the warp must take part, and the block's last warp is "
+                          "not full (launch blocks of a multiple of 32 threads)");
+}
+
 LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs, Type *rt) {
     (void)in, (void)rt;
     switch ((WmmaOp)k->id) {
@@ -576,6 +592,7 @@ LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int na
     case WMMA_STORE: return lower_load_store(c, a, nargs, true);
     case WMMA_MMA: {
         const MmaShape *s = &shapes[a[1]->type->frag->shape];
+        if (check_full_warp(c) < 0) return NULL;
         LLVMValueRef d = frag_data(c, a[0]), x = frag_data(c, a[1]), y = frag_data(c, a[2]), z = frag_data(c, a[3]);
         if (on_gpu(c))
             mma_gpu(c, s, a[0]->type->elem, d, x, y, z);

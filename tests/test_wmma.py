@@ -340,3 +340,22 @@ def test_shared_rows_must_be_16_byte_aligned(debug):
     else:
         kern[1, 32](np.zeros(1, np.float16), c, 3)
     assert np.isnan(c).all()
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_mma_needs_a_full_warp(debug):
+    """A block of 48 threads: its second warp lacks lanes 16-31, so its mma_sync raises
+    ValueError (reported with debug=True); the first warp computes its tile."""
+    kern = gpu.jit(debug=debug)(make_kernel(16, 16, 16, np.float16, np.float32, ROW, ROW, ROW).py_func)
+    a, b = rand((16, 16), np.float16), rand((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    d = np.full((16, 16), np.nan, np.float32)
+    kern[1, 32](a, b, c, d)
+    np.testing.assert_array_equal(d, ref_mma(a, b, c))
+    d[:] = np.nan
+    if debug:
+        with pytest.raises(ValueError, match=r"every lane of the warp must take part"):
+            kern[1, 48](a, b, c, d)
+    else:
+        kern[1, 48](a, b, c, d)
+        np.testing.assert_array_equal(d, ref_mma(a, b, c))  # the first warp's result; the second stopped
