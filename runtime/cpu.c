@@ -66,6 +66,9 @@ static const char MSG_DEADLOCK[] = "syncthreads(): not every thread of a block r
                                    "(a barrier inside a branch that some threads skipped?)";
 static const char MSG_WARP_DEADLOCK[] = "warp-level operation: a lane named in the mask never reached it "
                                         "(it waits at syncthreads(), or at a different warp operation)";
+static const char MSG_YIELD_DEADLOCK[] = "mbarrier wait: the threads of a block have waited on mbarriers that "
+                                         "never complete (too few arrivals, or transaction bytes never completed?)";
+#define YIELD_ROUNDS_LIMIT (1u << 16) /* rounds in a row in which every running thread only waited */
 static const char MSG_NOMEM[] = "CPU launch: out of memory (shared-memory buffer, fiber stacks or thread frames)";
 static const char MSG_NOFN[] = "internal error: CPU launch without the host function this kernel needs";
 static const char MSG_INDEX[] = "an array index was out of bounds";
@@ -309,6 +312,16 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
             } while (cpu_release_warp(lanes, nl));
         }
         w->active = NULL;
+        if (s->nyield) { /* threads waiting on an mbarrier: another round, unless none else can run */
+            uint32_t ran = n - s->ndone - s->nwait - s->ngrid;
+            s->yield_rounds = s->nyield == ran ? s->yield_rounds + 1 : 0;
+            if (s->yield_rounds > YIELD_ROUNDS_LIMIT) return MSG_YIELD_DEADLOCK;
+            for (uint32_t i = 0; i < n; i++)
+                if (s->fibers[i].wait == WAIT_YIELD) s->fibers[i].wait = WAIT_NONE;
+            s->nyield = 0;
+            w->active = s;
+            continue;
+        }
         if (s->ndone == n) return NULL; /* every thread returned */
         if (s->nwait + s->ngrid + s->ndone < n)
             return MSG_WARP_DEADLOCK; /* some wait at a warp operation that nobody else will reach */

@@ -39,7 +39,10 @@ struct GjBlockCtx {
      * 0/1 or the ballot; match: the mask). GJ_WARP_ACTIVEMASK ignores the
      * mask: value is the address of the lane's position in the program (an
      * int64 array, arg entries long; src/lower.c, lane_position), and the
-     * result names the lanes that reach that same point together. */
+     * result names the lanes that reach that same point together.
+     * GJ_WARP_YIELD ignores its operands: the thread lets the block's other
+     * threads run before it goes on (a wait on an mbarrier that has not
+     * completed; src/mbarrier.c). */
     uint64_t (*warp)(GjBlockCtx *, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
     /* An array index out of bounds: the compiled code has written the error
      * record (gpujit.h, gj_output_debug); this ends the launch, which then
@@ -88,7 +91,8 @@ enum { GJ_SYNC_COUNT, GJ_SYNC_AND, GJ_SYNC_OR };
  * one list. Shuffles come first (the compiler relies on <= SHFL_BFLY). */
 #define GJ_WARP_OPS(X) \
     X(SHFL_IDX) \
-    X(SHFL_UP) X(SHFL_DOWN) X(SHFL_BFLY) X(ALL) X(ANY) X(EQ) X(BALLOT) X(MATCH_ANY) X(MATCH_ALL) X(SYNC) X(ACTIVEMASK)
+    X(SHFL_UP) X(SHFL_DOWN) X(SHFL_BFLY) X(ALL) X(ANY) X(EQ) X(BALLOT) X(MATCH_ANY) X(MATCH_ALL) X(SYNC) X(ACTIVEMASK) \
+    X(YIELD)
 
 #define GJ_WARP_ENUMERATOR(name) GJ_WARP_##name,
 enum { GJ_WARP_OPS(GJ_WARP_ENUMERATOR) GJ_WARP_NOPS };

@@ -133,7 +133,7 @@ typedef struct Job {
     GjBarrierReport report;        /* err is the barrier rule's: what its worker saw */
 } Job;
 
-enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP, WAIT_GRID };
+enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP, WAIT_GRID, WAIT_YIELD };
 
 /* The block scheduler's state while a block's fibers run; blk->sched.
  *
@@ -151,6 +151,8 @@ struct Sched {
     Fiber *fibers;             /* the block's threads (a slice of the worker's fibers) */
     uint32_t nwait, ndone;     /* fibers at the barrier; finished */
     uint32_t ngrid;            /* fibers at the grid barrier (cooperative launches) */
+    uint32_t nyield;           /* fibers that yielded (GJ_WARP_YIELD) this round */
+    uint32_t yield_rounds;     /* rounds in a row in which every running fiber yielded */
     /* syncthreads_count/and/or: true predicates so far at this barrier, and
      * (npred, narrived) of the barrier last released, which the released
      * threads read before any can arrive at the next one */

@@ -24,6 +24,12 @@ Fiber *cpu_warp_of(Fiber *fibers, uint32_t nthreads, uint32_t i, uint32_t *n) {
 uint64_t cpu_fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg) {
     Sched *s = blk->sched;
     Fiber *f = s->cur;
+    if (op == GJ_WARP_YIELD) { /* block_run runs it again in its next round */
+        s->nyield++;
+        f->wait = WAIT_YIELD;
+        cpu_to_sched(s, f);
+        return 0;
+    }
     f->op = op, f->mask = mask, f->value = value, f->arg = arg;
     f->wait = WAIT_WARP;
     cpu_to_sched(s, f);

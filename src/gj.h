@@ -159,6 +159,8 @@ struct Type {
     const char *spelling;
     /* TY_ARRAY, a record's nested array: the constant shape (C order); else NULL */
     const int64_t *shape;
+    /* TY_ARRAY that is a wmma fragment (mma.c): its role, shape and layout; else NULL */
+    const struct MmaFrag *frag;
 };
 
 extern Type ty_unknown, ty_bool, ty_int8, ty_int16, ty_int32, ty_int64, ty_uint8, ty_uint16, ty_uint32, ty_uint64,
@@ -545,6 +547,9 @@ typedef enum {
     IK_FP16, /* gpu.fp16.*: id = Fp16Op (fp16.c) */
     IK_BF16, /* gpu.bf16.*: id = the row of bf16.c's table */
     IK_FP8,  /* gpu.fp8.cvt_*_to_fp8: id = the source's TypeKind (fp8.c) */
+    IK_WMMA, /* gpu.wmma.*: id = WmmaOp (mma.c) */
+    IK_CP_ASYNC, /* gpu.cp_async.*: id = CpAsyncOp (cpasync.c) */
+    IK_MBARRIER, /* gpu.mbarrier.*: id = MbarOp (mbarrier.c) */
     IK_SELP, /* gpu.selp(pred, a, b): a select, no branch */
     IK_NANOSLEEP, /* gpu.nanosleep(ns): nanosleep.u32 on the GPU; nothing on the CPU target */
     IK_VECTOR, /* a vector type's constructor, gpu.float32x3(...): id = the items' TypeKind, dim = their count */
@@ -788,6 +793,35 @@ Type *type_fp16(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
 LLVMValueRef lower_fp16(Ctx *c, int op, Instr **a, int nargs, Type *h); /* h: float16 or bfloat16 */
 
 //
+// mma.c: gpu.wmma.* (fragments, load/store/fill, mma_sync on tensor cores)
+//
+typedef enum {
+    WMMA_FRAGMENT, WMMA_FILL, WMMA_LOAD, WMMA_STORE, WMMA_MMA,
+    WMMA_CONST, /* matrix_a, row_major, ...: arguments, not calls */
+} WmmaOp;
+Type *type_wmma(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+bool frag_eq(const struct MmaFrag *a, const struct MmaFrag *b); /* types.c's type_eq */
+const char *frag_name(Ctx *c, const Type *t); /* types.c's type_name */
+LLVMValueRef lower_wmma(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs, Type *rt);
+
+//
+// cpasync.c: gpu.cp_async.* (Ampere's asynchronous copies, global to shared)
+//
+typedef enum { CPA_COPY, CPA_COMMIT, CPA_WAIT_GROUP, CPA_WAIT_ALL } CpAsyncOp;
+Type *type_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_cp_async(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs);
+
+//
+// mbarrier.c: gpu.mbarrier.* (split arrive/wait barriers in shared memory)
+//
+typedef enum {
+    MBAR_INIT, MBAR_ARRIVE, MBAR_ARRIVE_EXPECT_TX, MBAR_EXPECT_TX, MBAR_COMPLETE_TX,
+    MBAR_TEST_WAIT, MBAR_TRY_WAIT, MBAR_TEST_WAIT_PARITY, MBAR_TRY_WAIT_PARITY
+} MbarOp;
+Type *type_mbarrier(Ctx *c, Instr *in, const Intrinsic *k, Type **at, int nargs);
+LLVMValueRef lower_mbarrier(Ctx *c, Instr *in, const Intrinsic *k, Instr **a, int nargs);
+
+//
 // atomics.c: atomics and warp-level operations
 //
 /* gpu.atomic.*: the op (an Intrinsic's id). */
@@ -821,6 +855,10 @@ LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 const Intrinsic *intrinsic_lookup(const char *path);
 bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
 const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+/* An operand needed at compile time: a device function's literal parameter or a
+ * local assigned once from a constant resolved to that constant (else v). */
+Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
+Type *dtype_of(Ctx *c, Instr *in, Instr *d); /* the element type a dtype argument names */
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
 /* The struct of a C-contiguous array at `data` with these dims (i64). */
@@ -1149,6 +1187,7 @@ struct Ctx {
     int *loop_end; /* lower.c, lane positions: per block id, the last block of the loop it heads, or -1 */
     LLVMValueRef *loop_trip; /* lower.c, lane positions: per loop header, its iteration counter (i64 alloca) */
     LLVMValueRef lane_pos; /* lower.c, lane positions: the i64 array activemask() passes */
+    LLVMValueRef cpa_queue; /* cpasync.c, CPU target: the thread's pending cp.async copies */
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
     PtrVec barriers; /* root, CPU target: "file:line" of each syncthreads() call, by its site number */

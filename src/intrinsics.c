@@ -84,6 +84,22 @@ static const Intrinsic intrinsics[] = {
     {"gpujit.fp16.heq", IK_FP16, FP16_EQ}, {"gpujit.fp16.hne", IK_FP16, FP16_NE},
     {"gpujit.fp16.hgt", IK_FP16, FP16_GT}, {"gpujit.fp16.hge", IK_FP16, FP16_GE},
     {"gpujit.fp16.hlt", IK_FP16, FP16_LT}, {"gpujit.fp16.hle", IK_FP16, FP16_LE},
+    {"gpujit.wmma.fragment", IK_WMMA, WMMA_FRAGMENT}, {"gpujit.wmma.fill_fragment", IK_WMMA, WMMA_FILL},
+    {"gpujit.wmma.load_matrix_sync", IK_WMMA, WMMA_LOAD}, {"gpujit.wmma.store_matrix_sync", IK_WMMA, WMMA_STORE},
+    {"gpujit.wmma.mma_sync", IK_WMMA, WMMA_MMA},
+    {"gpujit.wmma.matrix_a", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.matrix_b", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.accumulator", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.row_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.col_major", IK_WMMA, WMMA_CONST}, {"gpujit.wmma.mem_row_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.wmma.mem_col_major", IK_WMMA, WMMA_CONST},
+    {"gpujit.cp_async.copy", IK_CP_ASYNC, CPA_COPY}, {"gpujit.cp_async.commit_group", IK_CP_ASYNC, CPA_COMMIT},
+    {"gpujit.cp_async.wait_group", IK_CP_ASYNC, CPA_WAIT_GROUP}, {"gpujit.cp_async.wait_all", IK_CP_ASYNC, CPA_WAIT_ALL},
+    {"gpujit.mbarrier.init", IK_MBARRIER, MBAR_INIT}, {"gpujit.mbarrier.arrive", IK_MBARRIER, MBAR_ARRIVE},
+    {"gpujit.mbarrier.arrive_expect_tx", IK_MBARRIER, MBAR_ARRIVE_EXPECT_TX},
+    {"gpujit.mbarrier.expect_tx", IK_MBARRIER, MBAR_EXPECT_TX},
+    {"gpujit.mbarrier.complete_tx", IK_MBARRIER, MBAR_COMPLETE_TX},
+    {"gpujit.mbarrier.test_wait", IK_MBARRIER, MBAR_TEST_WAIT}, {"gpujit.mbarrier.try_wait", IK_MBARRIER, MBAR_TRY_WAIT},
+    {"gpujit.mbarrier.test_wait_parity", IK_MBARRIER, MBAR_TEST_WAIT_PARITY},
+    {"gpujit.mbarrier.try_wait_parity", IK_MBARRIER, MBAR_TRY_WAIT_PARITY},
     {"builtins.range", IK_RANGE}, {"builtins.len", IK_LEN}, {"builtins.abs", IK_ABS},
     {"builtins.min", IK_MIN}, {"builtins.max", IK_MAX},
     {"builtins.int", IK_CAST, TY_INT64}, {"builtins.float", IK_CAST, TY_FLOAT64},
@@ -282,7 +298,7 @@ Instr *literal_operand(Ctx *c, Instr *in, Instr *v) {
 }
 
 /* The element type named by a dtype argument: np.float32, gpu.int32, 'float32'. */
-static Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
+Type *dtype_of(Ctx *c, Instr *in, Instr *d) {
     d = literal_operand(c, in, d);
     if (d->op == IR_CONST && d->ckind == CK_STR) {
         Type *t = type_from_name(d->name);
@@ -444,6 +460,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     case IK_FP16: return type_fp16(c, in, k, at, nargs);
     case IK_BF16: return type_bf16(c, in, k, at, nargs);
     case IK_FP8: return type_fp8_cvt(c, in, k, at, nargs);
+    case IK_WMMA: return type_wmma(c, in, k, at, nargs);
+    case IK_CP_ASYNC: return type_cp_async(c, in, k, at, nargs);
+    case IK_MBARRIER: return type_mbarrier(c, in, k, at, nargs);
     case IK_VECTOR: {
         /* the items, in order, from numbers and from smaller vectors */
         int n = 0;
@@ -780,6 +799,9 @@ LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     case IK_FP16: return lower_fp16(c, k->id, a, nargs, &ty_float16);
     case IK_BF16: return lower_bf16(c, k->id, a, nargs, rt);
     case IK_FP8: return lower_fp8_cvt(c, in, k, a);
+    case IK_WMMA: return lower_wmma(c, in, k, a, nargs, rt);
+    case IK_CP_ASYNC: return lower_cp_async(c, in, k, a, nargs);
+    case IK_MBARRIER: return lower_mbarrier(c, in, k, a, nargs);
     case IK_VECTOR: {
         LLVMValueRef v = LLVMGetUndef(llvm_type(c, rt));
         unsigned j = 0;

@@ -108,7 +108,8 @@ bool type_eq(const Type *a, const Type *b) {
     if (!a || !b || a->kind != b->kind) return false;
     switch (a->kind) {
     case TY_ARRAY:
-        return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space && type_eq(a->elem, b->elem);
+        return a->ndim == b->ndim && a->layout == b->layout && a->space == b->space && type_eq(a->elem, b->elem) &&
+               frag_eq(a->frag, b->frag);
     case TY_TUPLE:
         if (a->n != b->n || !a->names != !b->names) return false;
         if (a->names && strcmp(a->cls, b->cls)) return false;
@@ -218,6 +219,7 @@ const char *type_name(Ctx *c, const Type *t) {
     case TY_RECORD: return t->spelling;
     case TY_CPTR: return arena_printf(&c->arena, "%s*", t->elem->kind == TY_NONE ? "void" : type_name(c, t->elem));
     case TY_ARRAY: {
+        if (t->frag) return frag_name(c, t);
         if (t->shape) { /* a record's nested array, as numba spells it */
             const char *dims = "";
             for (int i = 0; i < t->ndim; i++)

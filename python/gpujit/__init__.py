@@ -24,6 +24,7 @@ from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsiz
                          popc, clz, ffs, brev, selp, fp16, cg)
 from .intrinsics import ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt  # cache hints
 from .intrinsics import nanosleep
+from .intrinsics import wmma, cp_async, mbarrier  # tensor cores, asynchronous copies and their barriers
 from . import intrinsics as _intrinsics
 from . import types
 from . import bf16  # noqa: E402  (numba.cuda.bf16)

@@ -116,9 +116,45 @@ fp16 = _Namespace(
     "exact as the hardware approximation.", heq="heq(a, b): a == b.", hne="hne(a, b): a != b, False if either is NaN.",
     hgt="hgt(a, b): a > b.", hge="hge(a, b): a >= b.", hlt="hlt(a, b): a < b.", hle="hle(a, b): a <= b.")
 
+wmma = _Namespace(
+    "gpujit.wmma", "Warp-level matrix multiply-accumulate on tensor cores (CUDA C++'s nvcuda::wmma; "
+    "mma.sync, compute capability 8.0 and up). Every lane of the warp makes each call together.",
+    fragment="fragment(use, m, n, k, dtype[, layout]): a fragment of a matrix, this lane's elements "
+             "(a local array; docs/language.md gives which elements a lane holds).",
+    fill_fragment="fill_fragment(frag, value): every element of the fragment set to value.",
+    load_matrix_sync="load_matrix_sync(frag, array[, ldm][, layout]): the fragment loaded from the tile at "
+                     "array[0, 0] (a 2-D array) or array[0] with leading dimension ldm (a 1-D array).",
+    store_matrix_sync="store_matrix_sync(array, frag[, ldm], layout): an accumulator stored to the tile.",
+    mma_sync="mma_sync(d, a, b, c): d = a @ b + c, warp-collective.",
+    matrix_a="The A operand (m x k).", matrix_b="The B operand (k x n).",
+    accumulator="The C and D operands (m x n).", row_major="Row-major memory: element (i, j) at [i, j].",
+    col_major="Column-major memory: element (i, j) at [j, i].",
+    mem_row_major="row_major, by CUDA's name for an accumulator's memory.",
+    mem_col_major="col_major, by CUDA's name for an accumulator's memory.")
+cp_async = _Namespace(
+    "gpujit.cp_async", "Asynchronous copies from global to shared memory (cp.async, compute capability 8.0 "
+    "and up). The CPU target performs a copy at the wait that covers it.",
+    copy="copy(dst, dst_index, src, src_index, nbytes): starts copying nbytes (4, 8 or 16, aligned so) from "
+         "&src[src_index] (global) to &dst[dst_index] (shared).",
+    commit_group="commit_group(): the copies started since the last commit become a group.",
+    wait_group="wait_group(n): waits until at most n (a constant, 0-7) of the newest groups are pending.",
+    wait_all="wait_all(): commit_group(), then waits for every copy.")
+mbarrier = _Namespace(
+    "gpujit.mbarrier", "Split arrive/wait barriers, each an int64 or uint64 element of a shared array "
+    "(mbarrier.*: compute capability 8.0 and up; the transaction counts and try_wait, 9.0).",
+    init="init(bars, i, count): barrier bars[i] expects count arrivals per phase.",
+    arrive="arrive(bars, i): this thread's arrival; returns the phase's token (uint64).",
+    arrive_expect_tx="arrive_expect_tx(bars, i, nbytes): expect_tx, then arrive; returns the token.",
+    expect_tx="expect_tx(bars, i, nbytes): the phase also waits for nbytes of transactions.",
+    complete_tx="complete_tx(bars, i, nbytes): nbytes of the phase's transactions are done.",
+    test_wait="test_wait(bars, i, token): whether the phase of token has completed.",
+    try_wait="try_wait(bars, i, token): as test_wait, waiting a while first on the GPU.",
+    test_wait_parity="test_wait_parity(bars, i, parity): whether the phase of that parity (0 or 1) has completed.",
+    try_wait_parity="try_wait_parity(bars, i, parity): as test_wait_parity, waiting a while first on the GPU.")
+
 _TOP = (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads, shared, local, atomic,
         const, syncthreads_count, syncthreads_and, syncthreads_or, syncwarp, threadfence, threadfence_block,
-        threadfence_system, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
+        threadfence_system, wmma, cp_async, mbarrier, shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, all_sync, any_sync, eq_sync,
         ballot_sync, match_any_sync, match_all_sync, activemask, lanemask_lt, fma, cbrt, popc, clz, ffs, brev, selp, fp16, cg)
 
 # Loads and stores of a global array's element with a PTX cache operator (numba's cache hints;
