@@ -27,7 +27,9 @@ export PATH=$PATH:/usr/sbin:/sbin
 
 # debootstrap cannot resume into a half-made root, so a root without its first stamp is redone.
 if [ ! -f "$ROOT/.gpujit-bootstrapped" ]; then
-    rm -rf "$ROOT"
+    # what scripts/sid_run.sh or an interrupted debootstrap mounted inside, innermost first
+    awk -v r="$ROOT/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l
+    rm -rf --one-file-system "$ROOT"
     mkdir -p "$ROOT"
     echo "gpujit: debootstrap sid into $ROOT from $mirror" >&2
     debootstrap --variant=minbase \

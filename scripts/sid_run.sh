@@ -15,10 +15,21 @@ mnt=$ROOT/work/gpujit
 mkdir -p "$mnt"
 mountpoint -q "$mnt" || mount --bind "$PWD" "$mnt"
 mountpoint -q "$ROOT/proc" || mount -t proc proc "$ROOT/proc"
+# the host's CUDA toolkit (libdevice, ptxas), where it has one, read-only at the same paths
+if [ -d /usr/local/cuda/ ]; then
+    real=$(readlink -f /usr/local/cuda)
+    mkdir -p "$ROOT$real"
+    mountpoint -q "$ROOT$real" || mount --bind -o ro "$real" "$ROOT$real"
+    [ "$real" = /usr/local/cuda ] || [ -e "$ROOT/usr/local/cuda" ] || ln -s "$real" "$ROOT/usr/local/cuda"
+fi
+if command -v ptxas >/dev/null 2>&1 && [ ! -e "$ROOT/usr/local/bin/ptxas" ]; then
+    mkdir -p "$ROOT/usr/local/bin"
+    cp "$(command -v ptxas)" "$ROOT/usr/local/bin/ptxas"
+fi
 venv=/opt/gpujit-py${ver/./}
 if [ ! -x "$ROOT$venv/bin/python" ]; then
     chroot "$ROOT" env -u PIP_FIND_LINKS "python$ver" -m venv "$venv"
     chroot "$ROOT" env -u PIP_FIND_LINKS "$venv/bin/python" -m pip install -q numpy pytest meson ninja
 fi
-exec chroot "$ROOT" /usr/bin/env -u PIP_FIND_LINKS PATH="$venv/bin:/usr/bin:/bin" HOME=/root \
+exec chroot "$ROOT" /usr/bin/env -u PIP_FIND_LINKS PATH="$venv/bin:/usr/local/bin:/usr/bin:/bin" HOME=/root \
     bash -c 'cd /work/gpujit && "$@"' sid_run "$@"

@@ -329,6 +329,7 @@ typedef struct PyVersion {
 /* The running interpreter's table, or NULL (with an ImportError set) where there is none. */
 const PyVersion *pyversion(void);
 extern const PyVersion *pyv; /* set by bytecode_init() */
+PyObject *py_bytecode_table(PyObject *self, PyObject *unused); /* _core.bytecode_table() */
 int decode_bytecode(Ctx *c); /* fills c->insns, c->ninsns */
 
 //

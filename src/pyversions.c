@@ -45,3 +45,29 @@ const PyVersion *pyversion(void) {
                  minor);
     return NULL;
 }
+
+/* _core.bytecode_table() -> the running version's table as a dict, for the test that checks it
+ * against the interpreter's opcode and dis modules */
+PyObject *py_bytecode_table(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+    if (bytecode_init() < 0) return NULL;
+    PyObject *ops = PyList_New(pyv->nops), *cc = PyList_New(0);
+    if (!ops || !cc) goto fail;
+    for (int i = 0; i < pyv->nops; i++) {
+        PyObject *t = Py_BuildValue("(sii)", pyv->ops[i].name, pyv->ops[i].number, pyv->ops[i].caches);
+        if (!t) goto fail;
+        PyList_SET_ITEM(ops, i, t);
+    }
+    for (int i = 0; pyv->common_constants && pyv->common_constants[i]; i++)
+        if (PyList_Append(cc, common_constant(i)) < 0) goto fail;
+    return Py_BuildValue("{s:i,s:N,s:i,s:O,s:O,s:O,s:i,s:i,s:i,s:O,s:N}", "minor", pyv->minor, "ops", ops,
+                         "compare_shift", pyv->compare_shift, "null_after", pyv->null_after ? Py_True : Py_False,
+                         "attr_method_bit", pyv->attr_method_bit ? Py_True : Py_False, "make_function_attrs",
+                         pyv->make_function_attrs ? Py_True : Py_False, "end_for_pops", pyv->end_for_pops,
+                         "iter_slots", pyv->iter_slots, "binop_subscr", pyv->binop_subscr, "call_ex_kwargs_slot",
+                         pyv->call_ex_kwargs_slot ? Py_True : Py_False, "common_constants", cc);
+fail:
+    Py_XDECREF(ops);
+    Py_XDECREF(cc);
+    return NULL;
+}
