@@ -18,7 +18,7 @@ ln -sfn "$ROOT/usr/include/x86_64-linux-gnu/python$ver" "$dir/include/x86_64-lin
 w=$dir/python$ver
 cat > "$w" <<EOW
 #!/bin/sh
-export PYTHONHOME=$ROOT/usr PYTHONPATH=$ROOT/opt/gpujit-py${ver/./}/lib/python$ver/site-packages
+export PYTHONHOME=$ROOT/usr PYTHONPATH=\${PYTHONPATH:+\$PYTHONPATH:}$ROOT/opt/gpujit-py${ver/./}/lib/python$ver/site-packages
 export CFLAGS="\${CFLAGS:-} -I$dir/include"
 exec $ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --library-path $ROOT/usr/lib/x86_64-linux-gnu \\
     --argv0 "\$0" $ROOT/usr/bin/python$ver "\$@"

@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD/build/sid-root
 if [ "${1:-}" = --path ]; then echo "$ROOT"; exit 0; fi
 DONE=$ROOT/.gpujit-root-complete
-[ -f "$DONE" ] && exit 0
+# installed after the bootstrap; the stamp holds this list, so a root made with another is completed
+PKGS="llvm-19-dev zlib1g-dev libzstd-dev libffi-dev git"
+[ "$(cat "$DONE" 2>/dev/null)" = "$PKGS" ] && exit 0
 
 [ "$(id -u)" = 0 ] || { echo "gpujit: scripts/sid_root.sh needs root (debootstrap, chroot)" >&2; exit 1; }
 mirror=$(sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
@@ -42,7 +44,7 @@ mkdir -p "$ROOT/etc/ssl/certs"
 cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/ca-certificates.crt"
 chroot "$ROOT" apt-get "${APT[@]}" update -qq
 chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get "${APT[@]}" install -y -qq \
-    --no-install-recommends llvm-19-dev zlib1g-dev libzstd-dev libffi-dev >/dev/null
+    --no-install-recommends $PKGS >/dev/null
 chroot "$ROOT" apt-get clean
-touch "$DONE"
+echo "$PKGS" > "$DONE"
 echo "gpujit: sid root ready at $ROOT" >&2

@@ -831,7 +831,11 @@ static int build_block(Builder *bd, Block *b) {
             if (method && pyv->null_after) RETURN_IF_ERROR(push(bd, NULLV));
             break;
         }
-        case OP_KW_NAMES: bd->kwnames = PyTuple_GET_ITEM(bd->consts, arg); break; /* ( -- ) */
+        case OP_KW_NAMES: /* ( -- ) */
+            bd->kwnames = PyTuple_GET_ITEM(bd->consts, arg);
+            if (!PyTuple_Check(bd->kwnames))
+                return internal_error(c, in->loc, "malformed code object: KW_NAMES of a non-tuple");
+            break;
         case OP_CALL: { /* (callable self_or_null args... -- result) */
             PyObject *kw = bd->kwnames;
             bd->kwnames = NULL;

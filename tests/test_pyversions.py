@@ -128,3 +128,12 @@ def test_undamaged_code_compiles_and_runs(rng):
     out = np.full(4, np.nan)
     k[1, 1](out, a)
     assert out[3] == 0.5 + a[0] + a[1]
+
+
+def test_intrinsic_numbers_build_c_uses():
+    # build.c reads CALL_INTRINSIC_1 5 as unary + and 6 as a list made a tuple (3.12+)
+    import _opcode
+    if not hasattr(_opcode, "get_intrinsic1_descs"):
+        pytest.skip("no CALL_INTRINSIC_1 before 3.12")
+    descs = _opcode.get_intrinsic1_descs()
+    assert descs[5] == "INTRINSIC_UNARY_POSITIVE" and descs[6] == "INTRINSIC_LIST_TO_TUPLE"
