@@ -595,6 +595,35 @@ static Instr *slice_const(Builder *bd, PyObject *sl) {
     return make_slice(bd, ins[0], ins[1], ins[2]);
 }
 
+static bool holds_slice(PyObject *o) {
+    if (PySlice_Check(o)) return true;
+    for (Py_ssize_t k = 0; PyTuple_Check(o) && k < PyTuple_GET_SIZE(o); k++)
+        if (holds_slice(PyTuple_GET_ITEM(o, k))) return true;
+    return false;
+}
+
+/* A constant that holds slices (3.14+ fold a[1:3, 0]'s index into one): the slices and the
+ * tuples around them built as the code of earlier versions builds them */
+static Instr *const_with_slices(Builder *bd, PyObject *o, int depth) {
+    if (PySlice_Check(o)) return slice_const(bd, o);
+    if (!PyTuple_Check(o) || !holds_slice(o)) {
+        Instr *k = const_from_py(bd, o, 0);
+        if (!k && !PyErr_Occurred())
+            error_at(bd->c, ERR_UNSUPPORTED, bd->loc, "constant of type '%s'", py_type_name(o));
+        return k;
+    }
+    if (depth > LIMIT_CONST_NESTING) {
+        error_limit(bd->c, bd->loc, "levels of tuples nested in a constant", LIMIT_CONST_NESTING);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(o);
+    Instr **items = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
+    if (!items) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!(items[k] = const_with_slices(bd, PyTuple_GET_ITEM(o, k), depth + 1))) return NULL;
+    return make_tuple(bd, items, (int)n);
+}
+
 static int build_block(Builder *bd, Block *b) {
     Ctx *c = bd->c;
     bd->blk = b;
@@ -659,8 +688,8 @@ static int build_block(Builder *bd, Block *b) {
         case OP_PUSH_NULL: RETURN_IF_ERROR(push(bd, NULLV)); break; /* ( -- NULL) */
         case OP_LOAD_CONST: { /* ( -- k) */
             PyObject *ko = PyTuple_GET_ITEM(bd->consts, arg);
-            if (PySlice_Check(ko)) {
-                RETURN_IF_ERROR(push(bd, slice_const(bd, ko)));
+            if (holds_slice(ko)) {
+                RETURN_IF_ERROR(push(bd, const_with_slices(bd, ko, 0)));
                 break;
             }
             if (PyCode_Check(ko) && ((PyCodeObject *)ko)->co_name &&

@@ -137,3 +137,19 @@ def test_intrinsic_numbers_build_c_uses():
         pytest.skip("no CALL_INTRINSIC_1 before 3.12")
     descs = _opcode.get_intrinsic1_descs()
     assert descs[5] == "INTRINSIC_UNARY_POSITIVE" and descs[6] == "INTRINSIC_LIST_TO_TUPLE"
+
+
+def test_constant_slice_indexes(rng):
+    # 3.14+ fold a constant slice, and a tuple index holding one, into a single constant
+    @gpu.jit
+    def k(out, a):
+        out[1:3, 0] = a[0:2, 1]
+        out[0, ::2] = a[2, 1:]
+        out[3, 1:3] = 7.0
+
+    a = rng.random((4, 3))
+    out = np.full((4, 3), np.nan)
+    want = out.copy()
+    k.py_func(want, a)
+    k[1, 1](out, a)
+    np.testing.assert_array_equal(out, want)
