@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The test command (README; .ci/run calls it). On a fresh Debian machine it
-# installs what it needs (apt: llvm-19-dev; pip: numpy, pytest, meson, ninja; dask,
-# distributed, numba and NVIDIA's nvdisasm for the first interpreter: numba for the tests of
-# numba's objects in gpujit and of gpujit in numba.cuda's place, which skip elsewhere),
-# builds gpujit in place for CPython 3.11, 3.12 and 3.13 (each decodes its own
-# bytecode), and runs the whole suite with each on the CPU backend (and on
-# the GPU where one exists), plus the CPU executor's C tests, then the
-# numba.cuda compatibility yardstick on the CPU target with each interpreter (scripts/compat.sh:
-# fails below its floor; downloads numba-cuda's wheel from PyPI), the suite once
-# more under ASan+UBSan (scripts/sanitize.sh), and finally as a user installs it:
-# the manylinux wheel for CPython 3.12 built, installed into a fresh venv with no
-# build tools, and the suite run against the installed package with no libLLVM
-# (scripts/test_wheel.sh).
-#   GPUJIT_PYTHONS="python3.12 ..."   overrides the interpreters
+# installs what it needs (apt: llvm-19-dev, debootstrap; pip: numpy, pytest, meson, ninja;
+# dask, distributed, numba and NVIDIA's nvdisasm for the first interpreter: numba for the tests
+# of numba's objects in gpujit and of gpujit in numba.cuda's place, which skip elsewhere), and then:
+# - per CPython, 3.11, 3.12 and 3.13 (pyenv's) here, 3.14 and 3.15 in a Debian sid root
+#   (build/sid-root, made by scripts/sid_root.sh on first use, several minutes): builds gpujit
+#   in place (each decodes its own bytecode) and runs the whole suite on the CPU backend (and
+#   on the GPU where one exists); then the numba.cuda compatibility yardstick on the CPU
+#   target with each CPython that numba-cuda 0.30.4 has a wheel for (3.11 to 3.14; not 3.15)
+#   (scripts/compat.sh: fails below its floor; downloads numba-cuda's wheel from PyPI);
+# - once: the CPU executor's C tests, the suite under ASan+UBSan with the first interpreter
+#   (scripts/sanitize.sh), and as a user installs it: the manylinux wheel for CPython 3.12
+#   built, installed into a fresh venv with no build tools, and the suite run against the
+#   installed package with no libLLVM (scripts/test_wheel.sh).
+#   GPUJIT_PYTHONS="python3.12 ..."   overrides the host interpreters
+#   GPUJIT_SID_PYTHONS="3.14 3.15"    the sid root's ("" skips the root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,9 +54,28 @@ for py in "${pythons[@]}"; do
     PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
 done
 
+sid=(${GPUJIT_SID_PYTHONS-3.14 3.15})
+if [ ${#sid[@]} -gt 0 ]; then
+    echo "== the Debian sid root for CPython ${sid[*]} (scripts/sid_root.sh)"
+    bash scripts/sid_root.sh || { echo "gpujit: could not make the sid root" >&2; exit 1; }
+fi
+for v in "${sid[@]}"; do
+    echo "== CPython $v (Debian sid root)"
+    scripts/sid_run.sh "$v" scripts/build.sh python
+    scripts/sid_run.sh "$v" env PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider tests || status=1
+done
+
 for py in "${pythons[@]}"; do
     echo "== numba.cuda compatibility yardstick, CPU target (CPython $py)"
     PYTHON="$py" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
+        { tail -40 /tmp/gpujit-compat.log; status=1; }
+done
+
+for v in "${sid[@]}"; do
+    # numba-cuda 0.30.4 has wheels up to cp314: on 3.15 its tests cannot be had from PyPI
+    [ "$v" = 3.15 ] && { echo "== numba.cuda compatibility yardstick: not on CPython 3.15 (numba-cuda 0.30.4 has no cp315 wheel)"; continue; }
+    echo "== numba.cuda compatibility yardstick, CPU target (CPython $v, Debian sid root)"
+    scripts/sid_run.sh "$v" env PYTHON=python bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
         { tail -40 /tmp/gpujit-compat.log; status=1; }
 done
 

@@ -6,18 +6,34 @@
 # no RPATH), then runs the test suite with that venv's Python from a copy of the
 # checkout without python/, so every test and every child process it starts
 # imports the installed gpujit, on the CPU target.
-#   bash scripts/test_wheel.sh [PYTHON] [pytest args...]
+# CPython 3.14 and 3.15 (named as 3.14, 3.15): the wheel is built here with sid's interpreter
+# (scripts/sid_python.sh), then installed and tested inside the sid root, with its python3.X.
+#   bash scripts/test_wheel.sh [PYTHON|3.14|3.15] [pytest args...]
+#   GPUJIT_WHEEL=dist/...whl   test that wheel, without building it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 PY=${1:-python3}
 shift || true
+start=$(date +%s)
+if [[ "$PY" =~ ^3\.1[45]$ ]]; then
+    bash scripts/wheel.sh "$(bash scripts/sid_python.sh "$PY")"
+    whl=$(ls dist/gpujit-*-cp${PY/./}-*manylinux*.whl)
+    git ls-files -z --cached --others --exclude-standard > build/wheel-test-files # no git in the root
+    exec scripts/sid_run.sh "$PY" env GPUJIT_WHEEL="$whl" GPUJIT_BUILT_IN=$(( $(date +%s) - start )) \
+        GPUJIT_FILES=build/wheel-test-files \
+        bash scripts/test_wheel.sh "python$PY" "$@"
+fi
 PY=$(command -v "$PY")
 tag=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
 
-start=$(date +%s)
-bash scripts/wheel.sh "$PY"
-whl=$(ls dist/gpujit-*-"$tag"-*manylinux*.whl)
+if [ -n "${GPUJIT_WHEEL:-}" ]; then
+    whl=$GPUJIT_WHEEL
+    start=$(( start - ${GPUJIT_BUILT_IN:-0} ))
+else
+    bash scripts/wheel.sh "$PY"
+    whl=$(ls dist/gpujit-*-"$tag"-*manylinux*.whl)
+fi
 built=$(date +%s)
 
 tmp=$(mktemp -d)
@@ -39,7 +55,8 @@ fi
 
 # the checkout without its package, so that nothing imports python/gpujit
 mkdir "$tmp/src"
-git ls-files -z --cached --others --exclude-standard | grep -zv '^python/' | xargs -0 cp --parents -t "$tmp/src"
+{ if [ -n "${GPUJIT_FILES:-}" ]; then cat "$GPUJIT_FILES"; else git ls-files -z --cached --others --exclude-standard; fi; } |
+    grep -zv '^python/' | xargs -0 cp --parents -t "$tmp/src"
 cd "$tmp/src"
 export GPUJIT_TARGET=cpu GPUJIT_SOURCE_TREE="$repo"
 unset PYTHONPATH LD_LIBRARY_PATH

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds gpujit's binary wheels, one per CPython (3.11, 3.12 and 3.13: pyenv's,
-# or the interpreters given), with LLVM 19 linked statically (pyproject.toml
+# Builds gpujit's binary wheels, one per CPython (3.11, 3.12 and 3.13: pyenv's; 3.14 and
+# 3.15: Debian sid's, from build/sid-root, run on this host by scripts/sid_python.sh so that
+# they compile with this host's toolchain and glibc; or the interpreters given), with LLVM 19
+# linked statically (pyproject.toml
 # passes meson -Dllvm_static=true), and repairs each with auditwheel into the
 # lowest manylinux tag its symbols allow. Wheels land in dist/.
 #   bash scripts/wheel.sh [PYTHON...]
@@ -27,8 +29,10 @@ if [ $# -gt 0 ]; then
     pythons=("$@")
 else
     pythons=()
-    for v in 3.11 3.12 3.13; do
-        p=$(find_python $v) || { echo "gpujit: CPython $v not found (pyenv install $v, or name the interpreters)" >&2; exit 1; }
+    for v in 3.11 3.12 3.13 3.14 3.15; do
+        # 3.14 and 3.15: the sid root's, run on this host (scripts/sid_python.sh)
+        p=$(find_python $v) || { [ "${v#3.1}" -ge 4 ] && p=$(bash scripts/sid_python.sh $v); } ||
+            { echo "gpujit: CPython $v not found (pyenv install $v, or name the interpreters)" >&2; exit 1; }
         pythons+=("$p")
     done
 fi

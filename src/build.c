@@ -382,15 +382,7 @@ static int enum_member(Builder *bd, Instr *o, Instr *idx, Instr **out) {
     return *out || !PyErr_Occurred() ? 0 : -1;
 }
 
-static int compare_index(int arg) {
-#if PY_VERSION_HEX >= 0x030D0000
-    return arg >> 5;
-#elif PY_VERSION_HEX >= 0x030C0000
-    return arg >> 4;
-#else
-    return arg;
-#endif
-}
+static int compare_index(int arg) { return arg >> pyv->compare_shift; }
 
 /* slice(start, stop, step), a NULL part omitted (None). ival counts the
  * parts written (3 with a step, as numba's slice3 type: `a[::1]` is not
@@ -422,17 +414,15 @@ static int call(Builder *bd, int nargs, PyObject *kwnames) {
     POP(upper);
     POP(lower);
     Instr *callee, *self = NULL;
-#if PY_VERSION_HEX >= 0x030D0000
-    callee = lower; /* [callable, self_or_null, args...] */
-    if (upper != NULLV) self = upper;
-#else
-    if (lower == NULLV) { /* [NULL, callable, args...] */
+    if (pyv->null_after) {
+        callee = lower; /* [callable, self_or_null, args...] */
+        if (upper != NULLV) self = upper;
+    } else if (lower == NULLV) { /* [NULL, callable, args...] */
         callee = upper;
-    } else {              /* [method, self, args...] */
+    } else { /* [method, self, args...] */
         callee = lower;
         self = upper;
     }
-#endif
     if (callee == NULLV) return internal_error(c, bd->loc, "build: call of NULL");
     if (callee->op == IR_OBJ && callee->pyobj == (PyObject *)&PySlice_Type && !self && !kwnames) {
         /* slice(stop), slice(start, stop[, step]): the value a[start:stop:step] builds */
@@ -511,12 +501,17 @@ static PyObject *capture_cell(Builder *bd, int idx, Loc loc) {
                  "Cannot capture a constant value for variable '%s' in a nested function: it is assigned more "
                  "than once",
                  name);
-    else if (nstores == 0 || prev < 0 || c->insns[prev].op != OP_LOAD_CONST)
+    else if (nstores == 0 || prev < 0 ||
+             (c->insns[prev].op != OP_LOAD_CONST && c->insns[prev].op != OP_LOAD_SMALL_INT))
         error_at(c, ERR_TYPING, loc,
                  "Cannot capture the non-constant value associated with variable '%s' in a nested function "
                  "(captured variables must be assigned a constant once)",
                  name);
-    else
+    else if (c->insns[prev].op == OP_LOAD_SMALL_INT) {
+        PyObject *k = PyLong_FromLong(c->insns[prev].arg);
+        val = k ? PyCell_New(k) : NULL;
+        Py_XDECREF(k);
+    } else
         val = PyCell_New(PyTuple_GET_ITEM(bd->consts, c->insns[prev].arg));
     Py_DECREF(vn);
     if (!val || keep(c, val) < 0) return NULL;
@@ -570,6 +565,63 @@ static int set_function_attribute(Builder *bd, Instr *fn, int flag, Instr *v) {
     if (flag == 4) return 0; /* annotations do not change what the function computes */
     return error_at(c, ERR_UNSUPPORTED, bd->loc, "keyword-only arguments of nested functions are not supported in "
                                                  "kernels");
+}
+
+/* (o i -- o[i]): an enum's member by name, or an item */
+static int subscript(Builder *bd) {
+    POP(idx);
+    POP(o);
+    Instr *member;
+    RETURN_IF_ERROR(enum_member(bd, o, idx, &member));
+    if (member) return push(bd, member);
+    Instr *v = build_emit(bd, IR_GETITEM, 2);
+    if (!v) return -1;
+    v->args[0] = o;
+    v->args[1] = idx;
+    return push(bd, v);
+}
+
+/* a slice constant (3.14+ fold a[1:2]'s slice into one): slice(start, stop[, step]) of its parts */
+static Instr *slice_const(Builder *bd, PyObject *sl) {
+    PySliceObject *so = (PySliceObject *)sl;
+    PyObject *parts[3] = {so->start, so->stop, so->step};
+    Instr *ins[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < 3; k++)
+        if (parts[k] != Py_None && !(ins[k] = const_from_py(bd, parts[k], 0))) {
+            if (!PyErr_Occurred())
+                error_at(bd->c, ERR_UNSUPPORTED, bd->loc, "slice of a constant of type '%s'", py_type_name(parts[k]));
+            return NULL;
+        }
+    return make_slice(bd, ins[0], ins[1], ins[2]);
+}
+
+static bool holds_slice(PyObject *o) {
+    if (PySlice_Check(o)) return true;
+    for (Py_ssize_t k = 0; PyTuple_Check(o) && k < PyTuple_GET_SIZE(o); k++)
+        if (holds_slice(PyTuple_GET_ITEM(o, k))) return true;
+    return false;
+}
+
+/* A constant that holds slices (3.14+ fold a[1:3, 0]'s index into one): the slices and the
+ * tuples around them built as the code of earlier versions builds them */
+static Instr *const_with_slices(Builder *bd, PyObject *o, int depth) {
+    if (PySlice_Check(o)) return slice_const(bd, o);
+    if (!PyTuple_Check(o) || !holds_slice(o)) {
+        Instr *k = const_from_py(bd, o, 0);
+        if (!k && !PyErr_Occurred())
+            error_at(bd->c, ERR_UNSUPPORTED, bd->loc, "constant of type '%s'", py_type_name(o));
+        return k;
+    }
+    if (depth > LIMIT_CONST_NESTING) {
+        error_limit(bd->c, bd->loc, "levels of tuples nested in a constant", LIMIT_CONST_NESTING);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(o);
+    Instr **items = arena_alloc(&bd->c->arena, sizeof(Instr *) * (size_t)(n ? n : 1));
+    if (!items) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!(items[k] = const_with_slices(bd, PyTuple_GET_ITEM(o, k), depth + 1))) return NULL;
+    return make_tuple(bd, items, (int)n);
 }
 
 static int build_block(Builder *bd, Block *b) {
@@ -636,6 +688,10 @@ static int build_block(Builder *bd, Block *b) {
         case OP_PUSH_NULL: RETURN_IF_ERROR(push(bd, NULLV)); break; /* ( -- NULL) */
         case OP_LOAD_CONST: { /* ( -- k) */
             PyObject *ko = PyTuple_GET_ITEM(bd->consts, arg);
+            if (holds_slice(ko)) {
+                RETURN_IF_ERROR(push(bd, const_with_slices(bd, ko, 0)));
+                break;
+            }
             if (PyCode_Check(ko) && ((PyCodeObject *)ko)->co_name &&
                 PyUnicode_READ_CHAR(((PyCodeObject *)ko)->co_name, 0) == '<' &&
                 PyUnicode_CompareWithASCIIString(((PyCodeObject *)ko)->co_name, "<lambda>") != 0)
@@ -704,13 +760,9 @@ static int build_block(Builder *bd, Block *b) {
         case OP_LOAD_GLOBAL: { /* ( -- [NULL] g [NULL]) */
             Instr *g = load_global(bd, name_at(bd->names, arg >> 1));
             if (!g) return -1;
-#if PY_VERSION_HEX >= 0x030D0000
+            if ((arg & 1) && !pyv->null_after) RETURN_IF_ERROR(push(bd, NULLV));
             RETURN_IF_ERROR(push(bd, g));
-            if (arg & 1) RETURN_IF_ERROR(push(bd, NULLV));
-#else
-            if (arg & 1) RETURN_IF_ERROR(push(bd, NULLV));
-            RETURN_IF_ERROR(push(bd, g));
-#endif
+            if ((arg & 1) && pyv->null_after) RETURN_IF_ERROR(push(bd, NULLV));
             break;
         }
         case OP_STORE_DEREF: { /* (v -- ) */
@@ -740,13 +792,11 @@ static int build_block(Builder *bd, Block *b) {
             POP(code);
             Instr *f = make_function(bd, code);
             if (!f) return -1;
-#if PY_VERSION_HEX < 0x030D0000
-            for (int flag = 8; flag; flag >>= 1)
+            for (int flag = 8; flag && pyv->make_function_attrs; flag >>= 1)
                 if (arg & flag) {
                     POP(v);
                     RETURN_IF_ERROR(set_function_attribute(bd, f, flag, v));
                 }
-#endif
             RETURN_IF_ERROR(push(bd, f));
             break;
         }
@@ -793,23 +843,23 @@ static int build_block(Builder *bd, Block *b) {
             POP(o);
             bool method = in->op == OP_LOAD_METHOD;
             int namei = arg;
-#if PY_VERSION_HEX >= 0x030C0000
-            method = arg & 1;
-            namei = arg >> 1;
-#endif
+            if (pyv->attr_method_bit) {
+                method = arg & 1;
+                namei = arg >> 1;
+            }
             if (o == NULLV) return internal_error(c, in->loc, "build: attribute of NULL");
             Instr *a = load_attr(bd, o, name_at(bd->names, namei));
             if (!a) return -1;
-#if PY_VERSION_HEX >= 0x030D0000
+            if (method && !pyv->null_after) RETURN_IF_ERROR(push(bd, NULLV));
             RETURN_IF_ERROR(push(bd, a));
-            if (method) RETURN_IF_ERROR(push(bd, NULLV));
-#else
-            if (method) RETURN_IF_ERROR(push(bd, NULLV));
-            RETURN_IF_ERROR(push(bd, a));
-#endif
+            if (method && pyv->null_after) RETURN_IF_ERROR(push(bd, NULLV));
             break;
         }
-        case OP_KW_NAMES: bd->kwnames = PyTuple_GET_ITEM(bd->consts, arg); break; /* ( -- ) */
+        case OP_KW_NAMES: /* ( -- ) */
+            bd->kwnames = PyTuple_GET_ITEM(bd->consts, arg);
+            if (!PyTuple_Check(bd->kwnames))
+                return internal_error(c, in->loc, "malformed code object: KW_NAMES of a non-tuple");
+            break;
         case OP_CALL: { /* (callable self_or_null args... -- result) */
             PyObject *kw = bd->kwnames;
             bd->kwnames = NULL;
@@ -830,6 +880,11 @@ static int build_block(Builder *bd, Block *b) {
             break;
         }
         case OP_BINARY_OP: { /* (a b -- a op b) */
+            if (arg == pyv->binop_subscr) {
+                RETURN_IF_ERROR(subscript(bd));
+                break;
+            }
+            if (arg >= 26) return internal_error(c, in->loc, "build: BINARY_OP %d", arg);
             POP(rhs);
             POP(lhs);
             Instr *v = build_emit(bd, IR_BINOP, 2);
@@ -863,22 +918,7 @@ static int build_block(Builder *bd, Block *b) {
             RETURN_IF_ERROR(push(bd, v));
             break;
         }
-        case OP_BINARY_SUBSCR: { /* (o i -- o[i]) */
-            POP(idx);
-            POP(o);
-            Instr *member;
-            RETURN_IF_ERROR(enum_member(bd, o, idx, &member));
-            if (member) {
-                RETURN_IF_ERROR(push(bd, member));
-                break;
-            }
-            Instr *v = build_emit(bd, IR_GETITEM, 2);
-            if (!v) return -1;
-            v->args[0] = o;
-            v->args[1] = idx;
-            RETURN_IF_ERROR(push(bd, v));
-            break;
-        }
+        case OP_BINARY_SUBSCR: RETURN_IF_ERROR(subscript(bd)); break; /* (o i -- o[i]) */
         case OP_STORE_SUBSCR: { /* (v o i -- ) */
             POP(idx);
             POP(o);
@@ -983,7 +1023,9 @@ static int build_block(Builder *bd, Block *b) {
             /* CPython calls this way for f(*t), and when a call has more than 30
              * arguments: then they are in a tuple built just before (a constant one
              * when all are constants), spread into a plain call here. */
-            if (arg & 1)
+            Instr *kwargs = pyv->call_ex_kwargs_slot ? pop_any(bd) : NULLV; /* 3.14+: always a slot */
+            if (!kwargs) return -1;
+            if ((arg & 1) || kwargs != NULLV)
                 return error_at(c, ERR_UNSUPPORTED, in->loc,
                                 "calls with **kwargs, or with more than "
                                 "30 arguments and keyword arguments, are not supported in kernels");
@@ -1038,7 +1080,34 @@ static int build_block(Builder *bd, Block *b) {
             Instr *it = build_emit(bd, IR_GET_ITER, 1);
             if (!it) return -1;
             it->args[0] = r;
+            for (int k = 1; k < pyv->iter_slots; k++) RETURN_IF_ERROR(push(bd, NULLV)); /* below the iterator */
             RETURN_IF_ERROR(push(bd, it));
+            break;
+        }
+        case OP_UNROLL_START: /* (t -- [NULL] t): an unrolled loop's tuple where its iterator was */
+            if (pyv->iter_slots > 1) {
+                POP(t);
+                for (int k = 1; k < pyv->iter_slots; k++) RETURN_IF_ERROR(push(bd, NULLV));
+                RETURN_IF_ERROR(push(bd, t));
+            }
+            break;
+        case OP_POP_ITER: /* (it -- ): the iterator's slots */
+        case OP_UNROLL_END:
+            for (int k = 0; k < pyv->iter_slots; k++)
+                if (!pop_any(bd)) return -1;
+            break;
+        case OP_LOAD_SMALL_INT: { /* ( -- arg) */
+            PyObject *o = PyLong_FromLong(arg);
+            if (!o || keep(c, o) < 0) return -1;
+            RETURN_IF_ERROR(push(bd, const_from_py(bd, o, 0)));
+            break;
+        }
+        case OP_LOAD_COMMON_CONSTANT: { /* ( -- AssertionError, tuple, None, ...) */
+            PyObject *o = common_constant(arg);
+            Instr *v = PyType_Check(o) || PyCFunction_Check(o) ? value_from_py(bd, o, op_name(in->raw))
+                                                               : const_from_py(bd, o, 0);
+            if (!v && !PyErr_Occurred()) return unsupported_op(bd, in);
+            RETURN_IF_ERROR(push(bd, v));
             break;
         }
         case OP_UNROLL_ITEM: { /* (t -- t t[arg]): an unrolled loop's item (unroll.c) */
@@ -1066,7 +1135,7 @@ static int build_block(Builder *bd, Block *b) {
             for (int k = 0; k < bd->nloops; k++)
                 if (bd->loops[k].for_off == in->off) bd->loops[k].body_off = in->next;
             RETURN_IF_ERROR(push(bd, nx));
-            return branch(bd, ok, in->next, bd->sp, for_iter_exit(c, in), bd->sp - 2);
+            return branch(bd, ok, in->next, bd->sp, for_iter_exit(c, in), bd->sp - 1 - pyv->iter_slots);
         }
         case OP_TO_BOOL: {
             POP(v);

@@ -1,26 +1,45 @@
 /* bytecode.c: decode a code object's co_code (never the adaptive copy) into
  * version-independent instructions with their jump targets and source
- * locations. Opcode numbers and inline-cache counts are read once from the
- * running interpreter's `opcode` module, so 3.11, 3.12 and 3.13 share one
- * decoder; their differences in meaning are handled in cfg.c and build.c. */
+ * locations, and check every operand that names a constant, a local, a name or
+ * a jump target against the code object, so that a damaged code object is an
+ * InternalCompilerError. Opcode numbers, cache counts and the forms that
+ * changed between versions are the running version's table (pyversions.c);
+ * what an instruction means is the same name in every version. */
 #include <string.h>
 
 #include "gj.h"
 
+/* What an instruction's operand indexes, checked by decode_bytecode. */
+typedef enum {
+    ARG_NONE,
+    ARG_CONST,      /* co_consts[arg] */
+    ARG_LOCAL,      /* a local, cell or free variable: arg < co_nlocalsplus */
+    ARG_LOCAL_PAIR, /* two locals, arg >> 4 and arg & 15 */
+    ARG_NAME,       /* co_names[arg] */
+    ARG_NAME_FLAG,  /* co_names[arg >> 1], the low bit a flag (LOAD_GLOBAL) */
+    ARG_ATTR,       /* LOAD_ATTR: ARG_NAME_FLAG where the version has the method bit, else ARG_NAME */
+    ARG_COMMON,     /* the version's LOAD_COMMON_CONSTANT list */
+} ArgKind;
+
 typedef struct OpInfo {
     OpKind kind;
-    bool backward;   /* relative jump backwards */
-    bool jumps;      /* has a relative jump target */
-    int caches;      /* inline cache code units */
+    bool backward; /* relative jump backwards */
+    bool jumps;    /* has a relative jump target */
+    ArgKind argk;
+    int caches;    /* inline cache code units */
     const char *name;
 } OpInfo;
 
 /* Process-wide and immutable after bytecode_init() (called once, under the GIL). */
 static OpInfo ops[256];
 static bool ops_ready;
+static PyObject *common; /* the version's LOAD_COMMON_CONSTANT values, a tuple */
 
 /* clang-format off */
 static const struct { const char *name; OpKind kind; bool jumps, backward; } known[] = {
+    {"LOAD_SMALL_INT", OP_LOAD_SMALL_INT}, {"LOAD_FAST_BORROW", OP_LOAD_FAST},
+    {"LOAD_FAST_BORROW_LOAD_FAST_BORROW", OP_LOAD_FAST_LOAD_FAST}, {"POP_ITER", OP_POP_ITER},
+    {"NOT_TAKEN", OP_NOP}, {"LOAD_COMMON_CONSTANT", OP_LOAD_COMMON_CONSTANT},
     {"NOP", OP_NOP}, {"POP_TOP", OP_POP_TOP}, {"PUSH_NULL", OP_PUSH_NULL},
     {"LOAD_CONST", OP_LOAD_CONST}, {"LOAD_FAST", OP_LOAD_FAST},
     {"LOAD_FAST_CHECK", OP_LOAD_FAST}, {"STORE_FAST", OP_STORE_FAST},
@@ -72,42 +91,100 @@ static const struct { const char *name; OpKind kind; bool jumps, backward; } kno
 };
 /* clang-format on */
 
+static ArgKind arg_kind(OpKind k) {
+    switch (k) {
+    case OP_LOAD_CONST:
+    case OP_RETURN_CONST:
+    case OP_KW_NAMES: return ARG_CONST;
+    case OP_LOAD_FAST:
+    case OP_STORE_FAST:
+    case OP_LOAD_FAST_AND_CLEAR:
+    case OP_DELETE_FAST:
+    case OP_LOAD_DEREF:
+    case OP_STORE_DEREF:
+    case OP_LOAD_CLOSURE:
+    case OP_MAKE_CELL: return ARG_LOCAL;
+    case OP_LOAD_FAST_LOAD_FAST:
+    case OP_STORE_FAST_STORE_FAST:
+    case OP_STORE_FAST_LOAD_FAST: return ARG_LOCAL_PAIR;
+    case OP_STORE_ATTR:
+    case OP_STORE_GLOBAL:
+    case OP_LOAD_METHOD: return ARG_NAME;
+    case OP_LOAD_GLOBAL: return ARG_NAME_FLAG;
+    case OP_LOAD_ATTR: return ARG_ATTR;
+    case OP_LOAD_COMMON_CONSTANT: return ARG_COMMON;
+    default: return ARG_NONE;
+    }
+}
+
+/* The version's LOAD_COMMON_CONSTANT values: each spelling evaluated among the builtins. */
+static PyObject *common_values(void) {
+    int n = 0;
+    while (pyv->common_constants && pyv->common_constants[n]) n++;
+    PyObject *t = PyTuple_New(n), *env = t ? PyDict_New() : NULL;
+    if (!env || PyDict_SetItemString(env, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyRun_String(pyv->common_constants[i], Py_eval_input, env, env);
+        if (!v) goto fail;
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    Py_DECREF(env);
+    return t;
+fail:
+    Py_XDECREF(env);
+    Py_XDECREF(t);
+    return NULL;
+}
+
 int bytecode_init(void) {
     if (ops_ready) return 0;
-    PyObject *mod = PyImport_ImportModule("opcode");
-    if (!mod) return -1;
-    PyObject *opname = PyObject_GetAttrString(mod, "opname");
-    PyObject *caches = PyObject_GetAttrString(mod, "_inline_cache_entries");
-    Py_DECREF(mod);
-    if (!opname || !caches) {
-        Py_XDECREF(opname);
-        Py_XDECREF(caches);
-        return -1;
-    }
-    for (int i = 0; i < 256; i++) {
-        ops[i].kind = OP_UNKNOWN;
-        ops[i].name = "<unknown>";
-        PyObject *nm = i < PyList_Size(opname) ? PyList_GetItem(opname, i) : NULL;
-        const char *name = nm ? PyUnicode_AsUTF8(nm) : NULL;
-        if (!name) continue;
-        /* names outlive us: the opcode module keeps its list */
-        ops[i].name = name;
+    if (!(pyv = pyversion())) return -1;
+    if (!(common = common_values())) return -1;
+    for (int i = 0; i < 256; i++) ops[i] = (OpInfo){.kind = OP_UNKNOWN, .name = "<unknown>"};
+    for (int d = 0; d < pyv->nops; d++) {
+        const OpDef *od = &pyv->ops[d];
+        OpInfo *oi = &ops[od->number];
+        oi->name = od->name;
+        oi->caches = od->caches;
         for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (strcmp(known[k].name, name) == 0) {
-                ops[i].kind = known[k].kind;
-                ops[i].jumps = known[k].jumps;
-                ops[i].backward = known[k].backward;
+            if (strcmp(known[k].name, od->name) == 0) {
+                oi->kind = known[k].kind;
+                oi->jumps = known[k].jumps;
+                oi->backward = known[k].backward;
             }
-        PyObject *n = PyDict_Check(caches) ? PyDict_GetItemString(caches, name)
-                : i < PyList_Size(caches)  ? PyList_GetItem(caches, i)
-                                           : NULL;
-        ops[i].caches = n ? (int)PyLong_AsLong(n) : 0;
+        oi->argk = arg_kind(oi->kind);
+        if (oi->argk == ARG_ATTR) oi->argk = pyv->attr_method_bit ? ARG_NAME_FLAG : ARG_NAME;
     }
-    Py_INCREF(opname); /* keep the names alive for the process */
-    Py_DECREF(opname);
-    Py_DECREF(caches);
     ops_ready = true;
     return 0;
+}
+
+PyObject *common_constant(int i) { return PyTuple_GET_ITEM(common, i); }
+
+/* The operand of `in` indexes what it names (decode_bytecode's check). */
+static int check_operand(Ctx *c, const Insn *in, ArgKind k) {
+    PyCodeObject *co = (PyCodeObject *)c->code;
+    int arg = in->arg, lim = 0;
+    const char *what = "";
+    switch (k) {
+    case ARG_NONE: return 0;
+    case ARG_CONST: lim = (int)PyTuple_GET_SIZE(co->co_consts), what = "co_consts"; break;
+    case ARG_LOCAL: lim = co->co_nlocalsplus, what = "the locals"; break;
+    case ARG_LOCAL_PAIR:
+        lim = co->co_nlocalsplus, what = "the locals";
+        if ((arg >> 4) >= lim || (arg & 15) >= lim || arg > 255) break;
+        return 0;
+    case ARG_NAME: lim = (int)PyTuple_GET_SIZE(co->co_names), what = "co_names"; break;
+    case ARG_NAME_FLAG:
+        lim = (int)PyTuple_GET_SIZE(co->co_names), what = "co_names";
+        if ((arg >> 1) >= lim) break;
+        return 0;
+    case ARG_ATTR: return 0; /* resolved to a name kind by bytecode_init */
+    case ARG_COMMON: lim = (int)PyTuple_GET_SIZE(common), what = "the common constants"; break;
+    }
+    if (k != ARG_LOCAL_PAIR && k != ARG_NAME_FLAG && arg < lim) return 0;
+    return internal_error(c, in->loc, "malformed code object: %s at byte %d has operand %d, outside %s (%d entries)",
+                          op_name(in->raw), in->off, arg, what, lim);
 }
 
 const char *op_name(int raw) { return raw >= 0 && raw < 256 ? ops[raw].name : "?"; }
@@ -147,7 +224,11 @@ int decode_bytecode(Ctx *c) {
         return -1;
     }
     int count = 0, ext = 0, ext_start = -1;
-    for (int off = 0; off < n;) {
+    for (int off = 0; off + 1 < n;) {
+        if (ext > 0xffffff) {
+            Py_DECREF(bytes);
+            return internal_error(c, pos[off / 2], "malformed code object: EXTENDED_ARG overflows at byte %d", off);
+        }
         int raw = code[off], arg = code[off + 1] | (ext << 8);
         const OpInfo *oi = &ops[raw];
         int next = off + 2 + 2 * oi->caches;
@@ -169,6 +250,10 @@ int decode_bytecode(Ctx *c) {
         /* no line of its own: the previous instruction's, or for a closure's leading
          * COPY_FREE_VARS the function's first line (where RESUME, next, has it) */
         if (in->loc.line == 0) in->loc = count > 0 ? c->insns[count - 1].loc : (Loc){c->firstlineno, 0};
+        if (check_operand(c, in, oi->argk) < 0) {
+            Py_DECREF(bytes);
+            return -1;
+        }
         /* a jump to an EXTENDED_ARG prefix lands on its instruction */
         c->insn_at[(ext_start >= 0 ? ext_start : off) / 2] = count;
         c->insn_at[off / 2] = count;
@@ -180,6 +265,13 @@ int decode_bytecode(Ctx *c) {
     c->insn_at[n / 2] = -1;
     c->ninsns = count;
     Py_DECREF(bytes);
+    for (int i = 0; i < count; i++) {
+        const Insn *in = &c->insns[i];
+        int t = in->jump;
+        if (in->jump != -1 && (t < 0 || t >= n || (t & 1) || c->insn_at[t / 2] < 0))
+            return internal_error(c, in->loc, "malformed code object: %s at byte %d jumps to byte %d, not an instruction",
+                                  op_name(in->raw), in->off, t);
+    }
     if (debug_enabled("bytecode")) {
         fprintf(stderr, "== bytecode of %s\n", c->funcname);
         for (int i = 0; i < count; i++) {

@@ -6,17 +6,18 @@
 
 #include "gj.h"
 
-/* Where an exhausted FOR_ITER continues: 3.12 skips the END_FOR at its
- * target, 3.13 skips END_FOR and the POP_TOP after it. */
+/* Where an exhausted FOR_ITER continues: past the END_FOR at its target
+ * where END_FOR pops the iterator too (3.12), else past END_FOR and the
+ * POP_TOP or POP_ITER after it that pops the iterator. */
 int for_iter_exit(Ctx *c, const Insn *in) {
     int t = in->jump;
-    int i = t / 2 < c->nbytes / 2 + 1 ? c->insn_at[t / 2] : -1;
+    int i = t >= 0 && t / 2 < c->nbytes / 2 + 1 ? c->insn_at[t / 2] : -1;
     while (i >= 0 && i < c->ninsns && c->insns[i].op == OP_END_FOR) {
         t = c->insns[i].next;
-#if PY_VERSION_HEX >= 0x030D0000
-        if (i + 1 < c->ninsns && c->insns[i + 1].op == OP_POP_TOP) t = c->insns[i + 1].next;
-#endif
-        i = c->insn_at[t / 2];
+        if (pyv->end_for_pops == 1 && i + 1 < c->ninsns &&
+            (c->insns[i + 1].op == OP_POP_TOP || c->insns[i + 1].op == OP_POP_ITER))
+            t = c->insns[i + 1].next;
+        i = t / 2 < c->nbytes / 2 + 1 ? c->insn_at[t / 2] : -1;
     }
     return t;
 }

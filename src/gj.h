@@ -282,8 +282,13 @@ typedef enum {
     OP_LOAD_CLOSURE,
     OP_MAKE_FUNCTION,
     OP_SET_FUNCTION_ATTRIBUTE,
+    OP_LOAD_SMALL_INT,
+    OP_LOAD_COMMON_CONSTANT,
+    OP_POP_ITER,
     OP_NUM_KNOWN,
-    OP_UNROLL_ITEM /* unroll.c's: (t -- t t[arg]) */
+    OP_UNROLL_ITEM, /* unroll.c's: (t -- t t[arg]) */
+    OP_UNROLL_START, /* unroll.c's: (t -- [NULL] t), the iterator's slots */
+    OP_UNROLL_END /* unroll.c's: pops the iterator's slots */
 } OpKind;
 
 typedef struct Insn {
@@ -299,6 +304,41 @@ typedef struct Insn {
 
 const char *op_name(int raw); /* the interpreter's name for a raw opcode */
 int bytecode_init(void); /* once per process, under the GIL */
+PyObject *common_constant(int i); /* LOAD_COMMON_CONSTANT's value i (checked by the decoder), borrowed */
+
+//
+// pyversions.c: what changes between CPython versions, one table per version
+//
+typedef struct OpDef {
+    const char *name;
+    int number; /* opcode number */
+    int caches; /* inline cache code units after the instruction */
+} OpDef;
+
+typedef struct PyVersion {
+    int minor; /* 3.minor */
+    const OpDef *ops; /* every real opcode (opcode_tables.h) */
+    int nops;
+    /* instruction forms */
+    int compare_shift; /* COMPARE_OP: the comparison is arg >> compare_shift */
+    bool null_after; /* LOAD_GLOBAL/LOAD_ATTR push the NULL after the callable, and a call's
+                      * stack is [callable, self_or_null, args...]; else [NULL|callable, callable|self] */
+    bool attr_method_bit; /* LOAD_ATTR's low bit is the method form; else LOAD_METHOD */
+    bool make_function_attrs; /* MAKE_FUNCTION's arg carries the attribute flags; else
+                               * SET_FUNCTION_ATTRIBUTE sets them */
+    int end_for_pops; /* values END_FOR pops: 2 (it, v), or 1 and a POP_TOP/POP_ITER follows;
+                       * 0: FOR_ITER pops the iterator and jumps past its loop (3.11) */
+    int iter_slots; /* stack entries of a for loop's iterator: GET_ITER pushes them, POP_ITER pops */
+    int binop_subscr; /* BINARY_OP's arg for o[i], or -1 where BINARY_SUBSCR spells it */
+    bool call_ex_kwargs_slot; /* CALL_FUNCTION_EX always has the kwargs slot (NULL when none) */
+    /* LOAD_COMMON_CONSTANT's operands, NULL-terminated names of builtins (NULL: no such op) */
+    const char *const *common_constants;
+} PyVersion;
+
+/* The running interpreter's table, or NULL (with an ImportError set) where there is none. */
+const PyVersion *pyversion(void);
+extern const PyVersion *pyv; /* set by bytecode_init() */
+PyObject *py_bytecode_table(PyObject *self, PyObject *unused); /* _core.bytecode_table() */
 int decode_bytecode(Ctx *c); /* fills c->insns, c->ninsns */
 
 //

@@ -406,6 +406,8 @@ static PyMethodDef methods[] = {
     {"parse_signature", py_parse_signature, METH_O,
      "parse_signature(sig) -> (restype, [argtype]); each type (name, kind, dtype, ndim, layout), restype None "
      "where the signature has none"},
+    {"bytecode_table", py_bytecode_table, METH_NOARGS,
+     "bytecode_table() -> the running CPython's bytecode table (src/pyversions.c) as a dict"},
     {"ptxfix", py_ptxfix, METH_O, "ptxfix(ptx) -> ptx with src/ptxfix.c's ptxas work-arounds applied"},
     {"_verify_selftest", py_verify_selftest, METH_VARARGS,
      "_verify_selftest(code, globals, sig, invariant): break one invariant of the IR; the verifier must raise"},

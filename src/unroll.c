@@ -85,7 +85,7 @@ int unroll_loops(Ctx *c) {
         int m = 0, nb = c->nbytes;
         for (int i = 0; i < g; i++) out[m++] = c->insns[i];
         out[m] = c->insns[g];
-        out[m++].op = OP_NOP; /* the tuple stays on the stack, where the iterator was */
+        out[m++].op = OP_UNROLL_START; /* the tuple stays on the stack, where the iterator was */
         for (int k = 0; k < n; k++) {
             int base = nb + k * 2 * (body + 1); /* copy k: UNROLL_ITEM, then the body */
             int next_start = k + 1 < n ? base + 2 * (body + 1) : nb + n * 2 * (body + 1);
@@ -111,7 +111,7 @@ int unroll_loops(Ctx *c) {
         /* after the last copy: what an exhausted FOR_ITER does */
         int end = nb + n * 2 * (body + 1);
         Insn pop = c->insns[e];
-        pop.op = OP_POP_TOP;
+        pop.op = OP_UNROLL_END;
         pop.arg = 0;
         pop.off = end;
         pop.jump = -1;

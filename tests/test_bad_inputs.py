@@ -1077,9 +1077,9 @@ def test_odd_kernel_names_give_ptx_identifiers(fn, name):
     assert re.fullmatch(r"[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+", entry), entry
 
 
-@pytest.mark.parametrize("version", [(3, 14, 0, "final", 0), (3, 10, 12, "final", 0), (4, 0, 0, "alpha", 1)])
+@pytest.mark.parametrize("version", [(3, 16, 0, "final", 0), (3, 10, 12, "final", 0), (4, 0, 0, "alpha", 1)])
 def test_unsupported_python_version_fails_at_import(version):
-    # gpujit decodes CPython 3.11-3.13 bytecode; elsewhere it must not load (and so never
+    # gpujit decodes CPython 3.11-3.15 bytecode; elsewhere it must not load (and so never
     # misread bytecode)
     code = ("import sys, numpy\n"
             "sys.version_info = %r\n"
@@ -1088,16 +1088,16 @@ def test_unsupported_python_version_fails_at_import(version):
             "except ImportError as e:\n"
             "    print('ImportError:', e)\n" % (version,))
     out = run_child(code)
-    assert out.startswith("ImportError: gpujit supports CPython 3.11, 3.12 and 3.13"), out
+    assert out.startswith("ImportError: gpujit supports CPython 3.11 to 3.15"), out
     assert "this is Python %d.%d" % version[:2] in out, out
 
 
 def test_supported_python_versions_pass_the_check():
     from gpujit import _pyversion
-    for v in [(3, 11, 0), (3, 12, 7), (3, 13, 2)]:
+    for v in [(3, 11, 0), (3, 12, 7), (3, 13, 2), (3, 14, 10), (3, 15, 2)]:
         _pyversion.check(v)
     with pytest.raises(ImportError):
-        _pyversion.check((3, 14, 0))
+        _pyversion.check((3, 16, 0))
 
 
 def test_list_argument_says_to_use_a_numpy_array():
