@@ -4,12 +4,17 @@
 #   scripts/sid_run.sh 3.14 scripts/build.sh python
 #   scripts/sid_run.sh 3.15 python -m pytest -q tests/test_pyversions.py
 # `python` inside is a venv of that version (/opt/gpujit-py3XX in the root, made on first use,
-# with numpy, pytest, meson and ninja). Needs root (mount, chroot).
+# with numpy, pytest, meson and ninja). Needs root (mount, chroot). The mounts are made in a
+# mount namespace of the command's own (unshare), so they end with it: nothing stays mounted
+# inside build/ afterwards, and removing build/ never reaches the checkout through them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ver=$1
 shift
 bash scripts/sid_root.sh
+if [ -z "${GPUJIT_SID_NAMESPACE:-}" ]; then
+    GPUJIT_SID_NAMESPACE=1 exec unshare --mount --propagation private bash "$0" "$ver" "$@"
+fi
 ROOT=$(bash scripts/sid_root.sh --path)
 mnt=$ROOT/work/gpujit
 mkdir -p "$mnt"
