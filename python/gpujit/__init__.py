@@ -203,7 +203,7 @@ __all__ = [
     # numba.cuda.types' names
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp", "intc", "uintc",
     "boolean", "float32", "float64", "complex64", "complex128", "bool_", "byte", "char", "uchar", "short", "ushort",
-    "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double", "void", "none", "b1", "i1", "i2",
+    "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double", "void", "none", "bfloat16", "b1", "i1", "i2",
     "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16",
 ]
 from .vector_types import constructors as _vector_constructors  # noqa: E402  (float32x3, float3, ...)

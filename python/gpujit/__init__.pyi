@@ -6,6 +6,7 @@ from typing import Any
 from .vector_types import VectorConstructor as _VectorConstructor
 
 from . import args as args
+from . import bf16 as bf16
 from . import compiler as compiler
 from . import config as config
 from . import cudadrv as cudadrv
@@ -13,16 +14,19 @@ from . import devicearray as devicearray
 from . import deviceufunc as deviceufunc
 from . import dispatcher as dispatcher
 from . import errors as errors
+from . import fp8 as fp8
 from . import graph as graph
 from . import intrinsics as intrinsics
 from . import kernels as kernels
 from . import libdevice as libdevice
 from . import libdevicefuncs as libdevicefuncs
 from . import linking as linking
+from . import numba_interop as numba_interop
 from . import reduction as reduction
 from . import types as types
 from . import typing as typing
 from . import vector_types as vector_types
+from ._place import install_as_numba_cuda as install_as_numba_cuda
 from .args import In as In
 from .args import InOut as InOut
 from .args import Out as Out
@@ -118,6 +122,7 @@ from .intrinsics import cbrt as cbrt
 from .intrinsics import cg as cg
 from .intrinsics import clz as clz
 from .intrinsics import const as const
+from .intrinsics import cp_async as cp_async
 from .intrinsics import eq_sync as eq_sync
 from .intrinsics import ffs as ffs
 from .intrinsics import fma as fma
@@ -135,6 +140,7 @@ from .intrinsics import ldlu as ldlu
 from .intrinsics import local as local
 from .intrinsics import match_all_sync as match_all_sync
 from .intrinsics import match_any_sync as match_any_sync
+from .intrinsics import mbarrier as mbarrier
 from .intrinsics import nanosleep as nanosleep
 from .intrinsics import popc as popc
 from .intrinsics import selp as selp
@@ -157,6 +163,7 @@ from .intrinsics import threadfence as threadfence
 from .intrinsics import threadfence_block as threadfence_block
 from .intrinsics import threadfence_system as threadfence_system
 from .intrinsics import warpsize as warpsize
+from .intrinsics import wmma as wmma
 from .ipc import IpcHandle as IpcHandle
 from .ipc import open_ipc_array as open_ipc_array
 from .linking import Archive as Archive
@@ -171,6 +178,7 @@ from .linking import declare_device as declare_device
 from .misc.special import literal_unroll as literal_unroll
 from .reduction import Reduce as Reduce
 from .types import b1 as b1
+from .types import bfloat16 as bfloat16
 from .types import bool_ as bool_
 from .types import boolean as boolean
 from .types import byte as byte
@@ -186,6 +194,8 @@ from .types import f8 as f8
 from .types import float16 as float16
 from .types import float32 as float32
 from .types import float64 as float64
+from .types import float8_e4m3fn as float8_e4m3fn
+from .types import float8_e5m2 as float8_e5m2
 from .types import float_ as float_
 from .types import i1 as i1
 from .types import i2 as i2
@@ -346,7 +356,7 @@ __all__ = [
     "KernelRuntimeError", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp",
     "intc", "uintc", "boolean", "float32", "float64", "complex64", "complex128", "bool_", "byte", "char", "uchar",
     "short", "ushort", "int_", "uint", "long_", "ulong", "longlong", "ulonglong", "float_", "double", "void",
-    "none", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "char1", "char2",
+    "none", "bfloat16", "b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8", "c8", "c16", "char1", "char2",
     "char3", "char4", "double1", "double2", "double3", "double4", "float1", "float2", "float3", "float32x1",
     "float32x2", "float32x3", "float32x4", "float4", "float64x1", "float64x2", "float64x3", "float64x4", "int1",
     "int16x1", "int16x2", "int16x3", "int16x4", "int2", "int3", "int32x1", "int32x2", "int32x3", "int32x4", "int4",

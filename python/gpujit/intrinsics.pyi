@@ -1,6 +1,6 @@
 """What type checkers and editors see of the names kernels use (intrinsics.py): each is
 callable (in a kernel), the index objects have int .x, .y and .z, and each namespace
-(shared, local, const, atomic, cg, fp16) has its members."""
+(shared, local, const, atomic, cg, fp16, wmma, cp_async, mbarrier) has its members."""
 from typing import Any
 
 class _KernelOnly:
@@ -76,6 +76,37 @@ class _Local(_Namespace):
 class _Shared(_Namespace):
     array: _KernelOnly
 
+class _Cp_async(_Namespace):
+    commit_group: _KernelOnly
+    copy: _KernelOnly
+    wait_all: _KernelOnly
+    wait_group: _KernelOnly
+
+class _Mbarrier(_Namespace):
+    arrive: _KernelOnly
+    arrive_expect_tx: _KernelOnly
+    complete_tx: _KernelOnly
+    expect_tx: _KernelOnly
+    init: _KernelOnly
+    test_wait: _KernelOnly
+    test_wait_parity: _KernelOnly
+    try_wait: _KernelOnly
+    try_wait_parity: _KernelOnly
+
+class _Wmma(_Namespace):
+    accumulator: _KernelOnly
+    col_major: _KernelOnly
+    fill_fragment: _KernelOnly
+    fragment: _KernelOnly
+    load_matrix_sync: _KernelOnly
+    matrix_a: _KernelOnly
+    matrix_b: _KernelOnly
+    mem_col_major: _KernelOnly
+    mem_row_major: _KernelOnly
+    mma_sync: _KernelOnly
+    row_major: _KernelOnly
+    store_matrix_sync: _KernelOnly
+
 activemask: _KernelOnly
 all_sync: _KernelOnly
 any_sync: _KernelOnly
@@ -88,6 +119,7 @@ cbrt: _KernelOnly
 cg: _Cg
 clz: _KernelOnly
 const: _Const
+cp_async: _Cp_async
 eq_sync: _KernelOnly
 ffs: _KernelOnly
 fma: _KernelOnly
@@ -105,6 +137,7 @@ ldlu: _KernelOnly
 local: _Local
 match_all_sync: _KernelOnly
 match_any_sync: _KernelOnly
+mbarrier: _Mbarrier
 nanosleep: _KernelOnly
 popc: _KernelOnly
 selp: _KernelOnly
@@ -127,6 +160,7 @@ threadfence: _KernelOnly
 threadfence_block: _KernelOnly
 threadfence_system: _KernelOnly
 warpsize: _KernelOnly
+wmma: _Wmma
 
 def add_paths(objs: Any) -> None: ...
 def registry() -> dict[int, str]: ...

@@ -323,8 +323,9 @@ def kernel_attributes(compiled):
 
 
 def max_potential_block(compiled, dynamic_smem=0):
-    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) of a
-    CompiledKernel, kernel.overloads[sig] or a kernel of one compiled signature."""
+    """(min_grid, block) giving full occupancy (cuOccupancyMaxPotentialBlockSize) to
+    `compiled` (a CompiledKernel, kernel.overloads[sig] or a kernel of one compiled
+    signature) launched with `dynamic_smem` bytes of dynamic shared memory per block."""
     from ..dispatcher import _as_compiled
     return _core.max_potential_block(_as_compiled(compiled), dynamic_smem)
 
