@@ -314,6 +314,15 @@ static int foreign_array_of(ArgDesc *d, int pos, uint64_t ptr, int ro, GjDtype d
     return 0;
 }
 
+/* A CAI whose typestr is raw bytes ("<V2"), as a producer writes for a type NumPy has no
+ * letter for (bfloat16). */
+static int cai_untyped(PyObject *cai) {
+    PyObject *typestr = PyDict_Check(cai) ? PyDict_GetItemString(cai, "typestr") : NULL;
+    const char *ts = typestr && PyUnicode_Check(typestr) ? PyUnicode_AsUTF8(typestr) : NULL;
+    if (!ts) PyErr_Clear();
+    return ts && ts[0] && ts[1] == 'V';
+}
+
 /* __cuda_array_interface__ v3 (cuda target only). *sync gets the producer's
  * stream if it must be synchronised, else NULL. */
 static int from_cai(ArgDesc *d, PyObject *cai, int pos, CUstream *sync) {
@@ -676,7 +685,9 @@ static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, i
     }
     if (target == GJ_TARGET_NVPTX) {
         PyObject *cai = PyObject_GetAttrString(o, "__cuda_array_interface__");
-        if (cai) {
+        if (cai && cai_untyped(cai) && PyObject_HasAttrString(o, "__dlpack__")) {
+            Py_CLEAR(cai); /* DLPack names the type: PyTorch's bfloat16 is "<V2" in its CAI */
+        } else if (cai) {
             rc = from_cai(d, cai, pos, sync);
             Py_DECREF(cai);
             if (rc < 0) return -1;

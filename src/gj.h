@@ -899,6 +899,7 @@ const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messag
  * local assigned once from a constant resolved to that constant (else v). */
 Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
 Type *dtype_of(Ctx *c, Instr *in, Instr *d); /* the element type a dtype argument names */
+bool intrinsic_writes_first(const Intrinsic *k);
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
 /* The struct of a C-contiguous array at `data` with these dims (i64). */

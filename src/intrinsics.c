@@ -407,6 +407,12 @@ static Type *array_alloc_type(Ctx *c, Instr *in, bool shared) {
 
 /* A value a warp can shuffle or match: 32- or 64-bit ints and floats. */
 
+/* Does the call store into the array that is its first argument? The launcher copies such an
+ * argument back from the GPU and refuses a read-only one. */
+bool intrinsic_writes_first(const Intrinsic *k) {
+    return k->kind == IK_ATOMIC || k->kind == IK_CACHE_STORE || (k->kind == IK_WMMA && k->id == WMMA_STORE);
+}
+
 Type *type_intrinsic_call(Ctx *c, Instr *in) {
     Type *ft = in->args[0]->type;
     if (!type_known(ft)) return &ty_unknown;

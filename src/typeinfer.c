@@ -731,8 +731,8 @@ static bool track_origin(Ctx *c, Instr *in) {
                 o |= in->args[i]->origin;
                 if (in->callee->sub->written & arg_bit(i - 1)) w |= in->args[i]->origin;
             }
-        } else if (in->intr && (in->intr->kind == IK_ATOMIC || in->intr->kind == IK_CACHE_STORE) && in->nargs > 1) {
-            w = in->args[1]->origin; /* the array an atomic or a cache-hinted store writes */
+        } else if (in->intr && intrinsic_writes_first(in->intr) && in->nargs > 1) {
+            w = in->args[1]->origin; /* the array an atomic, a cache-hinted store or a fragment store writes */
         }
         break;
     default: break;

@@ -14,6 +14,8 @@ import pytest
 
 import gpujit as gpu
 
+pytestmark = pytest.mark.skipif(gpu.current_target() != "cpu", reason="the CPU target's barrier rule and its report")
+
 HERE = os.path.abspath(__file__)
 
 

@@ -483,5 +483,6 @@ def test_range_near_int64_limits():
         k[1, 1](out, a, b, s)
         want = list(range(a, b, s))
         assert out[0] == len(want) and (not want or out[1] == want[-1]), (a, b, s, out)
+    checked = k if gpu.current_target() == "cpu" else gpu.jit(k.py_func, boundscheck=True)  # the checks' default
     with pytest.raises(ValueError, match=r"range\(\) arg 3 must not be zero"):
-        k[1, 1](out, 3, 10, 0)
+        checked[1, 1](out, 3, 10, 0)

@@ -40,7 +40,8 @@ def test_groups_land_at_their_waits():
     staged[1, 32](src, out, seen)
     np.testing.assert_array_equal(out[:32], src[:256:8][::-1])
     np.testing.assert_array_equal(out[32:], src[256 + 7::8][::-1])
-    np.testing.assert_array_equal(seen, -1)  # the pending group had not landed
+    if gpu.current_target() == "cpu":   # a GPU may land a pending group before its wait
+        np.testing.assert_array_equal(seen, -1)  # the pending group had not landed
     sig = "void(float16[::1], float16[::1], float16[::1])"
     for cc, arch in (((8, 0), "sm_80"), ((9, 0), "sm_90")):
         ptx = gpu.compiler.compile_ptx(staged.py_func, sig, cc=cc)[0]

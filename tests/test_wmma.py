@@ -359,3 +359,22 @@ def test_mma_needs_a_full_warp(debug):
     else:
         kern[1, 48](a, b, c, d)
         np.testing.assert_array_equal(d, ref_mma(a, b, c))  # the first warp's result; the second stopped
+
+
+def test_a_fragment_store_writes_its_array():
+    """store_matrix_sync stores into its array as a[i] = v does: the launcher copies it back
+    from the GPU, and refuses a read-only one on either target, untouched."""
+    @gpu.jit
+    def kern(out):
+        acc = wmma.fragment(wmma.accumulator, 16, 16, 16, np.float32)
+        wmma.fill_fragment(acc, 2.5)
+        wmma.store_matrix_sync(out, acc, wmma.row_major)
+
+    out = np.full((16, 16), np.nan, np.float32)
+    kern[1, 32](out)
+    np.testing.assert_array_equal(out, 2.5)
+    ro = np.zeros((16, 16), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        kern[1, 32](ro)
+    assert (ro == 0).all()

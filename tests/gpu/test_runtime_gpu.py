@@ -320,6 +320,21 @@ def test_torch_both_ways(rng):
     assert torch.equal(out, a + b)
 
 
+def test_torch_bfloat16_tensors():
+    """PyTorch's bfloat16 tensors, whose CAI says only "<V2", go in through DLPack; a*x+y in
+    bfloat16 is PyTorch's result bit for bit (each rounded to nearest even)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ml_dtypes")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    x = torch.randn(1000, device="cuda").to(torch.bfloat16)
+    y = torch.randn(1000, device="cuda").to(torch.bfloat16)
+    out = torch.full((1000,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    add[8, 128](x, y, out)
+    torch.cuda.synchronize()
+    assert torch.equal(out.view(torch.int16), (x + y).view(torch.int16))
+
+
 # ---- faults ----
 
 FAULT_SCRIPT = textwrap.dedent("""
