@@ -633,3 +633,21 @@ def test_atomic_add_bfloat16(rng, tmp_path):
         if cc == (9, 0):
             assert "atom.global.add.noftz.bf16" in ptx or "atom.add.noftz.bf16" in ptx, ptx
         ptxas(ptx, "sm_%d%d" % cc, tmp_path)
+
+
+def test_a_cai_of_raw_bytes_is_typed_through_dlpack():
+    """PyTorch's bfloat16 tensors say "<V2" in their __cuda_array_interface__: the type comes
+    from their DLPack tensor instead (the launcher reads them through DLPack too)."""
+    from gpujit.typing import typeof_string
+    d = gpu.to_device(np.zeros(4, BF16))
+
+    class Both:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<V2", "data": (0, False), "version": 3}
+
+        def __dlpack__(self, stream=None):
+            return d.__dlpack__()
+
+        def __dlpack_device__(self):
+            return d.__dlpack_device__()
+
+    assert typeof_string(Both()) == "bfloat16[::1]"

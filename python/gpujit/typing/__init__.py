@@ -114,6 +114,8 @@ def typeof_string(value, position=None):
     if isinstance(value, np.ndarray):
         return array_type(value.dtype, value.ndim, value.flags.c_contiguous)
     cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None and str(cai.get("typestr", ""))[1:2] == "V" and hasattr(value, "__dlpack__"):
+        return _dlpack_type(value)   # raw bytes in the CAI (PyTorch's bfloat16): DLPack names the type
     if cai is not None:
         dt = np.dtype(cai["typestr"])
         shape = tuple(cai["shape"])
