@@ -300,7 +300,7 @@ static void k_spin_thread(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty
     int64_t *ran = *(int64_t **)params[0];
     if (blk->ctaid[0] != 3) {
         __atomic_add_fetch(ran, 1, __ATOMIC_RELAXED);
-        blk->syncthreads(blk);
+        blk->syncthreads(blk, -1);
         return;
     }
     spin_until_stopped(blk, tx, ran);
