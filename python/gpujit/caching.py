@@ -32,9 +32,12 @@ Many processes may share one directory (multiprocessing or Dask workers): files 
 to a temporary name and renamed, so a reader never sees half of one; each data file carries its
 key's hash and a checksum of its contents, so a truncated, corrupt or foreign file is a miss
 (compiled again and rewritten), never a crash or a wrong kernel. A process that misses takes a
-per-function lock (a `.lock` file beside the index, never followed through a link, used only
-when it is this user's) while it compiles and writes, and looks again once it has it: processes
-starting at once compile each kernel once and the others load it.
+per-function lock while it compiles and writes, and looks again once it has it: processes
+starting at once compile each kernel once and the others load it. The lock is a file in a
+directory only this user may use (the per-user cache's locks/, mode 0700; the cache directory
+itself where that cannot be had), named by the index's path, never followed through a link and
+used only when it is this user's: the cache directory holds the kernels' files alone, as
+numba's does.
 
 Loading an entry runs what its files hold (they are pickles; a CPU kernel is native code, linked
 as it is; the checksums catch damage, not tampering), so a cache directory that another user
@@ -603,6 +606,28 @@ def fingerprint(py_func):
 _held = _thread._local()
 
 
+_LOCKS = []
+
+
+def _lock_dir():
+    """This user's private directory of lock files, made on first use: the per-user cache's
+    locks/, mode 0700, owned by this user and no link; None where it cannot be had."""
+    if _LOCKS:
+        return _LOCKS[0]
+    path = os.path.join(_user_cache(), "locks")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != _uid():
+            path = None
+        elif st.st_mode & 0o077:
+            os.chmod(path, 0o700)
+    except OSError:
+        path = None
+    _LOCKS.append(path)
+    return path
+
+
 def _open_lock(path):
     """The lock file at `path`, opened (made if need be), or None: a link is never followed (the
     file a link names would be made, or locked, as this user), and a file that is not a regular
@@ -693,7 +718,10 @@ class FunctionCache:
 
     @property
     def lock_path(self):
-        return os.path.join(self._dir, self._name + ".lock")
+        locks = _lock_dir()
+        if locks is None:
+            return os.path.join(self._dir, self._name + ".lock")
+        return os.path.join(locks, _digest(self.index_path.encode()).hexdigest()[:32] + ".lock")
 
     def _stamp(self):
         if self._cell is not None:  # a cell has no file: its text, as it is now
