@@ -74,6 +74,8 @@ def run_child(src, **env):
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(gpu.__file__)), e.get("PYTHONPATH", "")])
     e.pop("NUMBA_CACHE_DIR", None)
+    # the child lists the warnings it got: the GPU's performance warnings are not the cache's
+    e.update(NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0", NUMBA_CUDA_WARN_ON_IMPLICIT_COPY="0")
     e.update(env)
     p = subprocess.run([sys.executable, "-c", CHILD, str(src)], capture_output=True, text=True, env=e, timeout=300)
     assert p.returncode == 0, p.stderr
