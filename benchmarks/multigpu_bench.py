@@ -141,25 +141,25 @@ def step_time(devices, pos, reps, ways=1):
         with gpu.gpus[d]:
             state[d] = Share(pos, k, len(devices), ways)
     barrier = threading.Barrier(len(devices) + 1)
-    times = {d: [] for d in devices}
+    times = {d: [] for d in devices}   # per device, (start, end) of each step
 
     def work(d):
         gpu.select_device(d)
         for _ in range(reps + 1):
             barrier.wait()
+            t0 = time.perf_counter()
             state[d].launch()
             gpu.synchronize()
-            times[d].append(time.perf_counter())
+            times[d].append((t0, time.perf_counter()))
             barrier.wait()
     ths = [threading.Thread(target=work, args=(d,)) for d in devices]
     for t in ths:
         t.start()
     steps = []
     for _ in range(reps + 1):
-        barrier.wait()
-        t0 = time.perf_counter()
-        barrier.wait()
-        steps.append(max(times[d][-1] for d in devices) - t0)
+        barrier.wait()   # the devices start
+        barrier.wait()   # every device is done: a step is the first start to the last end
+        steps.append(max(times[d][-1][1] for d in devices) - min(times[d][-1][0] for d in devices))
     for t in ths:
         t.join()
     check(pos, [state[d] for d in devices])
