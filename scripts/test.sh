@@ -13,6 +13,8 @@
 #   (scripts/sanitize.sh), and as a user installs it: the manylinux wheel for CPython 3.12
 #   built, installed into a fresh venv with no build tools, and the suite run against the
 #   installed package with no libLLVM (scripts/test_wheel.sh).
+# The suites run with two pytest-xdist workers, one per core; the differential fuzzer's fixed seed
+# runs its 2,000 programs with the first interpreter and 500 with the others.
 #   GPUJIT_PYTHONS="python3.12 ..."   overrides the host interpreters
 #   GPUJIT_SID_PYTHONS="3.14 3.15"    the sid root's ("" skips the root)
 set -euo pipefail
@@ -38,6 +40,9 @@ else
     done
 fi
 
+# The suites run on both cores (pytest-xdist, two workers) where the interpreter has it
+xdist() { "$@" -c "import xdist" 2>/dev/null && echo "-n 2"; }
+
 status=0
 echo "== CPU executor C tests"
 bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
@@ -49,9 +54,11 @@ for py in "${pythons[@]}"; do
     # (tests/test_numba_objects.py, test_place.py, test_numba_coexist.py) with the first interpreter
     # only: ~30 s to install, ~20 s to run; elsewhere those tests skip
     extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm numba)
-    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
+    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest pytest-xdist meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
     scripts/build.sh "$py"
-    PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider tests || status=1
+    # the differential fuzzer's fixed seed in full with the first interpreter, a part of it elsewhere
+    fuzz=$([ "$py" = "${pythons[0]}" ] && echo 2000 || echo 500)
+    GJ_FUZZ_COUNT=$fuzz PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider $(xdist "$py") tests || status=1
 done
 
 sid=(${GPUJIT_SID_PYTHONS-3.14 3.15})
@@ -62,7 +69,10 @@ fi
 for v in "${sid[@]}"; do
     echo "== CPython $v (Debian sid root)"
     scripts/sid_run.sh "$v" scripts/build.sh python
-    scripts/sid_run.sh "$v" env PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider tests || status=1
+    scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: pytest-xdist 2>&1 | grep -v "^WARNING" || true
+    scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: ml_dtypes 2>&1 | grep -v "^WARNING" || true
+    scripts/sid_run.sh "$v" env GJ_FUZZ_COUNT=500 PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider \
+        $(xdist scripts/sid_run.sh "$v" python) tests || status=1
 done
 
 for py in "${pythons[@]}"; do
@@ -80,11 +90,11 @@ for v in "${sid[@]}"; do
 done
 
 echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
-bash scripts/sanitize.sh "${pythons[0]}" || status=1
+GJ_FUZZ_COUNT=500 bash scripts/sanitize.sh "${pythons[0]}" $(xdist "${pythons[0]}") || status=1
 
 wpy=${pythons[1]:-${pythons[0]}}
 echo "== the wheel, installed into a fresh venv (CPython $("$wpy" -c 'import sys; print("%d.%d" % sys.version_info[:2])'))"
-bash scripts/test_wheel.sh "$wpy" > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
+GJ_FUZZ_COUNT=500 GPUJIT_TEST_XDIST=1 bash scripts/test_wheel.sh "$wpy" -n 2 > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
     { tail -60 /tmp/gpujit-wheel.log; status=1; }
 
 exit $status

@@ -42,6 +42,7 @@ trap 'rm -rf "$tmp"' EXIT
 pip=("$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all:)
 extra=(pytest)
 [ "${GPUJIT_TEST_NUMBA:-1}" = 0 ] || extra+=(numba)
+[ -z "${GPUJIT_TEST_XDIST:-}" ] || extra+=(pytest-xdist)   # for pytest's -n
 "${pip[@]}" "$whl" "${extra[@]}"
 "$tmp/venv/bin/python" -c "import mesonbuild" 2>/dev/null && { echo "gpujit: the test venv has meson" >&2; exit 1; }
 
