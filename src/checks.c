@@ -118,17 +118,26 @@ void raise_now(Ctx *c, int site) {
     stop_thread(c);
 }
 
-/* debug: unless `ok`, raise cls(msg) (a check of the compiler's own). */
-int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
+/* A check's two ways: the raise site of cls(msg), and `ok` branching to *cont (made here) or
+ * to a failure block, where the builder is left. The site, or -1. */
+static int check_branch(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg, LLVMBasicBlockRef *cont) {
     PyObject *args = Py_BuildValue("(s)", msg);
     if (!args) return -1;
     int site = raise_site(c, cls, args, true);
     Py_DECREF(args);
     if (site < 0) return -1;
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.fail");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
-    LLVMBuildCondBr(c->b, ok, cont, bad);
+    *cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
+    LLVMBuildCondBr(c->b, ok, *cont, bad);
     LLVMPositionBuilderAtEnd(c->b, bad);
+    return site;
+}
+
+/* debug: unless `ok`, raise cls(msg) (a check of the compiler's own). */
+int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
+    LLVMBasicBlockRef cont;
+    int site = check_branch(c, ok, cls, msg, &cont);
+    if (site < 0) return -1;
     raise_now(c, site);
     LLVMPositionBuilderAtEnd(c->b, cont);
     return 0;
@@ -142,15 +151,9 @@ int check_or_raise(Ctx *c, LLVMValueRef ok, PyObject *cls, const char *msg) {
 int check_index_or_raise(Ctx *c, LLVMValueRef ok, const char *msg, LLVMValueRef *good) {
     *good = NULL;
     if (c->opt.debug) return check_or_raise(c, ok, PyExc_IndexError, msg);
-    PyObject *args = Py_BuildValue("(s)", msg);
-    if (!args) return -1;
-    int site = raise_site(c, PyExc_IndexError, args, true);
-    Py_DECREF(args);
+    LLVMBasicBlockRef cont;
+    int site = check_branch(c, ok, PyExc_IndexError, msg, &cont);
     if (site < 0) return -1;
-    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.fail");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(c->llctx, c->fn, "check.ok");
-    LLVMBuildCondBr(c->b, ok, cont, bad);
-    LLVMPositionBuilderAtEnd(c->b, bad);
     record_raise(c, site);
     if (c->target->trap) {
         c->target->trap(c);
