@@ -160,8 +160,11 @@ KINDS = ["spin", "forever", "barriers", "warps", "tiny", "own-handler", "quiet-h
 def interrupt_each(args, kinds, env):
     """Runs the child; for each kind, waits for its "go", sends SIGINT a second
     later and expects "stopped" (KeyboardInterrupt) then "ok" (the next call right)."""
+    # SIGINT at its default in the child, which Python then handles: a test runner's worker
+    # (pytest-xdist's) ignores it, and an ignored signal stays ignored across exec
     p = subprocess.Popen([sys.executable, "-X", "faulthandler"] + args + kinds, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=dict(env, PYTHONPATH=os.pathsep.join(sys.path)))
+                         stderr=subprocess.PIPE, env=dict(env, PYTHONPATH=os.pathsep.join(sys.path)),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
     buf = b""

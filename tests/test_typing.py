@@ -114,9 +114,10 @@ def mypy_command(tmp_path):
         return [sys.executable, "-m", "mypy"], dict(os.environ)
     except ImportError:
         pass
-    target = os.path.join(os.path.expanduser("~"), ".cache", "gpujit-test-mypy")
+    # one per Python version: mypy's wheels are compiled for one
+    target = os.path.join(os.path.expanduser("~"), ".cache", "gpujit-test-mypy-py%d%d" % sys.version_info[:2])
     env = dict(os.environ, PYTHONPATH=target)
-    probe = [sys.executable, "-c", "import mypy"]
+    probe = [sys.executable, "-c", "import mypy.main"]
     if subprocess.run(probe, env=env, capture_output=True).returncode != 0:
         r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", target, "mypy"],
                            capture_output=True, text=True, timeout=300)
