@@ -7,6 +7,7 @@ exactly, finite parts closely; complex64 is checked against CPython on the round
 import cmath
 import itertools
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -141,6 +142,10 @@ def test_integral_powers_at_special_values(rng):
                 w = None
             if w is None:
                 assert out[i, j] != SENTINEL
+                continue
+            if n < 0 and sys.version_info >= (3, 14) and not (math.isfinite(x.real) and math.isfinite(x.imag)):
+                # 3.14's complex division recovers infinities (C99's Annex G): 1 / z ** n of an
+                # infinite z is a zero there, a NaN in 3.11-3.13 and in kernels (language.md)
                 continue
             g = complex(out[i, j])
             what = "(%r) ** %d: got %r, CPython %r" % (complex(x), n, g, w)
