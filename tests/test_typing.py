@@ -46,7 +46,8 @@ def test_package_stub_names_every_public_name():
     public = {n for n in out if not n.startswith("_")}
     names, all_, _ = stub_names("__init__.pyi")
     assert names == public, (sorted(public - names), sorted(names - public))
-    assert all_ == gpujit.__all__
+    # the package leaves out the running Python's module names (3.15's profiling)
+    assert [n for n in all_ if n not in getattr(sys, "stdlib_module_names", ())] == gpujit.__all__
 
 
 def test_intrinsics_stub_has_each_namespace_member():

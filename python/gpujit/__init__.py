@@ -13,6 +13,7 @@ CUDA GPUs) or to host code (the CPU backend, used where there is no GPU).
 """
 from . import _pyversion  # first: raises ImportError on a Python whose bytecode gpujit cannot read
 import inspect as _inspect
+import sys as _sys
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
                      LaunchError, CudaDriverError, PerformanceWarning)
@@ -208,3 +209,6 @@ __all__ = [
 ]
 from .vector_types import constructors as _vector_constructors  # noqa: E402  (float32x3, float3, ...)
 __all__ += sorted(_vector_constructors)
+# less the names of the running Python's own modules (3.15's `profiling`), which a star import
+# would shadow
+__all__ = [_name for _name in __all__ if _name not in getattr(_sys, "stdlib_module_names", ())]
