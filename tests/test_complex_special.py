@@ -161,7 +161,8 @@ def test_integral_powers_at_special_values(rng):
             check_part(g.real, w.real, 0.0, what)
             check_part(g.imag, w.imag, 0.0, what)
             checked += 1
-    assert checked > z.size * len(POWERS) * 2 // 3
+    # (3.14+: less the negative powers left out above)
+    assert checked > z.size * len(POWERS) * (2 if sys.version_info < (3, 14) else 1) // 3
     # the reported cases, each NaN in both parts in CPython
     z2 = np.array([1j * math.inf, complex(1, math.inf), complex(math.inf, 1), 1e200 + 1e200j], np.complex128)
     out2 = np.full((z2.size, len(POWERS)), SENTINEL, np.complex128)
