@@ -168,6 +168,9 @@ def test_integral_powers_at_special_values(rng):
     out2 = np.full((z2.size, len(POWERS)), SENTINEL, np.complex128)
     launch1d(k_int_powers, z2.size, z2, out2)
     for x, got in zip(z2, out2[:, POWERS.index(2)]):
-        w = complex(x) ** 2
+        try:
+            w = complex(x) ** 2
+        except OverflowError:   # CPython 3.14+ raises where 3.11-3.13 give NaNs
+            w = complex(math.nan, math.nan)
         assert math.isnan(w.real) and math.isnan(w.imag)
         assert math.isnan(got.real) and math.isnan(got.imag), (x, got)
