@@ -16,7 +16,7 @@ dir=build/asan-$tag
 ninja -C "$dir" >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -r python/gpujit "$tmp/"
+cp -r python/gpujit python/gpujit_numba_cuda.pth "$tmp/"
 rm -f "$tmp"/gpujit/_core*.so
 cp "$dir"/_core*.so "$tmp/gpujit/"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"

@@ -41,15 +41,24 @@ else
 fi
 
 # The suites run on both cores (pytest-xdist, two workers) where the interpreter has it
+# the interpreter whose wheel is tested installed: its suite runs there, not in place
+wpy=${pythons[1]:-${pythons[0]}}
 xdist() { "$@" -c "import xdist" 2>/dev/null && echo "-n 2"; }
 
+# Each stage prints the minutes since the start, and each long step runs under a limit, so that a
+# hang fails its step and names it instead of using up CI's time.
+t0=$(date +%s)
+stage() { local t=$(( $(date +%s) - t0 )); printf '== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"; }
+limit() { local secs=$1; shift; timeout -k 30 "$secs" "$@"; local rc=$?; [ $rc -ne 124 ] && [ $rc -ne 137 ] ||
+          echo "gpujit: timed out after $secs s: $*" >&2; return $rc; }
+
 status=0
-echo "== CPU executor C tests"
-bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
+stage "CPU executor C tests"
+limit 600 bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
 
 for py in "${pythons[@]}"; do
     ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    echo "== CPython $ver ($py)"
+    stage "CPython $ver ($py)"
     # Dask (tests/test_dask.py, examples/dask_saxpy.py), nvdisasm (tests/test_sass.py) and numba
     # (tests/test_numba_objects.py, test_place.py, test_numba_coexist.py) with the first interpreter
     # only: ~30 s to install, ~20 s to run; elsewhere those tests skip
@@ -58,43 +67,45 @@ for py in "${pythons[@]}"; do
     scripts/build.sh "$py"
     # the differential fuzzer's fixed seed in full with the first interpreter, a part of it elsewhere
     fuzz=$([ "$py" = "${pythons[0]}" ] && echo 2000 || echo 500)
-    GJ_FUZZ_COUNT=$fuzz PYTHONPATH="$PWD/python" "$py" -m pytest -q -p no:cacheprovider $(xdist "$py") tests || status=1
+    # the wheel's interpreter runs the whole suite as installed (below), not here as well
+    [ "$py" = "$wpy" ] && { echo "   (the suite runs with CPython $ver against the installed wheel, below)"; continue; }
+    GJ_FUZZ_COUNT=$fuzz PYTHONPATH="$PWD/python" limit 1200 "$py" -m pytest -q -p no:cacheprovider $(xdist "$py") tests || status=1
 done
 
 sid=(${GPUJIT_SID_PYTHONS-3.14 3.15})
 if [ ${#sid[@]} -gt 0 ]; then
-    echo "== the Debian sid root for CPython ${sid[*]} (scripts/sid_root.sh)"
-    bash scripts/sid_root.sh || { echo "gpujit: could not make the sid root" >&2; exit 1; }
+    stage "the Debian sid root for CPython ${sid[*]} (scripts/sid_root.sh)"
+    limit 1200 bash scripts/sid_root.sh || { echo "gpujit: could not make the sid root" >&2; exit 1; }
 fi
 for v in "${sid[@]}"; do
-    echo "== CPython $v (Debian sid root)"
+    stage "CPython $v (Debian sid root)"
     scripts/sid_run.sh "$v" scripts/build.sh python
     scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: pytest-xdist 2>&1 | grep -v "^WARNING" || true
     scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: ml_dtypes 2>&1 | grep -v "^WARNING" || true
-    scripts/sid_run.sh "$v" env GJ_FUZZ_COUNT=500 PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider \
+    limit 1200 scripts/sid_run.sh "$v" env GJ_FUZZ_COUNT=500 PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider \
         $(xdist scripts/sid_run.sh "$v" python) tests || status=1
 done
 
 for py in "${pythons[@]}"; do
-    echo "== numba.cuda compatibility yardstick, CPU target (CPython $py)"
-    PYTHON="$py" bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
+    stage "numba.cuda compatibility yardstick, CPU target (CPython $py)"
+    PYTHON="$py" limit 900 bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
         { tail -40 /tmp/gpujit-compat.log; status=1; }
 done
 
 for v in "${sid[@]}"; do
     # numba-cuda 0.30.4 has wheels up to cp314: on 3.15 its tests cannot be had from PyPI
-    [ "$v" = 3.15 ] && { echo "== numba.cuda compatibility yardstick: not on CPython 3.15 (numba-cuda 0.30.4 has no cp315 wheel)"; continue; }
-    echo "== numba.cuda compatibility yardstick, CPU target (CPython $v, Debian sid root)"
-    scripts/sid_run.sh "$v" env PYTHON=python bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
+    [ "$v" = 3.15 ] && { stage "numba.cuda compatibility yardstick: not on CPython 3.15 (numba-cuda 0.30.4 has no cp315 wheel)"; continue; }
+    stage "numba.cuda compatibility yardstick, CPU target (CPython $v, Debian sid root)"
+    limit 900 scripts/sid_run.sh "$v" env PYTHON=python bash scripts/compat.sh > /tmp/gpujit-compat.log 2>&1 && tail -3 /tmp/gpujit-compat.log ||
         { tail -40 /tmp/gpujit-compat.log; status=1; }
 done
 
-echo "== the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
-GJ_FUZZ_COUNT=500 bash scripts/sanitize.sh "${pythons[0]}" $(xdist "${pythons[0]}") || status=1
+stage "the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
+GJ_FUZZ_COUNT=500 limit 1500 bash scripts/sanitize.sh "${pythons[0]}" $(xdist "${pythons[0]}") || status=1
 
-wpy=${pythons[1]:-${pythons[0]}}
-echo "== the wheel, installed into a fresh venv (CPython $("$wpy" -c 'import sys; print("%d.%d" % sys.version_info[:2])'))"
-GJ_FUZZ_COUNT=500 GPUJIT_TEST_XDIST=1 bash scripts/test_wheel.sh "$wpy" -n 2 > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
+stage "the wheel, installed into a fresh venv (CPython $("$wpy" -c 'import sys; print("%d.%d" % sys.version_info[:2])'))"
+GJ_FUZZ_COUNT=500 GPUJIT_TEST_XDIST=1 limit 1500 bash scripts/test_wheel.sh "$wpy" -n 2 > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
     { tail -60 /tmp/gpujit-wheel.log; status=1; }
 
+stage "done (status $status)"
 exit $status

@@ -48,8 +48,9 @@ def test_regions_name_the_barrier_and_the_returned():
         early_return[2, 32](out)
     msg = str(info.value)
     where = "%s:%d" % (HERE, line_of(early_return, "# the barrier"))
-    assert msg.startswith("kernel 'early_return': syncthreads(): not every thread of block (0, 0, 0) reached the "
-                          "same barrier: "), msg
+    # both blocks diverge alike; blocks run in parallel, so either may be the one reported
+    assert re.match(r"kernel 'early_return': syncthreads\(\): not every thread of block \([01], 0, 0\) reached the "
+                    r"same barrier: ", msg), msg
     assert "reached the syncthreads() at %s" % where in msg and "returned" in msg, msg
 
 
