@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The installed package under test: builds the wheel for one CPython (default
 # python3) with scripts/wheel.sh, installs it into a fresh venv that has no
-# build tools (pip installs only the wheel, numpy, pytest and, unless
+# build tools (pip installs only the wheel, numpy, pytest, ml_dtypes and, unless
 # GPUJIT_TEST_NUMBA=0, numba), checks that the extension needs no libLLVM (ldd,
 # no RPATH), then runs the test suite with that venv's Python from a copy of the
 # checkout without python/, so every test and every child process it starts
@@ -40,7 +40,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$PY" -m venv "$tmp/venv"
 pip=("$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all:)
-extra=(pytest)
+extra=(pytest ml_dtypes)   # ml_dtypes: the bfloat16 and fp8 tests and the fuzzer's reference
 [ "${GPUJIT_TEST_NUMBA:-1}" = 0 ] || extra+=(numba)
 [ -z "${GPUJIT_TEST_XDIST:-}" ] || extra+=(pytest-xdist)   # for pytest's -n
 "${pip[@]}" "$whl" "${extra[@]}"

@@ -24,6 +24,10 @@ JOBS = int(os.environ.get("GJ_FUZZ_JOBS", "2"))
 
 
 def test_fuzz_fixed_seed():
+    try:
+        import ml_dtypes  # noqa: F401 -- the CPython reference of the generator's bfloat16 kernels
+    except ImportError:
+        pytest.fail("the fuzzer's bfloat16 reference needs ml_dtypes (pip install ml_dtypes)")
     log = io.StringIO()
     target = gpu.current_target()
     tally = fuzz.run(SEED, 0, COUNT, target=target, jobs=JOBS, out=log)

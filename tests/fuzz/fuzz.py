@@ -36,6 +36,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -119,9 +120,9 @@ def run_reference(prog, code, out, a, b, *extra):
         errors = []
 
         def body(tid):
-            g = {"math": math, "gpu": shim.Shim(block, prog.threads, prog.blocks)}
-            g["gpu"].set_thread(tid, bid)
             try:
+                g = {"math": math, "gpu": shim.Shim(block, prog.threads, prog.blocks)}
+                g["gpu"].set_thread(tid, bid)
                 exec(code, g)
                 g["kern"](rout, ra, rb, *extra)
             except BaseException as e:  # noqa: BLE001 -- reported by the caller
@@ -293,10 +294,13 @@ def run_slice(seed, start, stop, target, hang_timeout, on_result, deadline=None)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, "..", "..", "python")] +
                                         [p for p in [env.get("PYTHONPATH")] if p])
     while k < stop and not (deadline and time.time() > deadline):
+        # stderr goes to a file: a pipe that nobody reads while waiting on stdout would fill
+        # (64 KiB) and stop the worker mid-write, which would then look like a hang
+        errf = tempfile.TemporaryFile(mode="w+")
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", "--seed", str(seed),
                               "--start", str(k), "--stop", str(stop), "--target", target] +
                              (["--deadline", repr(deadline)] if deadline else []),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             stdout=subprocess.PIPE, stderr=errf, text=True, env=env)
         current = None
         import selectors
         sel = selectors.DefaultSelector()
@@ -318,7 +322,10 @@ def run_slice(seed, start, stop, target, hang_timeout, on_result, deadline=None)
                 current = None
                 k = msg["k"] + 1
         p.wait()
-        err = p.stderr.read()
+        p.stdout.close()
+        errf.seek(0)
+        err = errf.read()
+        errf.close()
         if current is not None or hung or p.returncode != 0:
             where = current if current is not None else k
             status = "hang" if hung else "crash"
