@@ -6,7 +6,8 @@
 # - per CPython, 3.11, 3.12 and 3.13 (pyenv's) here, 3.14 and 3.15 in a Debian sid root
 #   (build/sid-root, made by scripts/sid_root.sh on first use, several minutes): builds gpujit
 #   in place (each decodes its own bytecode) and runs the whole suite on the CPU backend (and
-#   on the GPU where one exists); then the numba.cuda compatibility yardstick on the CPU
+#   on the GPU where one exists; the second interpreter's suite runs against its installed wheel
+#   instead, below); then the numba.cuda compatibility yardstick on the CPU
 #   target with each CPython that numba-cuda 0.30.4 has a wheel for (3.11 to 3.14; not 3.15)
 #   (scripts/compat.sh: fails below its floor; downloads numba-cuda's wheel from PyPI);
 # - once: the CPU executor's C tests, the suite under ASan+UBSan with the first interpreter
