@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The test command (README; .ci/run calls it). On a fresh Debian machine it
-# installs what it needs (apt: llvm-19-dev, debootstrap; pip: numpy, pytest, meson, ninja;
-# dask, distributed, numba and NVIDIA's nvdisasm for the first interpreter: numba for the tests
-# of numba's objects in gpujit and of gpujit in numba.cuda's place, which skip elsewhere), and then:
+# The test command (README; .ci/run calls it). On a fresh Debian machine it installs what it
+# needs (apt: llvm-19-dev, debootstrap, zlib1g-dev, libzstd-dev; pip: numpy, pytest, meson,
+# ninja, ml_dtypes; and into the first interpreter's test venv dask, distributed and NVIDIA's
+# nvdisasm, for the tests that skip elsewhere), and then:
+# - once: the CPU executor's C tests;
 # - per CPython, 3.11, 3.12 and 3.13 (pyenv's) here, 3.14 and 3.15 in a Debian sid root
-#   (build/sid-root, made by scripts/sid_root.sh on first use, several minutes): builds gpujit
-#   in place (each decodes its own bytecode) and runs the whole suite on the CPU backend (and
-#   on the GPU where one exists; the second interpreter's suite runs against its installed wheel
-#   instead, below); then the numba.cuda compatibility yardstick on the CPU
-#   target with each CPython that numba-cuda 0.30.4 has a wheel for (3.11 to 3.14; not 3.15)
+#   (build/sid-root, made by scripts/sid_root.sh on first use, about a minute): the manylinux
+#   wheel built, installed into a fresh venv with no build tools, and the whole suite run
+#   against the installed package with no libLLVM (scripts/test_wheel.sh), on the CPU backend;
+# - the numba.cuda compatibility yardstick on the CPU target with each CPython that
+#   numba-cuda 0.30.4 has a wheel for (3.11 to 3.14; not 3.15), from an in-place build
 #   (scripts/compat.sh: fails below its floor; downloads numba-cuda's wheel from PyPI);
-# - once: the CPU executor's C tests, the suite under ASan+UBSan with the first interpreter
-#   (scripts/sanitize.sh), and as a user installs it: the manylinux wheel for CPython 3.12
-#   built, installed into a fresh venv with no build tools, and the suite run against the
-#   installed package with no libLLVM (scripts/test_wheel.sh).
+# - once: the suite under ASan+UBSan, in place, with the first interpreter (scripts/sanitize.sh).
 # The suites run with two pytest-xdist workers, one per core; the differential fuzzer's fixed seed
-# runs its 2,000 programs with the first interpreter and 500 with the others.
+# runs its 2,000 programs with the first interpreter and 500 with the others and under ASan.
+# Each stage prints the minutes since the start and runs under a limit, so that a hang fails
+# its stage by name instead of using up CI's time.
 #   GPUJIT_PYTHONS="python3.12 ..."   overrides the host interpreters
 #   GPUJIT_SID_PYTHONS="3.14 3.15"    the sid root's ("" skips the root)
 set -euo pipefail
@@ -42,12 +42,8 @@ else
 fi
 
 # The suites run on both cores (pytest-xdist, two workers) where the interpreter has it
-# the interpreter whose wheel is tested installed: its suite runs there, not in place
-wpy=${pythons[1]:-${pythons[0]}}
 xdist() { "$@" -c "import xdist" 2>/dev/null && echo "-n 2"; }
 
-# Each stage prints the minutes since the start, and each long step runs under a limit, so that a
-# hang fails its step and names it instead of using up CI's time.
 t0=$(date +%s)
 stage() { local t=$(( $(date +%s) - t0 )); printf '== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"; }
 limit() { local secs=$1; shift; timeout -k 30 "$secs" "$@"; local rc=$?; [ $rc -ne 124 ] && [ $rc -ne 137 ] ||
@@ -57,20 +53,25 @@ status=0
 stage "CPU executor C tests"
 limit 600 bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
 
+# the suite against the installed wheel, with 2,000 fuzz programs for the first interpreter and 500
+# for the others; tests/test_dask.py, test_sass.py (nvdisasm) and the numba tests get what they
+# need in the first interpreter's venv (numba in every venv)
+wheel_suite() {  # NAME VERSION-OR-PYTHON FUZZ EXTRA...
+    local name=$1 py=$2 fuzz=$3; shift 3
+    stage "CPython $name: the wheel, installed into a fresh venv, and the suite against it"
+    GJ_FUZZ_COUNT=$fuzz GPUJIT_TEST_XDIST=1 GPUJIT_TEST_EXTRA="$*" limit 1500 bash scripts/test_wheel.sh "$py" -n 2 ||
+        status=1
+}
 for py in "${pythons[@]}"; do
     ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    stage "CPython $ver ($py)"
-    # Dask (tests/test_dask.py, examples/dask_saxpy.py), nvdisasm (tests/test_sass.py) and numba
-    # (tests/test_numba_objects.py, test_place.py, test_numba_coexist.py) with the first interpreter
-    # only: ~30 s to install, ~20 s to run; elsewhere those tests skip
+    # what the in-place build (the yardstick, ASan+UBSan) and the tests run there need
     extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm numba)
     "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest pytest-xdist meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
-    scripts/build.sh "$py"
-    # the differential fuzzer's fixed seed in full with the first interpreter, a part of it elsewhere
-    fuzz=$([ "$py" = "${pythons[0]}" ] && echo 2000 || echo 500)
-    # the wheel's interpreter runs the whole suite as installed (below), not here as well
-    [ "$py" = "$wpy" ] && { echo "   (the suite runs with CPython $ver against the installed wheel, below)"; continue; }
-    GJ_FUZZ_COUNT=$fuzz PYTHONPATH="$PWD/python" limit 1200 "$py" -m pytest -q -p no:cacheprovider $(xdist "$py") tests || status=1
+    if [ "$py" = "${pythons[0]}" ]; then
+        wheel_suite "$ver" "$py" 2000 "dask[array]" distributed nvidia-cuda-nvdisasm
+    else
+        wheel_suite "$ver" "$py" 500
+    fi
 done
 
 sid=(${GPUJIT_SID_PYTHONS-3.14 3.15})
@@ -79,12 +80,7 @@ if [ ${#sid[@]} -gt 0 ]; then
     limit 1200 bash scripts/sid_root.sh || { echo "gpujit: could not make the sid root" >&2; exit 1; }
 fi
 for v in "${sid[@]}"; do
-    stage "CPython $v (Debian sid root)"
-    scripts/sid_run.sh "$v" scripts/build.sh python
-    scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: pytest-xdist 2>&1 | grep -v "^WARNING" || true
-    scripts/sid_run.sh "$v" python -m pip install -q --disable-pip-version-check --only-binary=:all: ml_dtypes 2>&1 | grep -v "^WARNING" || true
-    limit 1200 scripts/sid_run.sh "$v" env GJ_FUZZ_COUNT=500 PYTHONPATH=/work/gpujit/python python -m pytest -q -p no:cacheprovider \
-        $(xdist scripts/sid_run.sh "$v" python) tests || status=1
+    wheel_suite "$v (Debian sid root)" "$v" 500
 done
 
 for py in "${pythons[@]}"; do
@@ -103,10 +99,6 @@ done
 
 stage "the suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CPython ${pythons[0]})"
 GJ_FUZZ_COUNT=500 limit 1500 bash scripts/sanitize.sh "${pythons[0]}" $(xdist "${pythons[0]}") || status=1
-
-stage "the wheel, installed into a fresh venv (CPython $("$wpy" -c 'import sys; print("%d.%d" % sys.version_info[:2])'))"
-GJ_FUZZ_COUNT=500 GPUJIT_TEST_XDIST=1 limit 1500 bash scripts/test_wheel.sh "$wpy" -n 2 > /tmp/gpujit-wheel.log 2>&1 && tail -4 /tmp/gpujit-wheel.log ||
-    { tail -60 /tmp/gpujit-wheel.log; status=1; }
 
 stage "done (status $status)"
 exit $status

@@ -10,6 +10,7 @@
 # (scripts/sid_python.sh), then installed and tested inside the sid root, with its python3.X.
 #   bash scripts/test_wheel.sh [PYTHON|3.14|3.15] [pytest args...]
 #   GPUJIT_WHEEL=dist/...whl   test that wheel, without building it
+#   GPUJIT_TEST_EXTRA="dask distributed"   more packages for the test venv (from PyPI, binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -43,6 +44,7 @@ pip=("$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --only
 extra=(pytest ml_dtypes)   # ml_dtypes: the bfloat16 and fp8 tests and the fuzzer's reference
 [ "${GPUJIT_TEST_NUMBA:-1}" = 0 ] || extra+=(numba)
 [ -z "${GPUJIT_TEST_XDIST:-}" ] || extra+=(pytest-xdist)   # for pytest's -n
+extra+=(${GPUJIT_TEST_EXTRA:-})   # more requirements, for the tests that skip without them
 "${pip[@]}" "$whl" "${extra[@]}"
 "$tmp/venv/bin/python" -c "import mesonbuild" 2>/dev/null && { echo "gpujit: the test venv has meson" >&2; exit 1; }
 
