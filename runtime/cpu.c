@@ -246,12 +246,6 @@ static const char MSG_GRID_DEADLOCK[] = "cg grid sync: a block returned while ot
 
 /* ---- the barrier rule's report ------------------------------------------- */
 
-/* Thread `lin` (linear, x fastest) of a block of the given dimensions, in tid. */
-static void tid_of(const int32_t ntid[3], uint64_t lin, int32_t tid[3]) {
-    uint64_t nx = (uint64_t)ntid[0], ny = (uint64_t)ntid[1];
-    tid[0] = (int32_t)(lin % nx), tid[1] = (int32_t)(lin / nx % ny), tid[2] = (int32_t)(lin / nx / ny);
-}
-
 /* The worker's report starts afresh for block blk: no group known. */
 static GjBarrierReport *report_begin(Worker *w, const GjBlockCtx *blk) {
     GjBarrierReport *r = &w->report;
@@ -259,32 +253,6 @@ static GjBarrierReport *report_begin(Worker *w, const GjBlockCtx *blk) {
     memcpy(r->ctaid, blk->ctaid, sizeof r->ctaid);
     for (int g = 0; g < 2; g++) r->group[g].site = GJ_SITE_UNKNOWN, r->group[g].tid[0] = -1;
     return r;
-}
-
-/* Adds thread `lin` at `site` to the report: to the group of that site, else to the first
- * empty one (a third kind of thread is left out). */
-static void report_thread(GjBarrierReport *r, const int32_t ntid[3], uint64_t lin, int32_t site) {
-    for (int g = 0; g < 2; g++) {
-        GjBarrierGroup *grp = &r->group[g];
-        if (grp->count == 0) {
-            grp->site = site;
-            tid_of(ntid, lin, grp->tid);
-        }
-        if (grp->site == site) {
-            grp->count++;
-            return;
-        }
-    }
-}
-
-/* Threads run as fibers: which ones returned and where the others wait. */
-static void report_fibers(Worker *w, Sched *s, uint32_t n) {
-    GjBarrierReport *r = report_begin(w, s->blk);
-    for (uint32_t i = 0; i < n; i++) {
-        const Fiber *f = &s->fibers[i];
-        if (f->done || f->wait == WAIT_BARRIER)
-            report_thread(r, s->blk->ntid, i, f->done ? GJ_SITE_RETURNED : f->site);
-    }
 }
 
 /* The barrier rule's error, with the report of the worker that saw it. */
@@ -330,12 +298,8 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
             if (s->fibers[0].done) return MSG_GRID_LEADER;
             return NULL; /* the block waits at the grid barrier */
         }
-        /* Finished threads will never arrive: the others would wait forever. */
-        if (s->ndone > 0) {
-            report_fibers(w, s, n);
-            return MSG_DEADLOCK;
-        }
-        /* release the barrier */
+        /* release the barrier: every thread that has not returned waits at it
+         * (returned threads take no part in later barriers, as on the GPU) */
         s->last_npred = s->npred, s->last_narrived = s->nwait;
         s->npred = s->nwait = 0;
         for (uint32_t i = 0; i < n; i++) s->fibers[i].wait = WAIT_NONE;
@@ -439,15 +403,9 @@ static void coro_run(GjBlockCtx *blk, int32_t barriers) {
     char *buf = w->coro_buf;
     uint32_t n = w->coro_n, live = 0;
     for (uint32_t i = 0; i < n; i++) live += coro_live((void **)(buf + i * size));
-    /* the barrier rule: a round must not end with some threads returned
-     * and others waiting (one compare a round) */
+    /* a round ends when every thread that has not returned waits at the
+     * barrier: returned threads take no part in it, as on the GPU */
     while (live) {
-        if (barriers && live < n) {
-            GjBarrierReport *r = report_begin(w, blk);
-            for (uint32_t i = 0; i < n; i++)
-                report_thread(r, blk->ntid, i, coro_live((void **)(buf + i * size)) ? GJ_SITE_UNKNOWN : GJ_SITE_RETURNED);
-            cpu_trap_deadlock();
-        }
         if (gpujit_cpu_stop) gpujit_cpu_stopped();
         uint32_t waiting = 0;
         for (uint32_t i = 0; i < n; i++) {

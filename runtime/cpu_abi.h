@@ -59,8 +59,8 @@ struct GjBlockCtx {
      * may be resumed (without it the code after a yield would be dropped).
      * coro_run then resumes the block's suspended threads round-robin, in
      * linear order, until all have returned. With `barriers` a round is the
-     * time between two barriers, and one that ends with some threads
-     * returned and others waiting is a deadlock. */
+     * time between two barriers: it ends when every thread that has not
+     * returned waits at one (returned threads take no part in it). */
     void *(*coro_alloc)(GjBlockCtx *, uint64_t size);
     void (*coro_begin)(GjBlockCtx *, void *handle);
     void (*coro_run)(GjBlockCtx *, int32_t barriers);
@@ -70,11 +70,13 @@ struct GjBlockCtx {
      * (src/regions.c): region_scratch gives the block's per-thread values
      * that live across a barrier, per_thread bytes for each thread of the
      * block (64-aligned, the worker's, reused block after block);
-     * region_deadlock ends the launch with the barrier rule's error when
-     * the threads of a block left a region for different barriers, some
-     * returning: `seen` has bit k set where some thread took exit k, and
-     * exit_sites[k] is that exit's syncthreads() site (-1: a return), for
-     * k < nexits. Neither returns on failure. */
+     * region_deadlock ends the launch with the barrier error when the
+     * threads of a block left a region by exits that no later region
+     * continues (the loops never do so since returned threads take no part
+     * in later barriers; it stays as the check of that): `seen` has bit k
+     * set where some thread took exit k, and exit_sites[k] is that exit's
+     * syncthreads() site (-1: a return), for k < nexits. Neither returns on
+     * failure. */
     void *(*region_scratch)(GjBlockCtx *, uint64_t per_thread);
     void (*region_deadlock)(GjBlockCtx *, uint64_t seen, const int32_t *exit_sites, int32_t nexits)
             __attribute__((noreturn));

@@ -8,10 +8,11 @@
  * region's code runs for every thread of the block before the next region
  * starts, which is what the barrier asks, and LLVM can vectorise across
  * threads. At each exit (a barrier or a return) a thread records which one it
- * took; after the loop every thread must have taken the same one (the barrier
- * rule's deadlock otherwise), whose region runs next. Threads that wait at
- * different syncthreads() calls (one barrier, as on the hardware) go on in a
- * slower loop that starts each thread where it waits.
+ * took; where every thread took the same one, its region runs next. Threads
+ * that wait at different syncthreads() calls (one barrier, as on the
+ * hardware), or that wait while others returned, go on in a slower loop that
+ * starts each thread where it waits; a returned thread takes no part in later
+ * barriers (as on the GPU), and that loop runs until every thread returned.
  *
  * Values live across blocks are demoted to allocas first (LLVM's reg2mem).
  * An alloca a region may read before writing it (a value from before a
@@ -884,6 +885,10 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
         join_group(c, nx, group);
         LLVMValueRef sw = LLVMBuildSwitch(c->b, nx, B->clone[R->bblock[1]], (unsigned)R->nb);
         for (int k = 2; k <= R->nb; k++) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), B->clone[R->bblock[k]]);
+        /* a thread that returned in an earlier region returns again, taking no part */
+        LLVMBasicBlockRef at = LLVMGetInsertBlock(c->b);
+        LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)R->nb + 1, 0), stub(c, B, lx, R->nb + 1));
+        LLVMPositionBuilderAtEnd(c->b, at);
     } else
         LLVMBuildBr(c->b, B->clone[list[0]]);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(R->fn);
@@ -1012,14 +1017,15 @@ static int build_region(Ctx *c, Build *B, int r, LLVMValueRef dims[3], LLVMBasic
     LLVMAddIncoming(B->dead_seen, &seen1, &same, 1);
     for (int k = 1; k < trap; k++)
         if (B->stub[k]) LLVMAddCase(sw, LLVMConstInt(i32, (unsigned)k, 0), k == R->nb + 1 ? B->ret : B->pre[k]);
+    /* threads that parted go on in the divergent region, which each enters where it waits
+     * and which the returned ones leave at once */
     LLVMPositionBuilderAtEnd(c->b, split);
-    if (R->g >= 0) {
-        LLVMValueRef bit = LLVMBuildAnd(c->b, seen1, LLVMConstInt(c->i64, 1ull << (R->nb + 1), 0), "");
-        LLVMValueRef returned = LLVMBuildICmp(c->b, LLVMIntNE, bit, none, "");
-        LLVMBuildCondBr(c->b, returned, dead, B->pre[R->g]);
-    } else
+    if (R->g >= 0)
+        LLVMBuildBr(c->b, B->pre[R->g]);
+    else {
         LLVMBuildBr(c->b, dead);
-    LLVMAddIncoming(B->dead_seen, &seen1, &split, 1);
+        LLVMAddIncoming(B->dead_seen, &seen1, &split, 1);
+    }
     return 0;
 }
 
@@ -1195,7 +1201,8 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     for (int r = 0; r <= nb; r++) {
         int nbar = 0;
         for (int k = 1; k <= nb; k++) nbar += R.exits[(size_t)r * (size_t)(nb + 2) + (size_t)k];
-        diverge |= nbar > 1;
+        /* two barriers, or a barrier and a return: the threads may part */
+        diverge |= nbar > 1 || (nbar == 1 && R.exits[(size_t)r * (size_t)(nb + 2) + (size_t)(nb + 1)]);
     }
     if (diverge) {
         R.g = nb + 1;

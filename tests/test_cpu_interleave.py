@@ -3,7 +3,7 @@ block"): a barrier-free kernel with loops runs its block's threads
 round-robin, a few iterations at a time, and a kernel whose only block-wide
 operation is syncthreads() in its own body runs them round-robin from barrier
 to barrier, both as LLVM coroutines instead of one after another or on
-fibers. The results, the barrier rule (a LaunchError, not a hang), the bounds
+fibers. The results, the bounds
 checks and later launches must be as before."""
 import numpy as np
 import pytest

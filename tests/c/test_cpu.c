@@ -148,70 +148,123 @@ static void test_reduce(void)
     free(in);
 }
 
-/* ---- 4. deadlocks ------------------------------------------------------- */
+/* ---- 4. early returns at barriers --------------------------------------- */
 
-/* params: int32_t mode, int32_t bad_block, int64_t *calls
+/* params: int32_t mode, int32_t bad_block, int64_t *out (64 per block), int32_t *counts (per block)
  *   mode 0: thread 0 returns before the barrier the others wait at
  *   mode 1: all pass one barrier, then odd threads return and even ones wait again
- *   mode 2: nobody calls a barrier at all (fine)
- *   mode 3: a barrier inside a loop whose trip count differs between blocks (fine) */
-static void k_deadlock(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+ *   mode 2: nobody calls a barrier at all
+ *   mode 3: a barrier inside a loop whose trip count differs between blocks
+ *   mode 4: threads tx >= bad_block return; the others swap through shared memory
+ *           across two barriers and count themselves with syncthreads_count
+ * A thread that returned takes no part in later barriers: the block goes on with the others. */
+static void k_early(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
 {
     int32_t mode = *(int32_t *)params[0];
     int32_t bad_block = *(int32_t *)params[1];
-    int64_t *calls = *(int64_t **)params[2];
-    __atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
+    int64_t *out = *(int64_t **)params[2] + (int64_t)blk->ctaid[0] * 64;
+    int32_t *counts = *(int32_t **)params[3];
+    int64_t *sh = (int64_t *)(void *)blk->shared;
     int bad = bad_block < 0 || blk->ctaid[0] == bad_block;
     switch (mode) {
     case 0:
         if (bad && tx == 0)
             return;
         blk->syncthreads(blk, -1);
+        out[tx] = 1;
         break;
     case 1:
         blk->syncthreads(blk, -1);
         if (bad && (tx & 1))
             return;
         blk->syncthreads(blk, -1);
+        out[tx] = 1;
         break;
     case 2:
+        out[tx] = 1;
         break;
     case 3:
         for (int32_t k = 0; k < blk->ctaid[0] % 5; k++)
             blk->syncthreads(blk, -1);
+        out[tx] = 1;
         break;
+    case 4: {
+        int32_t n = bad_block;
+        if (tx >= n)
+            return;
+        sh[tx] = 1000 * blk->ctaid[0] + tx;
+        blk->syncthreads(blk, -1);
+        int64_t v = sh[n - 1 - tx];
+        blk->syncthreads(blk, -1);
+        sh[tx] = v;
+        int32_t live = blk->sync_reduce(blk, GJ_SYNC_COUNT, 1);
+        out[tx] = sh[(tx + 1) % n];
+        if (tx == 0)
+            counts[blk->ctaid[0]] = live;
+        break;
+    }
     }
 }
 
-static int run_deadlock(int32_t mode, int32_t bad_block, uint32_t grid, const char **err)
+static int run_early(int32_t mode, int32_t bad_block, uint32_t grid, int64_t *out, int32_t *counts,
+                     const char **err)
 {
-    int64_t calls = 0, *pcalls = &calls;
-    void *params[] = {&mode, &bad_block, &pcalls};
-    return launch_fibers(k_deadlock, dim3(grid, 1, 1), dim3(64, 1, 1), 0, params, err);
+    void *params[] = {&mode, &bad_block, &out, &counts};
+    for (uint32_t i = 0; i < grid * 64; i++)
+        out[i] = -1;
+    return launch_fibers(k_early, dim3(grid, 1, 1), dim3(64, 1, 1), 64 * sizeof(int64_t), params, err);
 }
 
-static void test_deadlock(void)
+/* Threads of out (64 per block) that wrote 1: every one, but those of block bad_block
+ * (every block when < 0) for which skipped(tx) holds, which must be -1. */
+static int early_wrong(const int64_t *out, uint32_t grid, int32_t bad_block, int mode)
 {
-    const char *err;
-    int rc = run_deadlock(0, -1, 1, &err);
-    CHECK(rc == -1 && err && strstr(err, "syncthreads()"), "early return: rc=%d err=%s", rc,
-          err ? err : "(null)");
-    rc = run_deadlock(1, -1, 3, &err);
-    CHECK(rc == -1 && err && strstr(err, "not every thread"), "second barrier: rc=%d", rc);
-    rc = run_deadlock(0, 17, 50, &err);
-    CHECK(rc == -1 && err, "one bad block of 50: rc=%d", rc);
-    rc = run_deadlock(2, -1, 10, &err);
-    CHECK(rc == 0 && !err, "no barrier at all: rc=%d", rc);
-    rc = run_deadlock(3, -1, 23, &err);
-    CHECK(rc == 0 && !err, "barrier in a block-uniform loop: rc=%d", rc);
+    int wrong = 0;
+    for (uint32_t b = 0; b < grid; b++)
+        for (int32_t tx = 0; tx < 64; tx++) {
+            int bad = bad_block < 0 || (int32_t)b == bad_block;
+            int gone = bad && (mode == 0 ? tx == 0 : mode == 1 ? (tx & 1) : 0);
+            wrong += out[b * 64 + (uint32_t)tx] != (gone ? -1 : 1);
+        }
+    return wrong;
+}
 
-    /* The abandoned fibers' stacks are reused: later launches still work. */
-    int64_t n = 5000, want, got;
-    int64_t *in = make_input(n, 7, &want);
-    rc = reduce(in, n, 64, 1, &got, &err);
-    CHECK(rc == 0 && got == want, "after a deadlock: rc=%d sum %" PRId64 " want %" PRId64, rc,
-          got, want);
-    free(in);
+static void test_early_return(void)
+{
+    static int64_t out[64 * 50];
+    static int32_t counts[50];
+    const char *err;
+    static const struct { int32_t mode, bad_block; uint32_t grid; const char *what; } cases[] = {
+        {0, -1, 1, "thread 0 returns"},
+        {1, -1, 3, "odd threads return after a barrier"},
+        {0, 17, 50, "one block of 50 with a return"},
+        {2, -1, 10, "no barrier at all"},
+        {3, -1, 23, "barrier in a block-uniform loop"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int rc = run_early(cases[c].mode, cases[c].bad_block, cases[c].grid, out, counts, &err);
+        CHECK(rc == 0 && !err, "%s: rc=%d err=%s", cases[c].what, rc, err ? err : "(null)");
+        int wrong = early_wrong(out, cases[c].grid, cases[c].bad_block, cases[c].mode);
+        CHECK(wrong == 0, "%s: %d threads wrong", cases[c].what, wrong);
+    }
+    /* the threads left swap through shared memory; syncthreads_count counts only them */
+    static const int32_t ns[] = {1, 5, 33, 63, 64};
+    for (size_t c = 0; c < sizeof ns / sizeof *ns; c++) {
+        int32_t n = ns[c];
+        uint32_t grid = 3;
+        int rc = run_early(4, n, grid, out, counts, &err);
+        CHECK(rc == 0 && !err, "%d threads left: rc=%d err=%s", n, rc, err ? err : "(null)");
+        int wrong = 0;
+        for (uint32_t b = 0; b < grid; b++) {
+            CHECK(counts[b] == n, "%d threads left: syncthreads_count %d", n, counts[b]);
+            for (int32_t tx = 0; tx < 64; tx++) {
+                int32_t from = n - 1 - (tx + 1) % n;
+                int64_t want = tx < n ? 1000 * (int64_t)b + from : -1;
+                wrong += out[b * 64 + (uint32_t)tx] != want;
+            }
+        }
+        CHECK(wrong == 0, "%d threads left: %d threads wrong", n, wrong);
+    }
 }
 
 /* ---- 4b. blk->trap: an out-of-bounds index ends the launch ------------- */
@@ -927,7 +980,7 @@ int main(int argc, char **argv)
     install_chain_handler(); /* before the first launch installs gpujit's */
     test_iota();
     test_reduce();
-    test_deadlock();
+    test_early_return();
     test_trap();
     test_stop();
     test_coop();
