@@ -65,19 +65,26 @@ static int number_of(PyObject **table, PyObject *key, int pos, int *out) {
     return 0;
 }
 
-/* A record or an array of records (a buffer of format "T{...}"): which dtype. */
-static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
-    PyObject *dt = PyObject_GetAttrString(o, "dtype");
-    if (!dt) return -1;
+/* The number of the structured dtype dt, in d->record_id. */
+static int record_number(ArgDesc *d, PyObject *dt, int pos) {
     PyObject *al = PyObject_GetAttrString(dt, "isalignedstruct");
     PyObject *key = al ? PyTuple_Pack(2, dt, al) : NULL;
-    Py_DECREF(dt);
     Py_XDECREF(al);
     if (!key) return -1;
     int rc = number_of(&record_ids, key, pos, &d->record_id);
     Py_DECREF(key);
     if (rc < 0) return -1;
     d->dtype = 0;
+    return 0;
+}
+
+/* A record or an array of records (a buffer of format "T{...}"): which dtype. */
+static int record_dtype(ArgDesc *d, PyObject *o, int pos) {
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    if (!dt) return -1;
+    int rc = record_number(d, dt, pos);
+    Py_DECREF(dt);
+    if (rc < 0) return -1;
     d->itemsize = (int)d->view.itemsize;
     return 0;
 }
@@ -639,6 +646,10 @@ static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, i
         }
         d->kind = A_DEVARRAY;
         d->dtype = a->dtype;
+        if (a->record) { /* an array of records */
+            if (record_number(d, a->record, pos) < 0) return -1;
+            d->itemsize = a->itemsize;
+        }
         d->ndim = a->ndim;
         d->data = a->data;
         d->c_contig = a->c_contig;

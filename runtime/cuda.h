@@ -367,6 +367,7 @@ typedef struct GjDeviceArray {
     int initialized;
     PyObject *owner;             /* keeps the memory alive (an Allocation, or a foreign object) */
     PyObject *stream;            /* stream associated by the creator, or NULL */
+    PyObject *record;            /* the structured NumPy dtype of a record array (dtype 0), or NULL */
     PyObject *dict;
     PyObject *weaklist;
 } GjDeviceArray;

@@ -147,18 +147,28 @@ static int is_default_stream(PyObject *s) {
 }
 
 /* __init__(shape, strides, dtype, owner, ptr, readonly=False, target=None,
- *          device=None, stream=None)
- * strides None means C-contiguous; dtype is a GjDtype code; target None takes
- * the owner's (an Allocation) or the current one. */
+ *          device=None, stream=None, record=None)
+ * strides None means C-contiguous; dtype is a GjDtype code, or 0 with record,
+ * a structured NumPy dtype (an array of records); target None takes the
+ * owner's (an Allocation) or the current one. */
 static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"shape",    "strides", "dtype",  "owner",  "ptr",
-                             "readonly", "target",  "device", "stream", NULL};
+    static char *kwlist[] = {"shape",    "strides", "dtype",  "owner",  "ptr",    "readonly",
+                             "target",   "device",  "stream", "record", NULL};
     PyObject *shape, *strides, *owner, *ptr, *target = Py_None, *device = Py_None, *stream = Py_None;
-    int dtype, readonly = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiOO|pOOO:DeviceArrayBase", kwlist, &shape, &strides, &dtype, &owner,
-                                     &ptr, &readonly, &target, &device, &stream))
+    PyObject *record = Py_None;
+    int dtype, readonly = 0, itemsize = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOiOO|pOOOO:DeviceArrayBase", kwlist, &shape, &strides, &dtype,
+                                     &owner, &ptr, &readonly, &target, &device, &stream, &record))
         return -1;
-    if (!gj_dtype_size(dtype)) {
+    if (record != Py_None) {
+        PyObject *n = dtype == 0 ? PyObject_GetAttrString(record, "itemsize") : NULL;
+        itemsize = n ? (int)PyLong_AsLong(n) : 0;
+        Py_XDECREF(n);
+        if (itemsize <= 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a record array needs dtype code 0 and a dtype");
+            return -1;
+        }
+    } else if (!(itemsize = gj_dtype_size(dtype))) {
         PyErr_Format(PyExc_TypeError, "invalid dtype code %d", dtype);
         return -1;
     }
@@ -171,7 +181,7 @@ static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw) {
         }
     a->ndim = ndim;
     a->dtype = dtype;
-    a->itemsize = gj_dtype_size(dtype);
+    a->itemsize = itemsize;
     if (strides == Py_None) {
         gj_c_strides(ndim, a->shape, a->itemsize, a->strides);
     } else {
@@ -212,6 +222,7 @@ static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw) {
     Py_INCREF(owner);
     Py_XSETREF(a->owner, owner);
     Py_XSETREF(a->stream, is_default_stream(stream) ? NULL : Py_NewRef(stream));
+    Py_XSETREF(a->record, record == Py_None ? NULL : Py_NewRef(record));
     a->initialized = 1;
     return 0;
 }
@@ -219,6 +230,7 @@ static int da_init(GjDeviceArray *a, PyObject *args, PyObject *kw) {
 static int da_traverse(GjDeviceArray *a, visitproc visit, void *arg) {
     Py_VISIT(a->owner);
     Py_VISIT(a->stream);
+    Py_VISIT(a->record);
     Py_VISIT(a->dict);
     return 0;
 }
@@ -226,6 +238,7 @@ static int da_traverse(GjDeviceArray *a, visitproc visit, void *arg) {
 static int da_clear(GjDeviceArray *a) {
     Py_CLEAR(a->owner);
     Py_CLEAR(a->stream);
+    Py_CLEAR(a->record);
     Py_CLEAR(a->dict);
     return 0;
 }
@@ -267,6 +280,7 @@ static PyObject *da_readonly(GjDeviceArray *a, void *c) { return PyBool_FromLong
 static PyObject *da_target(GjDeviceArray *a, void *c) {
     return PyUnicode_FromString(a->target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
 }
+static PyObject *da_record(GjDeviceArray *a, void *c) { return Py_NewRef(a->record ? a->record : Py_None); }
 static PyObject *da_owner(GjDeviceArray *a, void *c) { return Py_NewRef(a->owner ? a->owner : Py_None); }
 /* 0 for the default stream, as numba's device arrays say */
 static PyObject *da_get_stream(GjDeviceArray *a, void *c) { return a->stream ? Py_NewRef(a->stream) : PyLong_FromLong(0); }
@@ -290,6 +304,7 @@ static PyGetSetDef da_getset[] = {
     {"_device", (getter)da_device, NULL, NULL, NULL},
     {"_target", (getter)da_target, NULL, "'cuda' or 'cpu'", NULL},
     {"_owner", (getter)da_owner, NULL, "the object keeping the memory alive", NULL},
+    {"_record", (getter)da_record, NULL, "the structured dtype of a record array, or None", NULL},
     {NULL},
 };
 /* clang-format on */
@@ -458,6 +473,10 @@ static const DLDataType dl_types[GJ_NDTYPES] = {
 static PyObject *da_dlpack_capsule(GjDeviceArray *a, PyObject *args) {
     int versioned = 0;
     if (!PyArg_ParseTuple(args, "|p:_dlpack_capsule", &versioned)) return NULL;
+    if (a->record) {
+        PyErr_SetString(PyExc_BufferError, "DLPack has no record dtypes");
+        return NULL;
+    }
     for (int i = 0; i < a->ndim; i++)
         if (a->strides[i] % a->itemsize) {
             PyErr_SetString(PyExc_BufferError, "DLPack needs strides that are multiples of the itemsize");

@@ -328,7 +328,7 @@ def test_random_helpers():
     seeds = rng.integers(0, 2**63, n, dtype=np.uint64)
     xs = rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     ks = rng.integers(1, 64, n).astype(np.uint64)
-    states = np.zeros((n, 2), np.uint64)
+    states = np.zeros(n, r.xoroshiro128p_dtype)
     rot = np.zeros(n, np.uint64)
     f64 = np.full(n, np.nan)
     f32 = np.full(n, np.nan, np.float32)
@@ -348,9 +348,9 @@ def test_random_states_cpu_match_device():
     seed = int(rng.integers(0, 2**40))
     start = int(rng.integers(0, 3))
     n = 5
-    host = np.zeros((n, 2), np.uint64)
+    host = np.zeros(n, r.xoroshiro128p_dtype)
     r.init_xoroshiro128p_states_cpu(host, seed, start)
     dev = r.create_xoroshiro128p_states(n, seed, subsequence_start=start)
     np.testing.assert_array_equal(host, dev.copy_to_host())
     with pytest.raises(TypeError):
-        r.init_xoroshiro128p_states_cpu(np.zeros(4, np.uint64), 1, 0)
+        r.init_xoroshiro128p_states_cpu(np.zeros((4, 2), np.uint64), 1, 0)

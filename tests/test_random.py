@@ -86,8 +86,50 @@ def test_same_seed_same_numbers_different_seed_different(rng):
 
 
 def test_bad_states():
-    with pytest.raises(TypeError):
-        gr.init_xoroshiro128p_states(gpu.device_array((4, 3), np.uint64), 1)
+    for bad in (gpu.device_array((4, 3), np.uint64), gpu.device_array((4, 2), np.uint64)):
+        with pytest.raises(TypeError):
+            gr.init_xoroshiro128p_states(bad, 1)
+
+
+def test_states_are_numbas_records(rng):
+    assert gr.xoroshiro128p_dtype == np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
+    n = int(rng.integers(1, 300))
+    states = gr.create_xoroshiro128p_states(n, seed=int(rng.integers(0, 2**63)))
+    assert states.shape == (n,) and states.dtype == gr.xoroshiro128p_dtype
+    host = states.copy_to_host()
+    assert host.shape == (n,) and host.dtype == gr.xoroshiro128p_dtype
+    assert np.unique(host).size == n   # one seed's n states are all different
+
+
+@gpu.jit
+def every_draw(states, o64, o32, n32, n64, raw):
+    i = gpu.grid(1)
+    if i < o64.shape[0]:
+        for j in range(o64.shape[1]):
+            o64[i, j] = gr.xoroshiro128p_uniform_float64(states, i)
+            o32[i, j] = gr.xoroshiro128p_uniform_float32(states, i)
+        for j in range(n32.shape[1]):
+            n32[i, j] = gr.xoroshiro128p_normal_float32(states, i)
+            n64[i, j] = gr.xoroshiro128p_normal_float64(states, i)
+        gr.xoroshiro128p_jump(states, i)
+        for j in range(raw.shape[1]):
+            raw[i, j] = gr.xoroshiro128p_next(states, i)
+
+
+def test_fixed_seed_gives_the_same_numbers():
+    # values recorded from this generator when its states were an (n, 2) uint64 array
+    states = gr.create_xoroshiro128p_states(64, seed=1234, subsequence_start=2)
+    host = states.copy_to_host()
+    assert (int(host[0]["s0"]), int(host[0]["s1"])) == (6344182779895303839, 14223811519519052581)
+    o64, n64 = np.full((64, 5), np.nan), np.full((64, 4), np.nan)
+    o32, n32 = np.full((64, 5), np.nan, np.float32), np.full((64, 4), np.nan, np.float32)
+    raw = np.zeros((64, 3), np.uint64)
+    every_draw[2, 32](states, o64, o32, n32, n64, raw)
+    assert o64[3, 0] == 0.2801134421630609 and o32[10, 4] == np.float32(0.46731171011924744)
+    assert n32[20, 1] == np.float32(-1.3784641027450562) and n64[63, 3] == -1.1442027270585189
+    assert raw[5, 0] == 10701762307030729050
+    after = states.copy_to_host()
+    assert (int(after[40]["s0"]), int(after[40]["s1"])) == (251570018025611718, 8890651575775549951)
 
 
 @gpu.jit

@@ -1,5 +1,5 @@
 """Structured dtypes (records) in kernels: from_dtype's Record types, arrays of
-records and single records as arguments, fields read and written as rec.x and
+records (host or device arrays) and single records as arguments, fields read and written as rec.x and
 rec['x'], nested records and nested arrays, whole-record copies, records in
 device functions, and the errors for bad fields. Checked against NumPy doing
 the same on fresh random data; PTX goes through ptxas (conftest)."""
@@ -86,6 +86,25 @@ def test_record_array_fields(rng):
     w["d"][idx, idx % 5] = 7
     w["m"][:, 2, 0] = w["m"][:, 0, 1]
     same_records(a, w)
+
+
+@pytest.mark.parametrize("dt", [ALIGNED, PACKED])
+def test_device_array_of_records(rng, dt):
+    a = random_records(rng, 40, dt)
+    d = gpu.to_device(a)
+    assert d.shape == (40,) and d.dtype == dt and d.itemsize == dt.itemsize
+    same_records(d.copy_to_host(), a)
+    same_records(d[5:9].copy_to_host(), a[5:9])
+    e = gpu.device_array(40, dt)
+    k_copy_records[1, 1](e, d, 3, 7)
+    assert e.copy_to_host()[3] == a[7]
+    if dt is ALIGNED:
+        out = np.full(40, np.nan)
+        v = float(rng.standard_normal())
+        k_fields[1, 64](d, v, out)
+        idx = np.arange(40)
+        assert np.array_equal(out, a["a"] + a["b"] + a["n"]["y"] + a["d"][idx, idx % 5] + a["m"][:, 1, 1])
+        assert np.array_equal(d.copy_to_host()["a"], v * idx)
 
 
 @gpu.jit

@@ -1,7 +1,7 @@
 """Device arrays (numba.cuda's DeviceNDArray API) on top of _core.DeviceArrayBase.
 
 The C base holds what a launch reads (pointer, shape, byte strides, dtype
-code, target, device, owner); this layer adds NumPy dtypes, basic slicing
+code or record dtype, target, device, owner); this layer adds NumPy dtypes, basic slicing
 (views share memory), host <-> device copies (non-contiguous views included)
 and the interop protocols: __cuda_array_interface__ v3 (cuda target only) and
 DLPack (kDLCUDA on cuda, kDLCPU on cpu).
@@ -44,8 +44,19 @@ def _dtype_code(dtype):
     name = _typing.scalar_dtype_name(dt)
     if name is None:
         raise TypeError(f"unsupported dtype {dt}: gpujit arrays hold bool, int8-int64, uint8-uint64, "
-                        "float16, bfloat16, float32, float64, complex64 or complex128 (native byte order)")
+                        "float16, bfloat16, float32, float64, complex64 or complex128 (native byte order), "
+                        "or records of them")
     return _CODES[name]
+
+
+def _element(dtype):
+    """(the dtype code, the record dtype or None) of an array's elements: a record dtype
+    (numba's records, whose fields kernels read and write) has code 0."""
+    dt = np.dtype(dtype)
+    if dt.fields is not None:
+        _typing.dtype_name(dt)   # a TypeError for a record kernels cannot take
+        return 0, dt
+    return _dtype_code(dt), None
 
 
 def _shape_tuple(shape):
@@ -114,7 +125,7 @@ class DeviceArray(_core.DeviceArrayBase):
 
     def __init__(self, shape, strides=None, dtype=np.float64, stream=0, gpu_data=None):
         shape = _shape_tuple(shape)
-        code = _dtype_code(dtype)
+        code, record = _element(dtype)
         itemsize = np.dtype(dtype).itemsize
         if strides is not None:
             strides = tuple(int(s) for s in strides)
@@ -123,7 +134,7 @@ class DeviceArray(_core.DeviceArrayBase):
             if lo < 0:
                 raise ValueError("negative strides need an existing allocation (gpu_data)")
             gpu_data = _alloc(hi)
-        super().__init__(shape, strides, code, gpu_data, gpu_data.ptr, stream=_kept_stream(stream))
+        super().__init__(shape, strides, code, gpu_data, gpu_data.ptr, stream=_kept_stream(stream), record=record)
 
     # ---- construction of views ----
 
@@ -132,14 +143,15 @@ class DeviceArray(_core.DeviceArrayBase):
         _core.DeviceArrayBase.__init__(v, tuple(shape), tuple(strides), self._dtype_code,
                                        self._owner, ptr, readonly=self.readonly,
                                        target=self._target, device=self._device,
-                                       stream=self.stream)
+                                       stream=self.stream, record=self._record)
         return v
 
     # ---- attributes ----
 
     @property
     def dtype(self):
-        return _dtype_of(self._dtype_code)
+        record = self._record
+        return record if record is not None else _dtype_of(self._dtype_code)
 
     @property
     def gpu_data(self):
@@ -274,7 +286,7 @@ class DeviceArray(_core.DeviceArrayBase):
                 raise ValueError(errmsg_contiguous_buffer)
             if not _is_contiguous_core(self.shape, self.strides, self.itemsize):
                 raise ValueError(errmsg_contiguous_buffer)
-            if ary._dtype_code != self._dtype_code:
+            if ary._dtype_code != self._dtype_code or ary.dtype != self.dtype:
                 raise TypeError(f"incompatible dtype: {self.dtype} vs. {ary.dtype}")
             mine, theirs = _core_dims(self.shape, self.strides), _core_dims(ary.shape, ary.strides)
             if [n for n, _ in mine] != [n for n, _ in theirs]:
@@ -501,7 +513,7 @@ class DeviceArray(_core.DeviceArrayBase):
         """The same memory seen as another dtype (NumPy's rules: a different
         item size rescales the last axis, which must then be contiguous)."""
         dtype = np.dtype(dtype)
-        code = _dtype_code(dtype)
+        code, record = _element(dtype)
         shape, strides = list(self.shape), list(self.strides)
         if dtype.itemsize != self.itemsize:
             if self.ndim == 0:
@@ -518,7 +530,7 @@ class DeviceArray(_core.DeviceArrayBase):
         v = DeviceArray.__new__(type(self))
         _core.DeviceArrayBase.__init__(v, tuple(shape), tuple(strides), code, self._owner, self._ptr,
                                        readonly=self.readonly, target=self._target,
-                                       device=self._device, stream=self.stream)
+                                       device=self._device, stream=self.stream, record=record)
         return v
 
     # ---- interop ----
@@ -530,7 +542,7 @@ class DeviceArray(_core.DeviceArrayBase):
                                  "target (this one is on the cpu target)")
         s = self.stream
         handle = _core.stream_handle(s)
-        return {
+        cai = {
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
             "data": (self._ptr if self.size else 0, self.readonly),
@@ -540,6 +552,9 @@ class DeviceArray(_core.DeviceArrayBase):
             # the consumer's blocking streams; a creation stream must be waited on.
             "stream": handle if handle else None,
         }
+        if self._record is not None:
+            cai["descr"] = self._record.descr   # the fields of a record ("|V16" alone has none)
+        return cai
 
     def __dlpack_device__(self):
         return (2, self._device) if self._target == "cuda" else (1, 0)
@@ -624,7 +639,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     if isinstance(obj, _core.DeviceArrayBase):
         return obj
     a = np.asarray(obj)
-    _dtype_code(a.dtype)
+    _element(a.dtype)
     keep = _is_contiguous_core(a.shape, a.strides, a.itemsize) and all(s >= 0 for s in a.strides)
     d = DeviceArray(a.shape, a.strides if keep else None, a.dtype, stream=stream)
     if copy:

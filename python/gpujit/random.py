@@ -10,11 +10,11 @@
         if i < out.size:
             out[i] = xoroshiro128p_uniform_float32(states, i)
 
-Each thread owns one generator state (two uint64 words, held here in an
-(n, 2) uint64 device array). State i is the seed's state jumped ahead i times
-by 2**64 steps, exactly as numba.cuda.random does, so sequences are
-reproducible by seed, equal on the GPU and the CPU backend, and equal to
-numba's. The jump-ahead runs in parallel: a kernel applies J**(start + i) to
+Each thread owns one generator state: a record of two uint64 words, s0 and
+s1, of xoroshiro128p_dtype (numba's layout), in a device array of n records.
+State i is the seed's state jumped ahead i times by 2**64 steps, exactly as
+numba.cuda.random does, so sequences are reproducible by seed, equal on the
+GPU and the CPU backend, and equal to numba's. The jump-ahead runs in parallel: a kernel applies J**(start + i) to
 the seed's state from precomputed powers J**(2**k) of the jump, a linear map
 over GF(2).
 """
@@ -34,7 +34,7 @@ __all__ = ["create_xoroshiro128p_states", "init_xoroshiro128p_states", "xoroshir
            "init_xoroshiro128p_state", "rotl", "uint64_to_unit_float64", "uint64_to_unit_float32",
            "init_xoroshiro128p_states_cpu"]
 
-# numba's states are a structured array of these; gpujit's are (n, 2) uint64
+# a generator state, as numba lays it out
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
 
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
@@ -53,12 +53,12 @@ def _rotl(x, k):
 @_device
 def xoroshiro128p_next(states, index):
     """Advance thread `index`'s generator; returns the next uint64."""
-    s0 = states[index, 0]
-    s1 = states[index, 1]
+    s0 = states[index]["s0"]
+    s1 = states[index]["s1"]
     result = s0 + s1
     s1 ^= s0
-    states[index, 0] = _rotl(s0, _gpu.uint64(55)) ^ s1 ^ (s1 << _gpu.uint64(14))
-    states[index, 1] = _rotl(s1, _gpu.uint64(36))
+    states[index]["s0"] = _rotl(s0, _gpu.uint64(55)) ^ s1 ^ (s1 << _gpu.uint64(14))
+    states[index]["s1"] = _rotl(s1, _gpu.uint64(36))
     return result
 
 
@@ -71,11 +71,11 @@ def xoroshiro128p_jump(states, index):
         jump = _gpu.uint64(0xBEAC0467EBA5FACB) if word == 0 else _gpu.uint64(0xD86B048B86AA9922)
         for b in range(64):
             if (jump >> _gpu.uint64(b)) & _gpu.uint64(1):
-                s0 ^= states[index, 0]
-                s1 ^= states[index, 1]
+                s0 ^= states[index]["s0"]
+                s1 ^= states[index]["s1"]
             xoroshiro128p_next(states, index)
-    states[index, 0] = s0
-    states[index, 1] = s1
+    states[index]["s0"] = s0
+    states[index]["s1"] = s1
 
 
 @_device
@@ -137,8 +137,8 @@ def init_xoroshiro128p_state(states, index, seed):
     z = (z ^ (z >> _gpu.uint64(30))) * _gpu.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> _gpu.uint64(27))) * _gpu.uint64(0x94D049BB133111EB)
     z = z ^ (z >> _gpu.uint64(31))
-    states[index, 0] = z
-    states[index, 1] = z
+    states[index]["s0"] = z
+    states[index]["s1"] = z
 
 
 # ---- creating states: jump-ahead by powers of the jump matrix ----------------
@@ -219,15 +219,20 @@ def _init_states(states, powers, s0, s1, start):
             b = rb
         n >>= one
         k += 1
-    states[i, 0] = a
-    states[i, 1] = b
+    states[i]["s0"] = a
+    states[i]["s1"] = b
+
+
+def _check_states(states):
+    if states.ndim != 1 or np.dtype(states.dtype) != xoroshiro128p_dtype:
+        raise TypeError("states must be a 1-d array of xoroshiro128p_dtype records, as "
+                        "create_xoroshiro128p_states makes")
 
 
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
-    """Fill `states` (an (n, 2) uint64 device array) for `seed`."""
+    """Fill `states` (a device array of n xoroshiro128p_dtype records) for `seed`."""
+    _check_states(states)
     n = states.shape[0]
-    if states.ndim != 2 or states.shape[1] != 2 or np.dtype(states.dtype) != np.uint64:
-        raise TypeError("states must be an (n, 2) uint64 array from create_xoroshiro128p_states")
     if n == 0:
         return
     s0, s1 = _seed_state(int(seed) & _M64)
@@ -239,12 +244,11 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
 
 
 def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):
-    """Fill `states`, an (n, 2) uint64 NumPy array, on the host: state 0 is the seed's jumped
-    subsequence_start times by 2**64 steps, each next state the previous one jumped once
-    (the same states init_xoroshiro128p_states makes on the device)."""
+    """Fill `states`, a NumPy array of n xoroshiro128p_dtype records, on the host: state 0 is
+    the seed's jumped subsequence_start times by 2**64 steps, each next state the previous one
+    jumped once (the same states init_xoroshiro128p_states makes on the device)."""
     states = np.asarray(states)
-    if states.ndim != 2 or states.shape[1] != 2 or states.dtype != np.uint64:
-        raise TypeError("states must be an (n, 2) uint64 array")
+    _check_states(states)
     if states.shape[0] == 0:
         return
     s0, s1 = _seed_state(int(seed) & _M64)
@@ -253,14 +257,15 @@ def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):
     for i in range(states.shape[0]):
         if i:
             s0, s1 = _jump_py(s0, s1)
-        states[i, 0] = s0
-        states[i, 1] = s1
+        states[i]["s0"] = s0
+        states[i]["s1"] = s1
 
 
 def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
-    """A device array of n generator states for `seed` (one per thread)."""
+    """A device array of n generator states (xoroshiro128p_dtype records) for `seed`, one per
+    thread."""
     if n < 0:
         raise ValueError("n must be non-negative")
-    states = device_array((n, 2), dtype=np.uint64, stream=stream)
+    states = device_array(n, dtype=xoroshiro128p_dtype, stream=stream)
     init_xoroshiro128p_states(states, seed, subsequence_start, stream)
     return states
