@@ -10,8 +10,6 @@
 
 #include "gj.h"
 
-Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
-
 static const Target *const targets[] = {[GJ_TARGET_NVPTX] = &target_nvptx, [GJ_TARGET_HOST] = &target_host};
 
 const Target *target_for(int kind) {

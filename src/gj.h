@@ -1128,7 +1128,6 @@ struct Func {
 /* Type (and find or create) the specialisation of `func` for these argument
  * types; *out is NULL with no error when arg types are not known yet. */
 int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out);
-Ctx *ctx_root(Ctx *c);
 /* Tests: the front end on `code`, then verify_break(what), then the verifier
  * (when on, as in any compilation), which must raise an internal error (-1);
  * 0 if it did not. */
@@ -1244,6 +1243,9 @@ struct Ctx {
     /* results */
     GjOutput *out;
 };
+
+/* The kernel's context: a device function's root, or the kernel's own. */
+static inline Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
 
 Var *ctx_var(Ctx *c, int i);
 
