@@ -162,14 +162,6 @@ static int settle_return(Ctx *c, const char *name) {
 
 static int settle_device_return(Ctx *c) { return c->opt.device ? settle_return(c, c->funcname) : 0; }
 
-double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-void stage_time(const char *what, double start_ms) { fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms); }
-
 static int compile(Ctx *c, const char *sig) {
     if (c->timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
     RETURN_IF_ERROR(bytecode_init());

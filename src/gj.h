@@ -88,6 +88,10 @@ bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,op
 bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
 double compile_notice_seconds(void);      /* GPUJIT_COMPILE_NOTICE (diag.c): seconds, 0 for never, -1 malformed */
 int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_DEBUG or GPUJIT_PTX_PASSES names an unknown word */
+const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+/* GPUJIT_DEBUG=time: a monotonic clock in ms, and a pass's line of the report (STAGE) */
+double now_ms(void);
+void stage_time(const char *what, double start_ms);
 
 //
 // types.c
@@ -894,7 +898,6 @@ LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 //
 const Intrinsic *intrinsic_lookup(const char *path);
 bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
-const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
 /* An operand needed at compile time: a device function's literal parameter or a
  * local assigned once from a constant resolved to that constant (else v). */
 Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
@@ -1107,8 +1110,6 @@ PyObject *gj_cache_environment(void);
         RETURN_IF_ERROR(x); \
         if (c->timing) stage_time(#x, t_); \
     } while (0)
-double now_ms(void);
-void stage_time(const char *what, double start_ms);
 /* One specialisation of a device function (a Python function called from a
  * kernel), compiled into the kernel's module. */
 struct Func {

@@ -224,13 +224,6 @@ bool intrinsic_namespace(const char *path) {
     return false;
 }
 
-/* A user-facing name for a path: "gpujit.threadIdx" -> "gpu.threadIdx". */
-const char *path_pretty(const char *path) {
-    if (strncmp(path, "gpujit.", 7) == 0) return path + 7;
-    if (strncmp(path, "builtins.", 9) == 0) return path + 9;
-    return path;
-}
-
 /* ---- typing ---- */
 
 /* float("nan"), float("-inf"), float("1.5"): the constant string's value as Python reads
