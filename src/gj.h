@@ -905,9 +905,6 @@ Type *dtype_of(Ctx *c, Instr *in, Instr *d); /* the element type a dtype argumen
 bool intrinsic_writes_first(const Intrinsic *k);
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
-/* The struct of a C-contiguous array at `data` with these dims (i64). */
-LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
-LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
 
 //
 // globalarrays.c: arrays read from globals and closures, and const.array_like
@@ -939,9 +936,13 @@ LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /*
 LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /* frexp, modf */
 
 //
-// lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
+// lower.c: typed IR -> LLVM IR
 //
 int lower(Ctx *c);
+
+//
+// cgutils.c: the LLVM builder kit every lowering file builds with (numba's cgutils.py)
+//
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
 unsigned llvm_as(Ctx *c, AddrSpace s); /* an address space's LLVM number */
 LLVMTypeRef mem_type(Ctx *c, Type *t); /* in memory: bool is a byte */
@@ -963,6 +964,11 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
 LLVMValueRef extract_value(Ctx *c, LLVMValueRef agg, unsigned idx, const char *name);
 LLVMValueRef range_len(Ctx *c, LLVMValueRef rg); /* a range's number of values (i64) */
+/* The struct of a C-contiguous array at `data` with these dims (i64). */
+LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
+LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
+LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im); /* {re, im}; im NULL: 0 */
+void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src); /* a record's bytes over another's */
 
 //
 // checks.c: run-time checks (raise, assert, division, bounds, slice steps) and their reports
@@ -1006,7 +1012,6 @@ LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt); /* view[...] = src *
 const char *record_field_name(Ctx *c, Type *rec, Instr *idx); /* the field a constant index names (a string, or a number), or NULL */
 Type *type_record_field(Ctx *c, Instr *in, Type *rec, const char *name); /* NULL (error set) if none */
 Type *type_record_store(Ctx *c, Instr *in, Type *rec, const char *name, Type *v);
-void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src);
 LLVMValueRef lower_record_get(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Type *rt);
 int lower_record_set(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Instr *v);
 
@@ -1050,7 +1055,6 @@ typedef enum {
 /* Typing of cmath.<fn>(args): NULL (and an error set) for bad arguments. */
 Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs);
 LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt);
-LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im);
 LLVMValueRef complex_binop(Ctx *c, BinOp op, LLVMValueRef a, LLVMValueRef b, Type *ct, Instr *exponent);
 LLVMValueRef complex_cmp(Ctx *c, CmpOp op, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);

@@ -725,25 +725,6 @@ static LLVMValueRef grid_value(Ctx *c, bool size, int dim) {
     return LLVMBuildAdd(c->b, blk, LLVMBuildZExt(c->b, special(c, SP_TID, dim), c->i64, ""), "");
 }
 
-/* The struct of a C-contiguous array at `data` with these dims (i64). */
-LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims) {
-    LLVMTypeRef dt = LLVMArrayType2(c->i64, (uint64_t)t->ndim);
-    LLVMValueRef shape = LLVMGetUndef(dt), strides = LLVMGetUndef(dt);
-    LLVMValueRef stride = ci64(c, type_bits(t->elem) / 8);
-    for (int k = t->ndim - 1; k >= 0; k--) {
-        shape = LLVMBuildInsertValue(c->b, shape, dims[k], (unsigned)k, "");
-        strides = LLVMBuildInsertValue(c->b, strides, stride, (unsigned)k, "");
-        stride = LLVMBuildMul(c->b, stride, dims[k], "");
-    }
-    LLVMValueRef a = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, t)), data, 0, "");
-    a = LLVMBuildInsertValue(c->b, a, shape, 1, "");
-    return LLVMBuildInsertValue(c->b, a, strides, 2, "");
-}
-
-LLVMBasicBlockRef new_block(Ctx *c, const char *name) {
-    return LLVMAppendBasicBlockInContext(c->llctx, LLVMGetBasicBlockParent(LLVMGetInsertBlock(c->b)), name);
-}
-
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in) {
     const Intrinsic *k = in->intr;
     Instr **a = in->args + 1;
