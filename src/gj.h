@@ -617,6 +617,10 @@ typedef struct Intrinsic {
     int id, dim;
     const char *name; /* math: the C function */
 } Intrinsic;
+/* The ids of IK_BITS, IK_MATH_CLASS and IK_MATH_SCALE rows. */
+typedef enum { BITS_POPC, BITS_CLZ, BITS_FFS, BITS_BREV } BitsOp;
+typedef enum { CLASS_ISNAN, CLASS_ISINF, CLASS_ISFINITE } MathClass;
+typedef enum { SCALE_RADIANS, SCALE_DEGREES } MathScale;
 int infer_types(Ctx *c);
 /* externs.c: calls of declared external functions */
 Type *type_extern_call(Ctx *c, Instr *in);
@@ -643,7 +647,6 @@ int prune_literal_branches(Ctx *c);
 /* webs.c: before infer_types, each variable split into its webs (assignments
  * reaching common uses), so that a reused name may hold another type. */
 int split_webs(Ctx *c);
-/* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
 
 //
@@ -894,10 +897,15 @@ LLVMValueRef lower_cache_hint(Ctx *c, const Intrinsic *k, Instr **a, Type *rt);
 LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 
 //
-// intrinsics.c
+// intrinsic_table.c
 //
+/* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 const Intrinsic *intrinsic_lookup(const char *path);
 bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
+
+//
+// intrinsics.c
+//
 /* An operand needed at compile time: a device function's literal parameter or a
  * local assigned once from a constant resolved to that constant (else v). */
 Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
