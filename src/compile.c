@@ -185,42 +185,6 @@ static int compile(Ctx *c, const char *sig) {
     return 0;
 }
 
-/* Two constants of the IR hold the same value. */
-static bool const_equal(const Instr *a, const Instr *b) {
-    if (a->ckind != b->ckind || a->nargs != b->nargs) return false;
-    switch (a->ckind) {
-    case CK_INT:
-    case CK_BOOL: return a->ival == b->ival && a->is_uint64 == b->is_uint64;
-    case CK_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
-    case CK_COMPLEX:
-        return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 && memcmp(&a->fimag, &b->fimag, sizeof a->fimag) == 0;
-    case CK_STR: return strcmp(a->name, b->name) == 0;
-    case CK_TUPLE:
-        for (int i = 0; i < a->nargs; i++)
-            if (!const_equal(a->args[i], b->args[i])) return false;
-        return true;
-    case CK_NONE: return true;
-    }
-    return false;
-}
-
-/* Does specialisation `f` fit this call's values? Not where it was compiled
- * for a parameter's value (numba's literal arguments) and the call passes
- * another, or a run-time value; that is an error where f needs the value. */
-static int literals_fit(Ctx *caller, Instr *call, Func *f, const char *name, bool *fits) {
-    *fits = true;
-    for (int i = 0; i < f->sub->nargs && i < 64; i++) {
-        if (!(f->literal_args >> i & 1)) continue;
-        Instr *k = arg_literal(caller, call->args[1 + i], LIT_PEEK);
-        if (!k && (f->literal_needed >> i & 1))
-            return error_at(caller, ERR_TYPING, call->loc,
-                            "argument %d of %s() must be a compile-time constant: %s:%d needs its value", i + 1, name,
-                            f->sub->filename, f->literal_loc.line);
-        if (!k || !const_equal(k, f->literals[i])) *fits = false;
-    }
-    return 0;
-}
-
 int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out) {
     Ctx *root = ctx_root(caller);
     PyCodeObject *code = (PyCodeObject *)PyFunction_GET_CODE(func);

@@ -511,7 +511,7 @@ Instr *const_from_py(Builder *bd, PyObject *o, int depth);
  * NULL (no exception) if m is not a member of cls. */
 Instr *enum_member_value(Builder *bd, PyObject *cls, PyObject *m);
 bool is_enum_member(PyObject *o);
-bool enum_members(const Instr *cmp); /* typeinfer.c: a comparison of two such members */
+bool enum_members(const Instr *cmp); /* a comparison of two such members */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
 Instr *load_global(Builder *bd, const char *name);
 Instr *load_attr(Builder *bd, Instr *obj, const char *name);
@@ -633,6 +633,17 @@ static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN
 /* Argument i's bit in the origin and written masks; bit 63 stands for every
  * argument from the 64th on (they share it, so the masks stay one word). */
 static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
+/* prune.c: before infer_types, in a device function: `if p:` on a literal
+ * argument p keeps only the branch its value takes, as numba prunes. */
+int prune_literal_branches(Ctx *c);
+/* webs.c: before infer_types, each variable split into its webs (assignments
+ * reaching common uses), so that a reused name may hold another type. */
+int split_webs(Ctx *c);
+void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
+
+//
+// literals.c: numba's literal arguments of device functions
+//
 /* The compile-time constant an operand holds: itself if a constant, or the
  * constant a device function's caller passed for the parameter it reads
  * (numba's literal arguments); NULL if none. LIT_PEEK only looks; LIT_KEY
@@ -641,13 +652,9 @@ static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
  * run-time value there an error (a shape, a dtype name). */
 typedef enum { LIT_PEEK, LIT_KEY, LIT_NEED } LiteralUse;
 Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
-/* prune.c: before infer_types, in a device function: `if p:` on a literal
- * argument p keeps only the branch its value takes, as numba prunes. */
-int prune_literal_branches(Ctx *c);
-/* webs.c: before infer_types, each variable split into its webs (assignments
- * reaching common uses), so that a reused name may hold another type. */
-int split_webs(Ctx *c);
-void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
+/* Does specialisation `f` fit this call's values (*fits)? -1 with an error where f
+ * needs a value the call does not pass as a constant. */
+int literals_fit(Ctx *caller, Instr *call, Func *f, const char *name, bool *fits);
 
 //
 // target_nvptx.c, target_host.c: what differs between a GPU and the CPU
