@@ -10,8 +10,6 @@
 
 #include "gj.h"
 
-Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
-
 static const Target *const targets[] = {[GJ_TARGET_NVPTX] = &target_nvptx, [GJ_TARGET_HOST] = &target_host};
 
 const Target *target_for(int kind) {
@@ -164,14 +162,6 @@ static int settle_return(Ctx *c, const char *name) {
 
 static int settle_device_return(Ctx *c) { return c->opt.device ? settle_return(c, c->funcname) : 0; }
 
-double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-void stage_time(const char *what, double start_ms) { fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms); }
-
 static int compile(Ctx *c, const char *sig) {
     if (c->timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
     RETURN_IF_ERROR(bytecode_init());
@@ -192,42 +182,6 @@ static int compile(Ctx *c, const char *sig) {
     STAGE(optimise(c));
     STAGE(describe(c));
     STAGE(c->target->emit(c));
-    return 0;
-}
-
-/* Two constants of the IR hold the same value. */
-static bool const_equal(const Instr *a, const Instr *b) {
-    if (a->ckind != b->ckind || a->nargs != b->nargs) return false;
-    switch (a->ckind) {
-    case CK_INT:
-    case CK_BOOL: return a->ival == b->ival && a->is_uint64 == b->is_uint64;
-    case CK_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
-    case CK_COMPLEX:
-        return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 && memcmp(&a->fimag, &b->fimag, sizeof a->fimag) == 0;
-    case CK_STR: return strcmp(a->name, b->name) == 0;
-    case CK_TUPLE:
-        for (int i = 0; i < a->nargs; i++)
-            if (!const_equal(a->args[i], b->args[i])) return false;
-        return true;
-    case CK_NONE: return true;
-    }
-    return false;
-}
-
-/* Does specialisation `f` fit this call's values? Not where it was compiled
- * for a parameter's value (numba's literal arguments) and the call passes
- * another, or a run-time value; that is an error where f needs the value. */
-static int literals_fit(Ctx *caller, Instr *call, Func *f, const char *name, bool *fits) {
-    *fits = true;
-    for (int i = 0; i < f->sub->nargs && i < 64; i++) {
-        if (!(f->literal_args >> i & 1)) continue;
-        Instr *k = arg_literal(caller, call->args[1 + i], LIT_PEEK);
-        if (!k && (f->literal_needed >> i & 1))
-            return error_at(caller, ERR_TYPING, call->loc,
-                            "argument %d of %s() must be a compile-time constant: %s:%d needs its value", i + 1, name,
-                            f->sub->filename, f->literal_loc.line);
-        if (!k || !const_equal(k, f->literals[i])) *fits = false;
-    }
     return 0;
 }
 

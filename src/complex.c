@@ -45,12 +45,6 @@ static LLVMValueRef fabs_(Ctx *c, LLVMValueRef x) { return fcall1(c, "llvm.fabs"
 
 /* ---- complex values ---- */
 
-LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im) {
-    if (!im) im = K(c, complex_part(ct), 0.0);
-    LLVMValueRef z = LLVMBuildInsertValue(c->b, LLVMGetUndef(llvm_type(c, ct)), re, 0, "");
-    return LLVMBuildInsertValue(c->b, z, im, 1, "");
-}
-
 static Cx split(Ctx *c, LLVMValueRef z) {
     return (Cx){LLVMBuildExtractValue(c->b, z, 0, "re"), LLVMBuildExtractValue(c->b, z, 1, "im")};
 }

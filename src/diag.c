@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "gj.h"
 
@@ -229,3 +230,18 @@ bool ptx_pass_enabled(const char *name) {
     const char *v = getenv("GPUJIT_PTX_PASSES");
     return list_has(v ? v : DEFAULT_PTX_PASSES, name);
 }
+
+/* A user-facing name for a path: "gpujit.threadIdx" -> "gpu.threadIdx". */
+const char *path_pretty(const char *path) {
+    if (strncmp(path, "gpujit.", 7) == 0) return path + 7;
+    if (strncmp(path, "builtins.", 9) == 0) return path + 9;
+    return path;
+}
+
+double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void stage_time(const char *what, double start_ms) { fprintf(stderr, "  %-32s %7.3f ms\n", what, now_ms() - start_ms); }

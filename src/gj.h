@@ -88,6 +88,10 @@ bool debug_enabled(const char *stage); /* GPUJIT_DEBUG=bytecode,ir,types,llvm,op
 bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASSES, diag.c)? */
 double compile_notice_seconds(void);      /* GPUJIT_COMPILE_NOTICE (diag.c): seconds, 0 for never, -1 malformed */
 int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_DEBUG or GPUJIT_PTX_PASSES names an unknown word */
+const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+/* GPUJIT_DEBUG=time: a monotonic clock in ms, and a pass's line of the report (STAGE) */
+double now_ms(void);
+void stage_time(const char *what, double start_ms);
 
 //
 // types.c
@@ -507,7 +511,7 @@ Instr *const_from_py(Builder *bd, PyObject *o, int depth);
  * NULL (no exception) if m is not a member of cls. */
 Instr *enum_member_value(Builder *bd, PyObject *cls, PyObject *m);
 bool is_enum_member(PyObject *o);
-bool enum_members(const Instr *cmp); /* typeinfer.c: a comparison of two such members */
+bool enum_members(const Instr *cmp); /* a comparison of two such members */
 Instr *value_from_py(Builder *bd, PyObject *o, const char *what); /* a global, cell or module attribute */
 Instr *load_global(Builder *bd, const char *name);
 Instr *load_attr(Builder *bd, Instr *obj, const char *name);
@@ -613,6 +617,10 @@ typedef struct Intrinsic {
     int id, dim;
     const char *name; /* math: the C function */
 } Intrinsic;
+/* The ids of IK_BITS, IK_MATH_CLASS and IK_MATH_SCALE rows. */
+typedef enum { BITS_POPC, BITS_CLZ, BITS_FFS, BITS_BREV } BitsOp;
+typedef enum { CLASS_ISNAN, CLASS_ISINF, CLASS_ISFINITE } MathClass;
+typedef enum { SCALE_RADIANS, SCALE_DEGREES } MathScale;
 int infer_types(Ctx *c);
 /* externs.c: calls of declared external functions */
 Type *type_extern_call(Ctx *c, Instr *in);
@@ -625,6 +633,17 @@ static inline bool type_known(const Type *t) { return t && t->kind != TY_UNKNOWN
 /* Argument i's bit in the origin and written masks; bit 63 stands for every
  * argument from the 64th on (they share it, so the masks stay one word). */
 static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
+/* prune.c: before infer_types, in a device function: `if p:` on a literal
+ * argument p keeps only the branch its value takes, as numba prunes. */
+int prune_literal_branches(Ctx *c);
+/* webs.c: before infer_types, each variable split into its webs (assignments
+ * reaching common uses), so that a reused name may hold another type. */
+int split_webs(Ctx *c);
+void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
+
+//
+// literals.c: numba's literal arguments of device functions
+//
 /* The compile-time constant an operand holds: itself if a constant, or the
  * constant a device function's caller passed for the parameter it reads
  * (numba's literal arguments); NULL if none. LIT_PEEK only looks; LIT_KEY
@@ -633,14 +652,9 @@ static inline uint64_t arg_bit(int64_t i) { return 1ULL << (i < 63 ? i : 63); }
  * run-time value there an error (a shape, a dtype name). */
 typedef enum { LIT_PEEK, LIT_KEY, LIT_NEED } LiteralUse;
 Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use);
-/* prune.c: before infer_types, in a device function: `if p:` on a literal
- * argument p keeps only the branch its value takes, as numba prunes. */
-int prune_literal_branches(Ctx *c);
-/* webs.c: before infer_types, each variable split into its webs (assignments
- * reaching common uses), so that a reused name may hold another type. */
-int split_webs(Ctx *c);
-/* Returns the intrinsic table entry matched by a dotted path, or NULL. */
-void types_report(Ctx *c, StrBuf *out); /* typed locals per line (inspect_types) */
+/* Does specialisation `f` fit this call's values (*fits)? -1 with an error where f
+ * needs a value the call does not pass as a constant. */
+int literals_fit(Ctx *caller, Instr *call, Func *f, const char *name, bool *fits);
 
 //
 // target_nvptx.c, target_host.c: what differs between a GPU and the CPU
@@ -890,11 +904,15 @@ LLVMValueRef lower_cache_hint(Ctx *c, const Intrinsic *k, Instr **a, Type *rt);
 LLVMValueRef lower_warp(Ctx *c, WarpOp op, Instr **a, int nargs, Type *rt);
 
 //
-// intrinsics.c
+// intrinsic_table.c
 //
+/* Returns the intrinsic table entry matched by a dotted path, or NULL. */
 const Intrinsic *intrinsic_lookup(const char *path);
 bool intrinsic_namespace(const char *path); /* a prefix of some intrinsic ("gpujit.shared") */
-const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+
+//
+// intrinsics.c
+//
 /* An operand needed at compile time: a device function's literal parameter or a
  * local assigned once from a constant resolved to that constant (else v). */
 Instr *literal_operand(Ctx *c, Instr *in, Instr *v);
@@ -902,9 +920,6 @@ Type *dtype_of(Ctx *c, Instr *in, Instr *d); /* the element type a dtype argumen
 bool intrinsic_writes_first(const Intrinsic *k);
 Type *type_intrinsic_call(Ctx *c, Instr *in); /* NULL on error, &ty_unknown if args are not typed yet */
 LLVMValueRef lower_intrinsic_call(Ctx *c, Instr *in);
-/* The struct of a C-contiguous array at `data` with these dims (i64). */
-LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
-LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
 
 //
 // globalarrays.c: arrays read from globals and closures, and const.array_like
@@ -936,9 +951,13 @@ LLVMValueRef pow_mod(Ctx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef m); /*
 LLVMValueRef lower_out_param(Ctx *c, const char *name, Instr *arg, Type *rt); /* frexp, modf */
 
 //
-// lower.c: typed IR -> LLVM IR, and the helpers intrinsics.c lowers with
+// lower.c: typed IR -> LLVM IR
 //
 int lower(Ctx *c);
+
+//
+// cgutils.c: the LLVM builder kit every lowering file builds with (numba's cgutils.py)
+//
 LLVMTypeRef llvm_type(Ctx *c, Type *t);
 unsigned llvm_as(Ctx *c, AddrSpace s); /* an address space's LLVM number */
 LLVMTypeRef mem_type(Ctx *c, Type *t); /* in memory: bool is a byte */
@@ -960,6 +979,11 @@ LLVMValueRef const_shape_array(Ctx *c, Type *t, LLVMValueRef data, Instr *shape)
 LLVMValueRef entry_alloca(Ctx *c, LLVMTypeRef t, const char *name);
 LLVMValueRef extract_value(Ctx *c, LLVMValueRef agg, unsigned idx, const char *name);
 LLVMValueRef range_len(Ctx *c, LLVMValueRef rg); /* a range's number of values (i64) */
+/* The struct of a C-contiguous array at `data` with these dims (i64). */
+LLVMValueRef array_value(Ctx *c, Type *t, LLVMValueRef data, LLVMValueRef *dims);
+LLVMBasicBlockRef new_block(Ctx *c, const char *name); /* in the function being built */
+LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im); /* {re, im}; im NULL: 0 */
+void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src); /* a record's bytes over another's */
 
 //
 // checks.c: run-time checks (raise, assert, division, bounds, slice steps) and their reports
@@ -1003,7 +1027,6 @@ LLVMValueRef lower_view_dtype(Ctx *c, Instr *in, Type *rt); /* view[...] = src *
 const char *record_field_name(Ctx *c, Type *rec, Instr *idx); /* the field a constant index names (a string, or a number), or NULL */
 Type *type_record_field(Ctx *c, Instr *in, Type *rec, const char *name); /* NULL (error set) if none */
 Type *type_record_store(Ctx *c, Instr *in, Type *rec, const char *name, Type *v);
-void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src);
 LLVMValueRef lower_record_get(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Type *rt);
 int lower_record_set(Ctx *c, Type *rec, LLVMValueRef p, const char *name, Instr *v);
 
@@ -1047,7 +1070,6 @@ typedef enum {
 /* Typing of cmath.<fn>(args): NULL (and an error set) for bad arguments. */
 Type *cmath_type(Ctx *c, Instr *in, CmathFn fn, Type **at, int nargs);
 LLVMValueRef cmath_lower(Ctx *c, CmathFn fn, Instr **args, int nargs, Type *rt);
-LLVMValueRef complex_make(Ctx *c, Type *ct, LLVMValueRef re, LLVMValueRef im);
 LLVMValueRef complex_binop(Ctx *c, BinOp op, LLVMValueRef a, LLVMValueRef b, Type *ct, Instr *exponent);
 LLVMValueRef complex_cmp(Ctx *c, CmpOp op, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef complex_abs(Ctx *c, LLVMValueRef z, Type *ct);
@@ -1107,8 +1129,6 @@ PyObject *gj_cache_environment(void);
         RETURN_IF_ERROR(x); \
         if (c->timing) stage_time(#x, t_); \
     } while (0)
-double now_ms(void);
-void stage_time(const char *what, double start_ms);
 /* One specialisation of a device function (a Python function called from a
  * kernel), compiled into the kernel's module. */
 struct Func {
@@ -1128,7 +1148,6 @@ struct Func {
 /* Type (and find or create) the specialisation of `func` for these argument
  * types; *out is NULL with no error when arg types are not known yet. */
 int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **argtypes, int nargs, Func **out);
-Ctx *ctx_root(Ctx *c);
 /* Tests: the front end on `code`, then verify_break(what), then the verifier
  * (when on, as in any compilation), which must raise an internal error (-1);
  * 0 if it did not. */
@@ -1244,6 +1263,9 @@ struct Ctx {
     /* results */
     GjOutput *out;
 };
+
+/* The kernel's context: a device function's root, or the kernel's own. */
+static inline Ctx *ctx_root(Ctx *c) { return c->root ? c->root : c; }
 
 Var *ctx_var(Ctx *c, int i);
 

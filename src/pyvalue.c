@@ -397,6 +397,15 @@ bool is_enum_member(PyObject *o) {
     return r > 0;
 }
 
+/* Does comparison `in` compare two Enum members the code names (Color.red)? */
+bool enum_members(const Instr *in) {
+    for (int k = 0; k < 2; k++) {
+        const Instr *a = in->args[k];
+        if (a->op != IR_OBJ || !a->pyobj || !is_enum_member(a->pyobj) || PyLong_Check(a->pyobj)) return false;
+    }
+    return true;
+}
+
 /* An IntEnum's member is an int of its class, so an int constant. Another
  * Enum's member is a compile-time object named by its class and name: its
  * comparisons with members are settled at compile time, as Python settles

@@ -70,11 +70,6 @@ Type *type_record_store(Ctx *c, Instr *in, Type *rec, const char *name, Type *v)
     return &ty_none;
 }
 
-/* A record's bytes copied over another's (a[i] = r, a nested record field). */
-void record_copy(Ctx *c, Type *rec, LLVMValueRef dst, LLVMValueRef src) {
-    LLVMBuildMemCpy(c->b, dst, (unsigned)rec->align, src, (unsigned)rec->align, ci64(c, rec->size));
-}
-
 static LLVMValueRef field_ptr(Ctx *c, LLVMValueRef p, const RecField *f) {
     LLVMValueRef off = ci64(c, f->offset);
     return LLVMBuildInBoundsGEP2(c->b, c->i8, p, &off, 1, "");

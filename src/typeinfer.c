@@ -322,17 +322,6 @@ static Type *type_user_call(Ctx *c, Instr *in) {
     return f->sub->restype;
 }
 
-/* ---- literal arguments ---- */
-
-/* Does comparison `in` compare two Enum members the code names (Color.red)? */
-bool enum_members(const Instr *in) {
-    for (int k = 0; k < 2; k++) {
-        const Instr *a = in->args[k];
-        if (a->op != IR_OBJ || !a->pyobj || !is_enum_member(a->pyobj) || PyLong_Check(a->pyobj)) return false;
-    }
-    return true;
-}
-
 /* Does this device function call itself (directly)? Its return types failing to unify is
  * then numba's "does not converge": each call's result feeds the next return. */
 static bool calls_itself(Ctx *c) {
@@ -342,59 +331,6 @@ static bool calls_itself(Ctx *c) {
             if (in->op == IR_CALL && in->callee == c->self) return true;
         }
     return false;
-}
-
-/* Is variable `var` assigned anywhere but by the entry's store of its argument? */
-static bool reassigned(Ctx *c, int var) {
-    for (int bi = 0; bi < c->nblocks; bi++) {
-        Block *b = c->blocks[bi];
-        for (int k = 0; b->built && k < b->instrs.n; k++) {
-            Instr *in = b->instrs.v[k];
-            if (in->op == IR_STORE_VAR && in->var == var && in->args[0]->op != IR_ARG) return true;
-        }
-    }
-    return false;
-}
-
-/* A constant of the caller, copied into this function's IR (ids are per function). */
-static Instr *copy_const(Ctx *c, Instr *k, Loc loc) {
-    Instr *n = arena_alloc(&c->arena, sizeof *n);
-    if (!n) return NULL;
-    n->op = IR_CONST;
-    n->loc = loc;
-    n->id = c->nvalues++;
-    n->ckind = k->ckind;
-    n->ival = k->ival;
-    n->fval = k->fval;
-    n->fimag = k->fimag;
-    n->is_uint64 = k->is_uint64;
-    n->name = k->name ? arena_strdup(&c->arena, k->name) : NULL;
-    n->nargs = k->nargs;
-    if (k->ckind == CK_TUPLE) {
-        n->args = arena_alloc(&c->arena, sizeof(Instr *) * (size_t)(k->nargs ? k->nargs : 1));
-        if (!n->args) return NULL;
-        for (int i = 0; i < k->nargs; i++)
-            if (!(n->args[i] = copy_const(c, k->args[i], loc))) return NULL;
-    }
-    return n;
-}
-
-Instr *arg_literal(Ctx *c, Instr *v, LiteralUse use) {
-    if (v->op == IR_CONST) return v;
-    if (v->op != IR_LOAD_VAR || !c->self || !c->argvals) return NULL;
-    int i = v->var;
-    if (i >= c->nargs || i >= 64 || !c->argvals[i] || reassigned(c, i)) return NULL;
-    PyCodeObject *co = (PyCodeObject *)c->code;
-    if ((co->co_flags & CO_VARARGS) && i >= co->co_argcount) return NULL; /* *args: not one parameter */
-    if (use == LIT_PEEK) return c->argvals[i];
-    Func *f = c->self;
-    if (!f->literals[i] && !(f->literals[i] = copy_const(c, c->argvals[i], v->loc))) return NULL;
-    f->literal_args |= 1ULL << i;
-    if (use == LIT_NEED) {
-        if (!(f->literal_needed >> i & 1)) f->literal_loc = v->loc;
-        f->literal_needed |= 1ULL << i;
-    }
-    return f->literals[i];
 }
 
 /* f(*t) with t's type known: t[0], t[1], ... become the call's arguments,
