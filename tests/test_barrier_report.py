@@ -28,8 +28,7 @@ def scheme(kernel):
     return re.search(re.escape(m.group(1)) + r' = !\{!"([a-z-]+)"\}', ir).group(1)
 
 
-@gpu.jit
-def swap_regions(a, out, n):
+SWAP = """def {name}(a, out, n):
     sh = gpu.shared.array(64, np.float64)
     t = gpu.threadIdx.x
     if t >= n:
@@ -40,22 +39,18 @@ def swap_regions(a, out, n):
     gpu.syncthreads()
     sh[t] = v + 1.0
     gpu.syncthreads()
-    out[gpu.blockIdx.x, t] = sh[(t + 1) % n]
+    out[gpu.blockIdx.x, t] = sh[(t + 1) % n]{tail}
+"""
 
 
-@gpu.jit
-def swap_fibers(a, out, n):  # a warp operation: threads run as fibers
-    sh = gpu.shared.array(64, np.float64)
-    t = gpu.threadIdx.x
-    if t >= n:
-        return
-    sh[t] = a[gpu.blockIdx.x, t]
-    gpu.syncthreads()
-    v = sh[n - 1 - t] * 2.0
-    gpu.syncthreads()
-    sh[t] = v + 1.0
-    gpu.syncthreads()
-    out[gpu.blockIdx.x, t] = sh[(t + 1) % n] + gpu.activemask() * 0
+def swap_kernel(name, tail=""):
+    ns = {"gpu": gpu, "np": np}
+    exec(compile(SWAP.format(name=name, tail=tail), "<%s>" % name, "exec"), ns)
+    return gpu.jit(ns[name])
+
+
+swap_regions = swap_kernel("swap_regions")
+swap_fibers = swap_kernel("swap_fibers", " + gpu.activemask() * 0")  # a warp operation: threads run as fibers
 
 
 def many_barriers():
