@@ -513,10 +513,7 @@ static void run_blocks(Worker *w, Job *j) {
             }
             const char *msg = run_block(w, j, b);
             if (msg) {
-                if (msg == MSG_DEADLOCK)
-                    set_deadlock(j, w);
-                else
-                    set_error(j, msg);
+                set_error(j, msg);
                 return;
             }
         }
@@ -549,10 +546,7 @@ static void run_coop(Worker *w, Job *j) {
             const char *msg = block_run(w, j, &scheds[b]);
             if (msg) {
                 cpu_abandon(w, j->nfibers);
-                if (msg == MSG_DEADLOCK)
-                    set_deadlock(j, w);
-                else
-                    set_error(j, msg);
+                set_error(j, msg);
                 return;
             }
             if (scheds[b].ndone == j->nthreads) done[b] = 1, ndone++;
