@@ -54,8 +54,8 @@ stage "CPU executor C tests"
 limit 600 bash tests/c/build_and_run.sh > /tmp/gpujit-ctests.log 2>&1 && tail -3 /tmp/gpujit-ctests.log || { cat /tmp/gpujit-ctests.log; status=1; }
 
 # the suite against the installed wheel, with 2,000 fuzz programs for the first interpreter and 500
-# for the others; tests/test_dask.py, test_sass.py (nvdisasm) and the numba tests get what they
-# need in the first interpreter's venv (numba in every venv)
+# for the others; tests/test_dask.py and test_sass.py (nvdisasm) get what they need with the
+# first interpreter only (the test venvs all have numba)
 wheel_suite() {  # NAME VERSION-OR-PYTHON FUZZ EXTRA...
     local name=$1 py=$2 fuzz=$3; shift 3
     stage "CPython $name: the wheel, installed into a fresh venv, and the suite against it"
@@ -64,14 +64,13 @@ wheel_suite() {  # NAME VERSION-OR-PYTHON FUZZ EXTRA...
 }
 for py in "${pythons[@]}"; do
     ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    # what the in-place build (the yardstick, ASan+UBSan) and the tests run there need
-    extra=(); [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm numba)
-    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest pytest-xdist meson ninja ml_dtypes "${extra[@]}" 2>&1 | grep -v "^WARNING" || true
-    if [ "$py" = "${pythons[0]}" ]; then
-        wheel_suite "$ver" "$py" 2000 "dask[array]" distributed nvidia-cuda-nvdisasm
-    else
-        wheel_suite "$ver" "$py" 500
-    fi
+    extra=() fuzz=500
+    [ "$py" = "${pythons[0]}" ] && extra=("dask[array]" distributed nvidia-cuda-nvdisasm) fuzz=2000
+    # what the in-place builds (the yardstick; ASan+UBSan with the first interpreter, whose
+    # numba tests run there too) and the tests run in place need
+    "$py" -m pip install -q --disable-pip-version-check --root-user-action=ignore numpy pytest pytest-xdist meson ninja ml_dtypes \
+        "${extra[@]}" ${extra:+numba} 2>&1 | grep -v "^WARNING" || true
+    wheel_suite "$ver" "$py" "$fuzz" "${extra[@]}"
 done
 
 sid=(${GPUJIT_SID_PYTHONS-3.14 3.15})
