@@ -286,7 +286,7 @@ class DeviceArray(_core.DeviceArrayBase):
                 raise ValueError(errmsg_contiguous_buffer)
             if not _is_contiguous_core(self.shape, self.strides, self.itemsize):
                 raise ValueError(errmsg_contiguous_buffer)
-            if ary._dtype_code != self._dtype_code or ary.dtype != self.dtype:
+            if ary.dtype != self.dtype:
                 raise TypeError(f"incompatible dtype: {self.dtype} vs. {ary.dtype}")
             mine, theirs = _core_dims(self.shape, self.strides), _core_dims(ary.shape, ary.strides)
             if [n for n, _ in mine] != [n for n, _ in theirs]:
