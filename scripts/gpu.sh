@@ -67,6 +67,27 @@ rc=0
 want() { [ "$what" = all ] || [[ ",$what," == *",$1,"* ]]; }
 # a one-off diagnostic script (not in the repo) run in this environment
 [ -n "${EXTRA:-}" ] && bash "$EXTRA"
+# with both wanted, numba-cuda's tests run beside the suite, sharing the cores, so the two fit
+# one call
+compat() {
+    # numba-cuda's own tests against gpujit on the GPU; the tests come from the numba-cuda
+    # installed on this machine (same version as the wheel the CPU run downloads)
+    peer=$(python3 -c "import importlib.util, os; s = importlib.util.find_spec('numba_cuda'); print(os.path.join(os.path.dirname(s.origin), 'numba', 'cuda'))" 2>/dev/null)
+    # the peer's tests import cffi; this machine has no package registry: wheels carried in .deps/wheels
+    python3 -c "import cffi" 2>/dev/null || python3 -m pip install -q --no-index --find-links .deps/wheels cffi 2>&1 | tail -1
+    if [ -d "$peer/tests" ]; then
+        timeout ${COMPAT_TIMEOUT:-400} python3 tests/compat/run.py --target cuda --peer-dir "$peer" -j ${COMPAT_JOBS:-8} \
+            --budget $(( ${COMPAT_TIMEOUT:-400} - 30 )) --json "$OUT/compat-cuda.json" > "$OUT/compat.log" 2>&1
+        tail -12 "$OUT/compat.log"
+    else
+        echo "compat: numba-cuda's tests not found on this machine"
+    fi
+}
+compat_pid=""
+if want compat && want tests; then
+    COMPAT_JOBS=${COMPAT_JOBS:-6} compat > "$OUT/compat.out" 2>&1 &
+    compat_pid=$!
+fi
 if want tests; then
     # pytest-xdist is on the GPU image: 8 workers share the GPU; a hung test is killed
     # (thread method: works while C code holds the process) and named in the log
@@ -82,6 +103,11 @@ if want tests; then
             tests/test_fuzz.py::test_fuzz_fixed_seed >> "$OUT/gpu_tests.log" 2>&1 || rc=1
     fi
     tail -25 "$OUT/gpu_tests.log"
+fi
+if [ -n "$compat_pid" ]; then
+    wait "$compat_pid"; cat "$OUT/compat.out"; rm -f "$OUT/compat.out"
+elif want compat; then
+    compat
 fi
 if want bench; then
     timeout ${BENCH_TIMEOUT:-120} python3 benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" > "$OUT/gpu_bench.log" 2>&1
@@ -105,20 +131,6 @@ if want stress; then
     timeout ${STRESS_TIMEOUT:-120} python3 tests/stress/launches.py --target cuda --count ${STRESS_COUNT:-1000000} \
         > "$OUT/stress.log" 2>&1 || rc=1
     tail -8 "$OUT/stress.log"
-fi
-if want compat; then
-    # numba-cuda's own tests against gpujit on the GPU; the tests come from the numba-cuda
-    # installed on this machine (same version as the wheel the CPU run downloads)
-    peer=$(python3 -c "import importlib.util, os; s = importlib.util.find_spec('numba_cuda'); print(os.path.join(os.path.dirname(s.origin), 'numba', 'cuda'))" 2>/dev/null)
-    # the peer's tests import cffi; this machine has no package registry: wheels carried in .deps/wheels
-    python3 -c "import cffi" 2>/dev/null || python3 -m pip install -q --no-index --find-links .deps/wheels cffi 2>&1 | tail -1
-    if [ -d "$peer/tests" ]; then
-        timeout ${COMPAT_TIMEOUT:-400} python3 tests/compat/run.py --target cuda --peer-dir "$peer" -j ${COMPAT_JOBS:-8} \
-            --budget $(( ${COMPAT_TIMEOUT:-400} - 30 )) --json "$OUT/compat-cuda.json" > "$OUT/compat.log" 2>&1
-        tail -12 "$OUT/compat.log"
-    else
-        echo "compat: numba-cuda's tests not found on this machine"
-    fi
 fi
 if want fuzz; then
     # the saved GPU findings, then a fresh batch on the GPU
