@@ -7,7 +7,8 @@
 # On the development machine, first either
 #   (a) the wheel, as users get it: scripts/wheel.sh ~/.pyenv/versions/3.12.1/bin/python3, and into .whl/
 #       its cp312 wheel, NVIDIA's libdevice wheel (nvidia-cuda-nvcc-cu12) and any other wheel the GPU
-#       machine lacks (dask, distributed and what they need); carry .whl; or
+#       machine lacks (cffi and pycparser for numba-cuda's tests; dask, distributed and what they
+#       need); carry .whl; or
 #   (b) the development build: scripts/build.sh ~/.pyenv/versions/3.12.1/bin/python3
 #       (mkdir -p .deps && cd .deps && apt-get download libllvm19 libz3-4); carry .deps and build/py312.
 # On the GPU machine: bash scripts/gpu.sh [tests|bench|variants|stress|compat|fuzz|multi|all|none, or a comma list: tests,fuzz]
@@ -73,8 +74,10 @@ compat() {
     # numba-cuda's own tests against gpujit on the GPU; the tests come from the numba-cuda
     # installed on this machine (same version as the wheel the CPU run downloads)
     peer=$(python3 -c "import importlib.util, os; s = importlib.util.find_spec('numba_cuda'); print(os.path.join(os.path.dirname(s.origin), 'numba', 'cuda'))" 2>/dev/null)
-    # the peer's tests import cffi; this machine has no package registry: wheels carried in .deps/wheels
-    python3 -c "import cffi" 2>/dev/null || python3 -m pip install -q --no-index --find-links .deps/wheels cffi 2>&1 | tail -1
+    # the peer's tests import cffi; this machine has no package registry: wheels carried in .whl
+    # (installed with the rest) or in .deps/wheels of the checkout
+    python3 -c "import cffi" 2>/dev/null || python3 -m pip install -q --no-index \
+        --find-links "${GPUJIT_SOURCE_TREE:-.}/.deps/wheels" cffi 2>&1 | tail -1
     if [ -d "$peer/tests" ]; then
         timeout ${COMPAT_TIMEOUT:-400} python3 tests/compat/run.py --target cuda --peer-dir "$peer" -j ${COMPAT_JOBS:-8} \
             --budget $(( ${COMPAT_TIMEOUT:-400} - 30 )) --json "$OUT/compat-cuda.json" > "$OUT/compat.log" 2>&1

@@ -135,8 +135,12 @@ def test_info_is_as_complete_as_numba_s(tmp_path):
     assert "does not exist yet" in fields["cache directory (cache=True)"]
     for key in ("ptxas", "nvdisasm", "NVRTC", "libdevice", "installed", "memory", "C library", "CPU"):
         assert fields.get(key), (key, r.stdout)
-    ptxas = shutil.which("ptxas")
+    # the one inspect_sass runs: $CUDA_HOME, NVIDIA's wheels, PATH, then the toolkit's place
+    from gpujit.sass import find_tool
+    ptxas = find_tool("ptxas")
     assert (fields["ptxas"] == ptxas) if ptxas else fields["ptxas"].startswith("not found")
+    if shutil.which("ptxas") and not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH"):
+        assert ptxas is not None
     assert "GiB" in fields["memory"] and fields["C library"].split()[0] in ("glibc", "unknown", "musl")
     (tmp_path / "file").write_text("x")
     r = cli_env("info", GPUJIT_CACHE_DIR=str(tmp_path / "file"))

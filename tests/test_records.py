@@ -107,6 +107,23 @@ def test_device_array_of_records(rng, dt):
         assert np.array_equal(d.copy_to_host()["a"], v * idx)
 
 
+@pytest.mark.parametrize("dt", [ALIGNED, PACKED])
+def test_cuda_array_interface_of_records_is_typed_from_its_descr(dt):
+    # a GPU array of records shows "|V<n>" as its typestr and its fields in `descr`; DLPack
+    # has no records, so typing must not ask it (as it does for raw bytes: bfloat16)
+    from gpujit.typing import typeof_string
+
+    class GpuRecords:
+        __cuda_array_interface__ = {"shape": (40,), "strides": None, "data": (0, False),
+                                    "typestr": dt.str, "descr": dt.descr, "version": 3}
+
+        def __dlpack__(self, **kw):
+            raise BufferError("DLPack has no record dtypes")
+
+    assert dt.str.startswith("|V")
+    assert typeof_string(GpuRecords()) == typeof_string(np.zeros(40, dt))
+
+
 @gpu.jit
 def k_copy_records(ary, src, i, j):
     ary[i] = src[j]

@@ -114,10 +114,11 @@ def typeof_string(value, position=None):
     if isinstance(value, np.ndarray):
         return array_type(value.dtype, value.ndim, value.flags.c_contiguous)
     cai = getattr(value, "__cuda_array_interface__", None)
-    if cai is not None and str(cai.get("typestr", ""))[1:2] == "V" and hasattr(value, "__dlpack__"):
-        return _dlpack_type(value)   # raw bytes in the CAI (PyTorch's bfloat16): DLPack names the type
     if cai is not None:
-        dt = np.dtype(cai["typestr"])
+        dt = _cai_record(cai)
+        if dt is None and str(cai.get("typestr", ""))[1:2] == "V" and hasattr(value, "__dlpack__"):
+            return _dlpack_type(value)   # raw bytes in the CAI (PyTorch's bfloat16): DLPack names the type
+        dt = np.dtype(cai["typestr"]) if dt is None else dt
         shape = tuple(cai["shape"])
         return array_type(dt, len(shape), _is_c_contiguous(shape, cai.get("strides"), dt.itemsize))
     if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "strides"):
@@ -129,6 +130,16 @@ def typeof_string(value, position=None):
         except (BufferError, TypeError, RuntimeError):   # NumPy takes no bfloat16 (DLPack's kDLBfloat)
             return _dlpack_type(value)
     raise TypeError("unsupported kernel argument of type %s%s" % (type(value).__name__, where))
+
+
+def _cai_record(cai):
+    """The record dtype a __cuda_array_interface__'s `descr` names (its typestr, "|V16", has
+    no fields), or None where it names none."""
+    descr = cai.get("descr")
+    if not descr or not any(isinstance(f, (tuple, list)) and f and f[0] for f in descr):
+        return None
+    dt = np.lib.format.descr_to_dtype([tuple(f) for f in descr])   # "" entries are padding
+    return dt if dt.itemsize == np.dtype(cai["typestr"]).itemsize else None
 
 
 def _dlpack_type(value):
