@@ -1,8 +1,11 @@
 """Tensor-core GEMM on the GPU: gpujit's examples/tc_gemm.py (wmma fragments on mma.sync, fed
-by cp.async double buffering) beside cuBLAS (through PyTorch) and a Triton matmul kernel,
-float16 inputs with float32 accumulation, at 4096^3 and 8192^3.
+by a multi-stage cp.async pipeline) beside cuBLAS (through PyTorch and CuPy) and a Triton
+matmul kernel, float16 inputs with float32 accumulation, at 4096^3 and 8192^3.
 
-    PYTHONPATH=python python3 benchmarks/tc_bench.py [--sizes 4096,8192] [--json OUT.json]
+    PYTHONPATH=python python3 benchmarks/tc_bench.py [--sizes 4096,8192] [--sweep] [--json OUT.json]
+
+--sweep times the example's kernel in several configurations (block tile, K step, stages,
+warp tile) besides its default one.
 
 Method: every implementation's result is checked first against a float32 product (PyTorch,
 TF32 off) within the accumulation bound docs/language.md gives (k * 2**-23 * |A| @ |B|, plus
@@ -70,6 +73,12 @@ def triton_matmul():
     return run
 
 
+SWEEP = [  # (bm, bn, bk, stages, wm, wn, group)
+    (128, 128, 32, 2, 64, 32, 8), (128, 128, 32, 3, 64, 32, 8), (128, 128, 32, 4, 64, 32, 8),
+    (128, 256, 32, 4, 64, 64, 8), (256, 128, 32, 3, 64, 64, 8), (128, 128, 64, 3, 64, 64, 8),
+    (128, 256, 64, 3, 64, 64, 8), (128, 128, 32, 4, 64, 64, 8)]
+
+
 def timed(torch, fn, reps=10, warm=3):
     for _ in range(warm):
         fn()
@@ -87,6 +96,7 @@ def timed(torch, fn, reps=10, warm=3):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--sweep", action="store_true", help="also other configurations of the example's kernel")
     ap.add_argument("--json")
     args = ap.parse_args()
     try:
@@ -108,8 +118,18 @@ def main():
         ref = A.float() @ B.float()
         bound = n * 2.0 ** -23 * (A.float().abs() @ B.float().abs())
         impls = {"cublas (torch, f16 out)": (lambda: torch.matmul(A, B), True)}
+        try:
+            import cupy
+            Ac, Bc = cupy.from_dlpack(A), cupy.from_dlpack(B)
+            impls["cupy matmul (f16 out)"] = (lambda: torch.from_dlpack(Ac @ Bc), True)
+        except ImportError:
+            pass
         C32 = torch.empty((n, n), device="cuda", dtype=torch.float32)
-        impls["gpujit wmma + cp.async"] = (lambda: (example.launch(A, B, C32), C32)[1], False)
+        configs = [example.DEFAULT] + ([example.Config(*c) for c in SWEEP] if args.sweep else [])
+        for cfg in dict.fromkeys(configs):
+            label = "gpujit %dx%dx%d s%d w%dx%d" % cfg[:6]
+            impls[label + (" (default)" if cfg == example.DEFAULT else "")] = (
+                lambda cfg=cfg: (example.launch(A, B, C32, cfg), C32)[1], False)
         if tri is not None:
             Ct = torch.empty((n, n), device="cuda", dtype=torch.float32)
             impls["triton"] = (lambda: (tri(A, B, Ct), Ct)[1], False)
@@ -120,13 +140,13 @@ def main():
             allowed = bound + (ref.abs() * 2.0 ** -11 if f16_out else 0)
             ok = bool((err <= allowed * 1.01 + 1e-6).all())
             if not ok:
-                print("%-26s %5d^3: WRONG (max error %.3g, allowed there %.3g)" % (
+                print("%-34s %5d^3: WRONG (max error %.3g, allowed there %.3g)" % (
                     name, n, err.max().item(), allowed.flatten()[err.argmax()].item()))
                 results.append({"impl": name, "n": n, "ok": False})
                 continue
             t = timed(torch, fn)
             tflops = 2.0 * n ** 3 / t / 1e12
-            print("%-26s %5d^3: %8.3f ms  %7.1f TFLOP/s" % (name, n, t * 1e3, tflops))
+            print("%-34s %5d^3: %8.3f ms  %7.1f TFLOP/s" % (name, n, t * 1e3, tflops))
             results.append({"impl": name, "n": n, "ok": True, "seconds": t, "tflops": tflops})
     if args.json:
         with open(args.json, "w") as f:
