@@ -484,10 +484,14 @@ static int classify(Ctx *c, Regions *R) {
             if (!uni) R->kind[a] = A_CONTEXT, changed = true;
         }
     }
-    /* what no region reads before writing needs no more than one copy */
+    return 0;
+}
+
+/* What no region reads before writing needs no more than one copy (after classify and
+ * may_part, which read A_UNIFORM as the same for every thread). */
+static void one_copy(Regions *R) {
     for (int a = 0; a < R->na; a++)
         if (R->direct[a] && !R->exposed[a]) R->kind[a] = A_SCALAR;
-    return 0;
 }
 
 /* ---- deferred traps ----
@@ -1164,8 +1168,87 @@ static int build(Ctx *c, Regions *R, LLVMValueRef *out) {
     }
     if (LLVMVerifyFunction(nf, LLVMReturnStatusAction))
         return internal_error(c, NO_LOCATION, "barrier regions: the loops over threads of %s do not verify", name);
+    /* named in the module (inspect_llvm) where threads may part: the slower loop exists */
+    if (R->g >= 0) LLVMAddNamedMetadataOperand(c->mod, "gpujit.cpu_divergent_region", LLVMMDNodeInContext(c->llctx, NULL, 0));
     *out = nf;
     return 1;
+}
+
+/* The region in which threads that parted go on, each from where it waits. */
+static int add_divergent_region(Ctx *c, Regions *R, long *clones) {
+    R->g = R->nb + 1;
+    R->nr = R->nb + 2;
+    RETURN_IF_ERROR(find_region(c, R, R->g, &R->bblock[1], R->nb));
+    *clones += R->nblocks[R->g];
+    return 0;
+}
+
+/* The exits (barrier k, or nb + 1: a return) that paths from b's successors in region r
+ * reach without passing through block p (-1: none): none (0), one (1, in *one) or more (2). */
+static int exits_avoiding(Regions *R, int r, int b, int p, int *stack, unsigned char *seen, int *one) {
+    const unsigned char *in = R->in + (size_t)r * (size_t)R->nbb;
+    memset(seen, 0, (size_t)R->nbb);
+    int n = 0, found = 0;
+    *one = 0;
+    seen[b] = 1;
+    for (int k = 0; k < R->nsucc[b]; k++) stack[n++] = R->succ[b][k];
+    while (n > 0) {
+        int s = stack[--n], e = 0;
+        if (R->barrier[s])
+            e = R->barrier[s];
+        else if (s != p && !seen[s] && in[s] && R->live[s]) {
+            seen[s] = 1;
+            if (LLVMIsAReturnInst(LLVMGetBasicBlockTerminator(R->bbs[s])))
+                e = R->nb + 1;
+            else
+                for (int k = 0; k < R->nsucc[s]; k++) stack[n++] = R->succ[s][k];
+        }
+        if (e && !found)
+            *one = e, found = 1;
+        else if (e && e != *one)
+            return 2;
+    }
+    return found;
+}
+
+/* Whether threads of a block can leave one region by different exits, under the kinds
+ * classify found: a branch on a divergent value in a region with several exits, whose
+ * paths reach them without first meeting at a block of the region. */
+static int may_part(Ctx *c, Regions *R, bool *part) {
+    enum { MAX_BLOCKS = 256 }; /* beyond: assume they may */
+    int nbb = R->nbb, nb = R->nb;
+    size_t edges = 1;
+    for (int b = 0; b < nbb; b++) edges += (size_t)R->nsucc[b];
+    int *stack = arena_alloc(&c->arena, sizeof(int) * edges); /* a block is expanded once */
+    unsigned char *seen = arena_alloc(&c->arena, (size_t)nbb);
+    if (!stack || !seen) return -1;
+    *part = false;
+    map_clear(&R->memo);
+    for (int r = 0; r <= nb && !*part; r++) {
+        const unsigned char *ex = R->exits + (size_t)r * (size_t)(nb + 2);
+        int nexits = 0;
+        for (int k = 1; k <= nb + 1; k++) nexits += ex[k];
+        if (nexits < 2) continue;
+        if (R->nblocks[r] > MAX_BLOCKS) {
+            *part = true;
+            break;
+        }
+        for (int i = 0; i < R->nblocks[r] && !*part; i++) {
+            int b = R->blocks[r][i], nlive = 0;
+            LLVMValueRef t = LLVMGetBasicBlockTerminator(R->bbs[b]);
+            for (int k = 0; k < R->nsucc[b]; k++) nlive += R->barrier[R->succ[b][k]] || R->live[R->succ[b][k]];
+            if (nlive < 2 || !(LLVMIsASwitchInst(t) || (LLVMIsABranchInst(t) && LLVMIsConditional(t))) ||
+                !divergent(value_kind(R, LLVMGetOperand(t, 0), false, 0)))
+                continue;
+            int one;
+            if (exits_avoiding(R, r, b, -1, stack, seen, &one) < 2) continue; /* every path to one exit */
+            bool met = false;
+            for (int j = 0; j < R->nblocks[r] && !met; j++)
+                met = R->blocks[r][j] != b && exits_avoiding(R, r, b, R->blocks[r][j], stack, seen, &one) == 0;
+            *part = !met;
+        }
+    }
+    return 0;
 }
 
 int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
@@ -1192,7 +1275,7 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     if (!R.in || !R.exits || !R.blocks || !R.nblocks) return -1;
     int entry = 0;
     RETURN_IF_ERROR(find_region(c, &R, 0, &entry, 1));
-    bool diverge = false;
+    bool two_barriers = false, barrier_and_return = false;
     long clones = R.nblocks[0];
     for (int k = 1; k <= nb; k++) {
         RETURN_IF_ERROR(find_region(c, &R, k, &R.bblock[k], 1));
@@ -1201,20 +1284,28 @@ int host_regions(Ctx *c, LLVMValueRef *sites, int nsites, LLVMValueRef *out) {
     for (int r = 0; r <= nb; r++) {
         int nbar = 0;
         for (int k = 1; k <= nb; k++) nbar += R.exits[(size_t)r * (size_t)(nb + 2) + (size_t)k];
-        /* two barriers, or a barrier and a return: the threads may part */
-        diverge |= nbar > 1 || (nbar == 1 && R.exits[(size_t)r * (size_t)(nb + 2) + (size_t)(nb + 1)]);
+        two_barriers |= nbar > 1;
+        barrier_and_return |= nbar == 1 && R.exits[(size_t)r * (size_t)(nb + 2) + (size_t)(nb + 1)];
     }
-    if (diverge) {
-        R.g = nb + 1;
-        RETURN_IF_ERROR(find_region(c, &R, R.g, &R.bblock[1], nb));
-        clones += R.nblocks[R.g];
-    } else
-        R.nr = nb + 1;
+    /* threads may part at two barriers; at a barrier and a return only where the choice
+     * between them depends on the thread (a uniform loop's last round ends them all) */
+    R.nr = nb + 1;
+    if (two_barriers) RETURN_IF_ERROR(add_divergent_region(c, &R, &clones));
     if (clones > REGION_MAX_CLONES) return 0;
     int ok = find_allocas(c, &R);
     if (ok <= 0) return ok;
     RETURN_IF_ERROR(find_exposed(c, &R));
     RETURN_IF_ERROR(classify(c, &R));
+    if (!two_barriers && barrier_and_return) {
+        bool part;
+        RETURN_IF_ERROR(may_part(c, &R, &part));
+        if (part) {
+            RETURN_IF_ERROR(add_divergent_region(c, &R, &clones));
+            if (clones > REGION_MAX_CLONES) return 0;
+            RETURN_IF_ERROR(classify(c, &R)); /* its blocks are run by some threads only */
+        }
+    }
+    one_copy(&R);
     RETURN_IF_ERROR(find_deferred_traps(c, &R));
     return build(c, &R, out);
 }

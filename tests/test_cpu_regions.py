@@ -48,6 +48,17 @@ def tree_sum(x, out):
         out[gpu.blockIdx.x] = sh[0]
 
 
+def test_a_uniform_loop_ends_every_thread_alike(rng):
+    # tree_sum's last round leaves the loop for the return in every thread at once (s is
+    # the same for all): no thread can part from the others, so the kernel has no slower
+    # loop for threads that did, which would keep its values per thread
+    x = rng.standard_normal(1000)
+    out = poisoned(4, np.float64)
+    tree_sum[4, 256](x, out)
+    np.testing.assert_allclose(out, np.concatenate([x, np.zeros(24)]).reshape(4, 256).sum(axis=1), rtol=1e-12)
+    assert scheme(tree_sum) == "regions" and not divergent_region(tree_sum)
+
+
 @pytest.mark.parametrize("tpb", [1, 2, 8, 64, 128, 256])
 @pytest.mark.parametrize("boundscheck", [True, False])
 def test_barriers_in_a_loop(rng, tpb, boundscheck):
@@ -186,6 +197,11 @@ def split_then_return(out):
     out[t] = 2
 
 
+def divergent_region(kernel):
+    """Whether the kernel's loops over threads have the slower loop for threads that part."""
+    return "!gpujit.cpu_divergent_region" in kernel.inspect_llvm(list(kernel.inspect_llvm())[-1])
+
+
 def test_returned_threads_take_no_part_in_later_barriers():
     t = np.arange(32)
     for kernel, args, want in ((early_return, (), np.where(t < 10, 1, -1)),
@@ -195,7 +211,7 @@ def test_returned_threads_take_no_part_in_later_barriers():
         for b in range(2):
             kernel[1, 32](out[b], *args)
         np.testing.assert_array_equal(out, [want, want])
-        assert scheme(kernel) == "regions"
+        assert scheme(kernel) == "regions" and divergent_region(kernel)
     out = poisoned(7, np.int64)
     uneven_loop[1, 5](out, 4)  # thread 5 does not exist
     assert (out[:5] == 4).all()
