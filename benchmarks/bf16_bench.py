@@ -127,7 +127,13 @@ def main():
 
     def check(o):
         ok = (o.view(torch.int16) == want_fused.view(torch.int16)) | (o.view(torch.int16) == want_unfused.view(torch.int16))
-        assert bool(ok.all()), "element-wise bf16 result differs from both roundings"
+        if not bool(ok.all()):
+            bad = (~ok).nonzero().flatten()
+            i = bad[:4]
+            sys.exit("element-wise bf16 result differs from both roundings at %d of %d elements, first %s: "
+                     "x %s, y %s, got %s, fused %s, unfused %s" % (
+                         bad.numel(), n, i.tolist(), x[i].tolist(), y[i].tolist(), o[i].tolist(),
+                         want_fused[i].tolist(), want_unfused[i].tolist()))
 
     o = torch.full((n,), float("nan"), dtype=torch.bfloat16, device=dev)
     import ml_dtypes
