@@ -295,3 +295,50 @@ def test_install_in_a_running_interpreter():
         ''')
     p = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
+
+
+CHECKOUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+
+FROM_CHECKOUT = '''
+import sys
+import numpy as np
+import numba
+from numba import cuda
+import gpujit
+assert cuda.jit is gpujit.jit, cuda
+
+@cuda.jit
+def axpy(out, a, x, y):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        out[i] = a * x[i] + y[i]
+
+rng = np.random.default_rng(7)
+x = rng.standard_normal(1000).astype(np.float32)
+y = rng.standard_normal(1000).astype(np.float32)
+out = np.zeros_like(x)
+axpy[4, 32](out, np.float32(1.5), x, y)
+assert np.allclose(out, np.float32(1.5) * x + y), out
+print("ok")
+'''
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(CHECKOUT, "sitecustomize.py")),
+                    reason="gpujit is not imported from a checkout")
+def test_checkout_on_pythonpath_switches(tmp_path):
+    """From a checkout (PYTHONPATH=python, the README's way) no site directory holds the .pth
+    hook; GPUJIT_AS_NUMBA_CUDA=1 still puts gpujit in numba.cuda's place (python/sitecustomize),
+    and a sitecustomize it hides later on sys.path still runs. Unset, gpujit is not imported."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text("import builtins\nbuiltins._hidden_sitecustomize_ran = True\n")
+    path = os.pathsep.join([CHECKOUT, str(hidden)])
+    env = _env(GPUJIT_AS_NUMBA_CUDA="1", PYTHONPATH=path)
+    p = subprocess.run([sys.executable, "-c", FROM_CHECKOUT + "import builtins\n"
+                        "assert builtins._hidden_sitecustomize_ran\n"],
+                       env=env, capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
+    p = subprocess.run([sys.executable, "-c", "import sys, builtins\n"
+                        "assert builtins._hidden_sitecustomize_ran\n"
+                        "print('gpujit' in sys.modules)\n"],
+                       env=_env(PYTHONPATH=path), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.split() == ["False"], p.stderr[-3000:]
