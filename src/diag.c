@@ -238,6 +238,18 @@ const char *path_pretty(const char *path) {
     return path;
 }
 
+bool is_debugger_module(const char *name) {
+    static const char *const mods[] = {"pdb", "ipdb", "pudb", "pdbpp", "debugpy", "pydevd", "IPython", "bdb",
+                                       "_pytest.debugging"};
+    if (!strcmp(name, "breakpoint") || !strcmp(name, "builtins.breakpoint") || !strcmp(name, "sys.breakpointhook"))
+        return true;
+    for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+        size_t n = strlen(mods[i]);
+        if (!strncmp(name, mods[i], n) && (name[n] == '\0' || name[n] == '.')) return true;
+    }
+    return false;
+}
+
 double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

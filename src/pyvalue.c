@@ -257,6 +257,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
+    if (PyCallable_Check(o) && !PyType_Check(o) && !PyModule_Check(o)) {
+        /* pdb.set_trace, ipdb's, pytest's: the debugger's Python, not a device function */
+        PyObject *m = PyObject_GetAttrString(o, "__module__");
+        bool dbg = m && PyUnicode_Check(m) && is_debugger_module(PyUnicode_AsUTF8(m));
+        Py_XDECREF(m);
+        PyErr_Clear();
+        if (dbg) return error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: %s", what, DEBUGGER_HINT), NULL;
+    }
     if (func && PyDict_GetItemString(PyImport_GetModuleDict(), "numba.core.typing.templates")) {
         /* numba's @overload(func, target='cuda') registrations, made gpujit's (numba_interop) */
         PyObject *mod = PyImport_ImportModule("gpujit.numba_interop");

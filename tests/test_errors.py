@@ -570,3 +570,61 @@ def test_performance_warning_is_numbas_class():
     with pytest.warns(gpu.PerformanceWarning, match="slow"):
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning("slow"))
+
+
+# -- a Python debugger in a kernel (numba's simulator stops there; gpujit compiles kernels) ----------
+import pdb  # noqa: E402
+from pdb import set_trace as pdb_set_trace  # noqa: E402
+
+DEBUGGER = "the Python debugger cannot stop inside a kernel"
+
+
+def k_debug_import(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        from pdb import set_trace; set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_breakpoint(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        breakpoint()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_module(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        pdb.set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_global(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        pdb_set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_free(out, n):
+    i = gpu.grid(1)
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+@pytest.mark.parametrize("fn", [k_debug_import, k_debug_breakpoint, k_debug_module, k_debug_global])
+def test_debugger_in_kernel_says_why(fn):
+    """pdb.set_trace()/breakpoint() in a kernel: the error names the line and says the debugger
+    cannot stop in a compiled kernel (not "import statements", nor a line inside pdb.py)."""
+    x = np.random.default_rng(3).standard_normal(100)
+    msg = check(fn, gpu.UnsupportedError, contains=DEBUGGER, launch_args=(x.copy(), x.size))
+    assert "pdb.py" not in msg and "print()" in msg, msg
+    # the same kernel without the debugger line runs
+    out = x.copy()
+    gpu.jit(k_debug_free)[4, 32](out, out.size)
+    assert np.array_equal(out, 2.0 * x)
