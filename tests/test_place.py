@@ -342,3 +342,63 @@ def test_checkout_on_pythonpath_switches(tmp_path):
                         "print('gpujit' in sys.modules)\n"],
                        env=_env(PYTHONPATH=path), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert p.returncode == 0 and p.stdout.split() == ["False"], p.stderr[-3000:]
+
+
+NUMBA_UFUNCS = '''
+import math
+import numpy as np
+import numba
+from numba import vectorize, guvectorize
+import gpujit
+
+rng = np.random.default_rng(11)
+a = rng.standard_normal(1000).astype(np.float32)
+b = rng.standard_normal(1000).astype(np.float32)
+
+@vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="cuda")
+def fma3(x, y):
+    return 3 * x + y
+assert isinstance(fma3, gpujit.vectorizers.DeviceUFunc), type(fma3)
+assert np.allclose(fma3(a, b), 3 * a + b) and fma3(a, b).dtype == np.float32
+
+@vectorize(target="cuda", identity=0)
+def add(x, y):
+    return x + y
+d = add(a.astype(np.float64), b.astype(np.float64))
+assert d.dtype == np.float64 and np.allclose(d, a.astype(np.float64) + b)
+
+@guvectorize(["(float32[:], float32[:])", (numba.float64[:], numba.float64[:])], "(i)->()", target="cuda")
+def l2(vec, out):
+    acc = 0.0
+    for v in vec:
+        acc += v ** 2
+    out[0] = math.sqrt(acc)
+m = rng.standard_normal((50, 7)).astype(np.float32)
+assert np.allclose(l2(m), np.sqrt((m.astype(np.float64) ** 2).sum(axis=1)), rtol=1e-5)
+
+@guvectorize("(n),(n)->(n)", target="cuda")          # numba's dynamic gufunc: the layout alone
+def addv(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] + y[i]
+out = np.zeros((50, 7))
+addv(m.astype(np.float64), m.astype(np.float64), out)
+assert np.allclose(out, 2.0 * m)
+
+try:
+    vectorize(["float32(float32)"], target="cuda", cache=True)(lambda x: x)
+except TypeError as e:
+    assert "caching is not supported" in str(e), e
+else:
+    raise AssertionError("cache=True was accepted")
+print("ok")
+'''
+
+
+def test_numbas_vectorize_target_cuda(tmp_path):
+    """numba.vectorize / numba.guvectorize(..., target='cuda') in the place mode: numba's
+    decorators look numba.cuda.vectorizers' builders up, which give gpujit's ufuncs."""
+    run = "import site, sys; site.addsitedir(sys.argv[1]); exec(sys.argv[2])"
+    p = subprocess.run([sys.executable, "-c", run, _site(tmp_path), NUMBA_UFUNCS],
+                       env=_env(GPUJIT_AS_NUMBA_CUDA="1", NUMBA_ENABLE_CUDASIM="1"),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", (p.stdout + p.stderr)[-3000:]
