@@ -402,3 +402,33 @@ def test_numbas_vectorize_target_cuda(tmp_path):
                        env=_env(GPUJIT_AS_NUMBA_CUDA="1", NUMBA_ENABLE_CUDASIM="1"),
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "ok", (p.stdout + p.stderr)[-3000:]
+
+
+DETECT = '''
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def square(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * x[i]
+
+x = np.random.default_rng(5).standard_normal(300)
+out = np.zeros_like(x)
+square[3, 128](out, x)
+assert np.array_equal(out, x * x)
+assert cuda.detect() is True
+'''
+
+
+def test_detect_names_the_simulator_switch(tmp_path):
+    """NUMBA_ENABLE_CUDASIM=1 in the place mode chose the cpu target: detect() says so,
+    rather than that GPUJIT_TARGET is unset."""
+    run = "import site, sys; site.addsitedir(sys.argv[1]); exec(sys.argv[2])"
+    p = subprocess.run([sys.executable, "-c", run, _site(tmp_path), DETECT],
+                       env=_env(GPUJIT_AS_NUMBA_CUDA="1", NUMBA_ENABLE_CUDASIM="1"),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    first = p.stdout.splitlines()[0]
+    assert first == "Found 1 CUDA devices (the cpu target, chosen: NUMBA_ENABLE_CUDASIM=1, gpujit in numba.cuda's place)", p.stdout
