@@ -250,6 +250,21 @@ bool is_debugger_module(const char *name) {
     return false;
 }
 
+const char *numpy_unsupported_hint(const char *path) {
+    static const char *const allocators[] = {
+        "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like", "array",
+        "asarray", "ascontiguousarray", "asfortranarray", "arange", "linspace", "logspace", "eye", "identity",
+        "copy", "concatenate", "stack", "hstack", "vstack", "tile", "repeat", "meshgrid", "diag", "frombuffer",
+    };
+    const char *name = strncmp(path, "numpy.", 6) == 0 ? path + 6 : path;
+    for (size_t i = 0; i < sizeof allocators / sizeof allocators[0]; i++)
+        if (!strcmp(name, allocators[i]))
+            return ": kernels cannot allocate arrays; use local.array(shape, dtype) for an array of each "
+                   "thread or shared.array(shape, dtype) for one of each block (shapes known when the kernel "
+                   "is compiled), or pass the array in as an argument";
+    return " (docs/language.md lists the NumPy functions kernels have)";
+}
+
 double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -91,7 +91,10 @@ int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_
 const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
 /* A Python debugger (pdb, breakpoint(), ...) inside a kernel: numba's simulator runs kernels as
  * Python, where it stops; gpujit compiles them on every target. The advice the error gives. */
-bool is_debugger_module(const char *name); /* "pdb", "pdb.set_trace", "ipdb", ... */
+bool is_debugger_module(const char *name);
+/* The rest of "numpy.X is not supported in kernels" for a NumPy function kernels lack: an
+ * allocator's advice (local.array, shared.array), else where the supported ones are listed. */
+const char *numpy_unsupported_hint(const char *path); /* "pdb", "pdb.set_trace", "ipdb", ... */
 #define DEBUGGER_HINT                                                                                   \
     "the Python debugger cannot stop inside a kernel: gpujit compiles kernels, also for the CPU "   \
     "target, and has no simulator that runs them as Python (docs/porting.md); print() the values "  \

@@ -346,6 +346,22 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
             }
             Py_DECREF(sub);
         }
+        /* a NumPy function kernels do not have (np.ones_like, np.dot: array-function dispatchers) */
+        if (!PyErr_Occurred() && PyCallable_Check(o)) {
+            PyObject *m = PyObject_GetAttrString(o, "__module__"), *n = PyObject_GetAttrString(o, "__name__");
+            PyErr_Clear();
+            if (m && n && PyUnicode_Check(m) && PyUnicode_Check(n) &&
+                (!strcmp(PyUnicode_AsUTF8(m), "numpy") || !strncmp(PyUnicode_AsUTF8(m), "numpy.", 6))) {
+                char *full = arena_printf(&c->arena, "%s.%s", PyUnicode_AsUTF8(m), PyUnicode_AsUTF8(n));
+                error_at(c, ERR_UNSUPPORTED, bd->loc, "%s is not supported in kernels%s", full,
+                         numpy_unsupported_hint(full));
+                Py_DECREF(m);
+                Py_DECREF(n);
+                return NULL;
+            }
+            Py_XDECREF(m);
+            Py_XDECREF(n);
+        }
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,
                      "%s has type '%s'; kernels can use globals that hold ints, floats, bools, "

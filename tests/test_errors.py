@@ -628,3 +628,74 @@ def test_debugger_in_kernel_says_why(fn):
     out = x.copy()
     gpu.jit(k_debug_free)[4, 32](out, out.size)
     assert np.array_equal(out, 2.0 * x)
+
+
+# -- NumPy functions kernels lack: the message says so (and, for an allocator, what to use) ---------
+ALLOCATE = "kernels cannot allocate arrays; use local.array(shape, dtype)"
+
+
+def k_np_zeros(out, n):
+    b = np.zeros(4)  # <-
+    out[0] = b[0]
+
+
+def k_np_zeros_dtype(out, n):
+    b = np.zeros(4, dtype=np.float64)  # <-
+    out[0] = b[0]
+
+
+def k_np_empty_tuple(out, n):
+    b = np.empty((4,))  # <-
+    out[0] = b[0]
+
+
+def k_np_ones_like(out, n):
+    b = np.ones_like(out)  # <-
+    out[0] = b[0]
+
+
+def k_np_dot(out, n):
+    out[0] = np.dot(out, out)  # <-
+
+
+def k_np_norm(out, n):
+    out[0] = np.linalg.norm(out)  # <-
+
+
+@pytest.mark.parametrize("fn, name, hint", [
+    (k_np_zeros, "numpy.zeros", ALLOCATE), (k_np_zeros_dtype, "numpy.zeros", ALLOCATE),
+    (k_np_empty_tuple, "numpy.empty", ALLOCATE), (k_np_ones_like, "numpy.ones_like", ALLOCATE),
+    (k_np_dot, "numpy.dot", "docs/language.md"), (k_np_norm, "numpy.linalg.norm", "docs/language.md")])
+def test_numpy_function_kernels_lack(fn, name, hint):
+    """Not "numpy.zeros() does not take (int64)" nor "has type '_ArrayFunctionDispatcher'"."""
+    x = np.random.default_rng(1).standard_normal(8)
+    msg = check(fn, gpu.UnsupportedError, contains="%s is not supported in kernels" % name,
+                launch_args=(x.copy(), x.size))
+    assert hint in msg and "does not take" not in msg and "has type" not in msg, msg
+
+
+def k_local_instead(out, n):
+    i = gpu.grid(1)
+    b = gpu.local.array(4, np.float64)
+    for j in range(4):
+        b[j] = out[i] * (j + 1)
+    out[i] = b[0] + b[1] + b[2] + b[3]
+
+
+def test_local_array_is_the_way():
+    """The advice works: a per-thread local.array where np.zeros was meant; and NumPy's
+    ufuncs and array methods kernels do have still compile."""
+    x = np.random.default_rng(2).standard_normal(64)
+    out = x.copy()
+    gpu.jit(k_local_instead)[2, 32](out, out.size)
+    assert np.allclose(out, 10.0 * x)
+
+    @gpu.jit
+    def uses_numpy(out, a):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i] = np.sqrt(np.abs(a[i])) + np.sum(a) * 0.0
+    a = np.random.default_rng(4).standard_normal(40)
+    o = np.zeros_like(a)
+    uses_numpy[2, 32](o, a)
+    assert np.allclose(o, np.sqrt(np.abs(a)))
