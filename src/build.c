@@ -361,6 +361,10 @@ static int unsupported_op(Builder *bd, const Insn *in) {
             return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "importing %s in a kernel: %s", mod, DEBUGGER_HINT);
     }
     const char *what = construct_of(op);
+    if (what && !strcmp(what, "string formatting operations"))
+        return error_at(bd->c, ERR_UNSUPPORTED, in->loc,
+                        "string formatting (f-strings) is not supported in kernels (bytecode %s); "
+                        PRINT_HINT, op);
     if (what)
         return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)", what, op);
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);

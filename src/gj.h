@@ -92,6 +92,8 @@ const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messag
 /* A Python debugger (pdb, breakpoint(), ...) inside a kernel: numba's simulator runs kernels as
  * Python, where it stops; gpujit compiles them on every target. The advice the error gives. */
 bool is_debugger_module(const char *name);
+/* What to write instead of a formatted string in a kernel's print(). */
+#define PRINT_HINT "print the values as separate arguments instead: print('x =', x, 'at', i)"
 /* The rest of "numpy.X is not supported in kernels" for a NumPy function kernels lack: an
  * allocator's advice (local.array, shared.array), else where the supported ones are listed. */
 const char *numpy_unsupported_hint(const char *path); /* "pdb", "pdb.set_trace", "ipdb", ... */

@@ -699,3 +699,42 @@ def test_local_array_is_the_way():
     o = np.zeros_like(a)
     uses_numpy[2, 32](o, a)
     assert np.allclose(o, np.sqrt(np.abs(a)))
+
+
+# -- formatted strings in print(): the message says how to print the values ---------------------
+PRINT_ADVICE = "print the values as separate arguments instead"
+
+
+def k_print_fstring(out, n):
+    i = gpu.grid(1)
+    print(f"i = {i}")  # <-
+
+
+def k_print_percent(out, n):
+    i = gpu.grid(1)
+    print("i = %d" % i)  # <-
+
+
+def k_print_format(out, n):
+    i = gpu.grid(1)
+    print("i = {}".format(i))  # <-
+
+
+@pytest.mark.parametrize("fn", [k_print_fstring, k_print_percent, k_print_format])
+def test_formatted_print_says_how(fn):
+    msg = check(fn, gpu.UnsupportedError, contains=PRINT_ADVICE, launch_args=(np.zeros(1), 1))
+    assert "string formatting" in msg, msg
+
+
+def test_print_of_separate_values_runs(capfd):
+    """The advice works: print('x =', x, ...) prints the values (the CPU target)."""
+    @gpu.jit
+    def show(a):
+        i = gpu.grid(1)
+        if i < a.size:
+            print("a", i, "=", a[i])
+    a = np.random.default_rng(6).integers(0, 1000, 3).astype(np.int64)
+    show[1, 3](a)
+    gpu.synchronize()
+    lines = sorted(capfd.readouterr().out.split("\n"))
+    assert [l for l in lines if l] == ["a %d = %d" % (i, v) for i, v in enumerate(a)], lines
