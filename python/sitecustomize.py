@@ -14,7 +14,8 @@ def _env_on(name):
 
 
 def _run():
-    here = os.path.dirname(os.path.abspath(__file__))
+    me = os.path.realpath(__file__)
+    here = os.path.dirname(me)
     if _env_on("GPUJIT_AS_NUMBA_CUDA"):
         try:
             from gpujit import _place
@@ -26,8 +27,13 @@ def _run():
     # the sitecustomize this one hides (a distribution's, a virtual environment's)
     import importlib.machinery
     import importlib.util
-    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    rest = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    while spec is not None and spec.origin and os.path.realpath(spec.origin) == me:
+        # this file again, under another name for its folder (a symbolic link)
+        rest = [p for p in rest if os.path.realpath(p or os.curdir) != os.path.dirname(os.path.realpath(spec.origin))
+                and os.path.join(os.path.realpath(p or os.curdir), "sitecustomize.py") != me]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is not None and spec.loader is not None:
         module = importlib.util.module_from_spec(spec)
         sys.modules["sitecustomize"] = module
