@@ -331,7 +331,9 @@ def test_checkout_on_pythonpath_switches(tmp_path):
     hidden = tmp_path / "hidden"
     hidden.mkdir()
     (hidden / "sitecustomize.py").write_text("import builtins\nbuiltins._hidden_sitecustomize_ran = True\n")
-    path = os.pathsep.join([CHECKOUT, str(hidden)])
+    link = tmp_path / "checkout_link"   # the checkout under a second name: still run once
+    link.symlink_to(CHECKOUT)
+    path = os.pathsep.join([CHECKOUT, str(link), str(hidden)])
     env = _env(GPUJIT_AS_NUMBA_CUDA="1", PYTHONPATH=path)
     p = subprocess.run([sys.executable, "-c", FROM_CHECKOUT + "import builtins\n"
                         "assert builtins._hidden_sitecustomize_ran\n"],
