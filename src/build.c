@@ -355,7 +355,16 @@ static int unsupported_op(Builder *bd, const Insn *in) {
             return error_at(bd->c, ERR_UNSUPPORTED, in->loc,
                             "keyword arguments in a call with more than 30 "
                             "arguments, and **kwargs, are not supported in kernels");
+    if (!strcmp(op, "IMPORT_NAME") && bd->names) {
+        const char *mod = name_at(bd->names, in->arg);
+        if (mod && is_debugger_module(mod))
+            return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "importing %s in a kernel: %s", mod, DEBUGGER_HINT);
+    }
     const char *what = construct_of(op);
+    if (what && !strcmp(what, "string formatting operations"))
+        return error_at(bd->c, ERR_UNSUPPORTED, in->loc,
+                        "string formatting (f-strings) is not supported in kernels (bytecode %s); "
+                        PRINT_HINT, op);
     if (what)
         return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "%s are not supported in kernels (bytecode %s)", what, op);
     return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "unsupported Python construct (bytecode %s)", op);

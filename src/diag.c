@@ -238,6 +238,33 @@ const char *path_pretty(const char *path) {
     return path;
 }
 
+bool is_debugger_module(const char *name) {
+    static const char *const mods[] = {"pdb", "ipdb", "pudb", "pdbpp", "debugpy", "pydevd", "IPython", "bdb",
+                                       "_pytest.debugging"};
+    if (!strcmp(name, "breakpoint") || !strcmp(name, "builtins.breakpoint") || !strcmp(name, "sys.breakpointhook"))
+        return true;
+    for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
+        size_t n = strlen(mods[i]);
+        if (!strncmp(name, mods[i], n) && (name[n] == '\0' || name[n] == '.')) return true;
+    }
+    return false;
+}
+
+const char *numpy_unsupported_hint(const char *path) {
+    static const char *const allocators[] = {
+        "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like", "full_like", "array",
+        "asarray", "ascontiguousarray", "asfortranarray", "arange", "linspace", "logspace", "eye", "identity",
+        "copy", "concatenate", "stack", "hstack", "vstack", "tile", "repeat", "meshgrid", "diag", "frombuffer",
+    };
+    const char *name = strncmp(path, "numpy.", 6) == 0 ? path + 6 : path;
+    for (size_t i = 0; i < sizeof allocators / sizeof allocators[0]; i++)
+        if (!strcmp(name, allocators[i]))
+            return ": kernels cannot allocate arrays; use local.array(shape, dtype) for an array of each "
+                   "thread or shared.array(shape, dtype) for one of each block (shapes known when the kernel "
+                   "is compiled), or pass the array in as an argument";
+    return " (docs/language.md lists the NumPy functions kernels have)";
+}
+
 double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

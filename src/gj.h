@@ -89,6 +89,19 @@ bool ptx_pass_enabled(const char *name); /* is this GPU step on (GPUJIT_PTX_PASS
 double compile_notice_seconds(void);      /* GPUJIT_COMPILE_NOTICE (diag.c): seconds, 0 for never, -1 malformed */
 int diag_env_check(void);                 /* 0, or -1 with a ValueError: GPUJIT_DEBUG or GPUJIT_PTX_PASSES names an unknown word */
 const char *path_pretty(const char *path); /* "gpujit.grid" -> "grid" for messages */
+/* A Python debugger (pdb, breakpoint(), ...) inside a kernel: numba's simulator runs kernels as
+ * Python, where it stops; gpujit compiles them on every target. The advice the error gives. */
+bool is_debugger_module(const char *name);
+/* What to write instead of a formatted string in a kernel's print(). */
+#define PRINT_HINT "print the values as separate arguments instead: print('x =', x, 'at', i)"
+/* The rest of "numpy.X is not supported in kernels" for a NumPy function kernels lack: an
+ * allocator's advice (local.array, shared.array), else where the supported ones are listed. */
+const char *numpy_unsupported_hint(const char *path); /* "pdb", "pdb.set_trace", "ipdb", ... */
+#define DEBUGGER_HINT                                                                                   \
+    "the Python debugger cannot stop inside a kernel: gpujit compiles kernels, also for the CPU "   \
+    "target, and has no simulator that runs them as Python (docs/porting.md); print() the values "  \
+    "from the kernel instead, and run it on the CPU target, whose index checks name the line of a " \
+    "bad access"
 /* GPUJIT_DEBUG=time: a monotonic clock in ms, and a pass's line of the report (STAGE) */
 double now_ms(void);
 void stage_time(const char *what, double start_ms);

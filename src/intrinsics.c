@@ -201,6 +201,9 @@ Type *type_intrinsic_call(Ctx *c, Instr *in) {
     if (ft->kind != TY_OBJ) TERR("cannot call a value of type %s", type_name(c, ft));
     const Intrinsic *k = intrinsic_lookup(ft->path);
     if (!k || k->kind == IK_SPECIAL) {
+        if (ft->path && is_debugger_module(ft->path)) UNSUP("calling %s in a kernel: %s", path_pretty(ft->path), DEBUGGER_HINT);
+        if (ft->path && strncmp(ft->path, "numpy.", 6) == 0)
+            UNSUP("%s is not supported in kernels%s", ft->path, numpy_unsupported_hint(ft->path));
         if (ft->path && strncmp(ft->path, "math.", 5) == 0) UNSUP("%s() is not supported yet in kernels", ft->path);
         UNSUP("calling %s is not supported in kernels", path_pretty(ft->path));
     }

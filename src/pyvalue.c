@@ -257,6 +257,14 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
     }
     /* a Python function, or a gpujit device function: compiled where it is called */
     PyObject *func = PyFunction_Check(o) ? o : NULL;
+    if (PyCallable_Check(o) && !PyType_Check(o) && !PyModule_Check(o)) {
+        /* pdb.set_trace, ipdb's, pytest's: the debugger's Python, not a device function */
+        PyObject *m = PyObject_GetAttrString(o, "__module__");
+        bool dbg = m && PyUnicode_Check(m) && is_debugger_module(PyUnicode_AsUTF8(m));
+        Py_XDECREF(m);
+        PyErr_Clear();
+        if (dbg) return error_at(c, ERR_UNSUPPORTED, bd->loc, "%s: %s", what, DEBUGGER_HINT), NULL;
+    }
     if (func && PyDict_GetItemString(PyImport_GetModuleDict(), "numba.core.typing.templates")) {
         /* numba's @overload(func, target='cuda') registrations, made gpujit's (numba_interop) */
         PyObject *mod = PyImport_ImportModule("gpujit.numba_interop");
@@ -337,6 +345,22 @@ Instr *value_from_py(Builder *bd, PyObject *o, const char *what) {
                 return value_from_py(bd, sub, what);
             }
             Py_DECREF(sub);
+        }
+        /* a NumPy function kernels do not have (np.ones_like, np.dot: array-function dispatchers) */
+        if (!PyErr_Occurred() && PyCallable_Check(o)) {
+            PyObject *m = PyObject_GetAttrString(o, "__module__"), *n = PyObject_GetAttrString(o, "__name__");
+            PyErr_Clear();
+            if (m && n && PyUnicode_Check(m) && PyUnicode_Check(n) &&
+                (!strcmp(PyUnicode_AsUTF8(m), "numpy") || !strncmp(PyUnicode_AsUTF8(m), "numpy.", 6))) {
+                char *full = arena_printf(&c->arena, "%s.%s", PyUnicode_AsUTF8(m), PyUnicode_AsUTF8(n));
+                error_at(c, ERR_UNSUPPORTED, bd->loc, "%s is not supported in kernels%s", full,
+                         numpy_unsupported_hint(full));
+                Py_DECREF(m);
+                Py_DECREF(n);
+                return NULL;
+            }
+            Py_XDECREF(m);
+            Py_XDECREF(n);
         }
         if (!PyErr_Occurred())
             error_at(c, ERR_UNSUPPORTED, bd->loc,

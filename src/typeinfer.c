@@ -72,6 +72,8 @@ static Type *type_binop(Ctx *c, Instr *in, Type *a, Type *b) {
         if (a->kind == TY_ARRAY || b->kind == TY_ARRAY)
             UNSUP("whole-array arithmetic (%s %s %s); index the elements in a loop instead", type_name(c, a), op,
                   type_name(c, b));
+        if (a->kind == TY_STR && in->ival == BIN_MOD)
+            UNSUP("string formatting ('...' %% values) is not supported in kernels; " PRINT_HINT);
         TERR("unsupported operand types for %s: %s and %s", op, type_name(c, a), type_name(c, b));
     }
     if (is_complex(a) || is_complex(b)) {
@@ -495,6 +497,8 @@ static Type *type_of(TI *ti, Instr *in) {
             }
             return type_obj(c, path);
         }
+        if (a->kind == TY_STR && !strcmp(in->name, "format"))
+            UNSUP("string formatting (str.format) is not supported in kernels; " PRINT_HINT);
         TERR("%s has no attribute '%s'", type_name(c, a), in->name);
     case IR_BINOP:
         if (!type_known(a) || !type_known(b)) return &ty_unknown;

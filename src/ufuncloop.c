@@ -24,6 +24,36 @@ static Type *report(Ctx *c, Instr *in) {
     TERR("%s", text);
 }
 
+/* Is "numpy.X" (or "numpy.sub.X") a NumPy ufunc (np.sqrt), rather than another function
+ * (np.zeros)? Unknown (no numpy, no such name) counts as a ufunc: the message stays the old one. */
+static bool numpy_path_is_ufunc(const char *path) {
+    PyObject *np = PyImport_ImportModule("numpy");
+    PyObject *ufunc = np ? PyObject_GetAttrString(np, "ufunc") : NULL, *o = np;
+    Py_XINCREF(o);
+    const char *p = path + 6; /* after "numpy." */
+    while (o && *p) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        char name[128];
+        if (len >= sizeof name) {
+            Py_CLEAR(o);
+            break;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        PyObject *next = PyObject_GetAttrString(o, name);
+        Py_DECREF(o);
+        o = next;
+        p += len + (dot ? 1 : 0);
+    }
+    int r = o && ufunc ? PyObject_IsInstance(o, ufunc) : 1;
+    Py_XDECREF(o);
+    Py_XDECREF(ufunc);
+    Py_XDECREF(np);
+    PyErr_Clear();
+    return r != 0;
+}
+
 Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
     *handled = false;
     Type *f = in->args[0]->type;
@@ -68,6 +98,8 @@ Type *type_ufunc_loop(Ctx *c, Instr *in, bool *handled) {
         Py_DECREF(fn);
         if (any_array || intrinsic_lookup(f->path)) return NULL;
         *handled = true; /* a ufunc gpujit writes in Python, on types NumPy has no loop for */
+        if (!numpy_path_is_ufunc(f->path))
+            UNSUP("%s is not supported in kernels%s", f->path, numpy_unsupported_hint(f->path));
         const char *types = "";
         for (int i = 0; i < n; i++)
             types = arena_printf(&c->arena, "%s%s%s", types, i ? ", " : "", type_name(c, in->args[1 + i]->type));

@@ -570,3 +570,171 @@ def test_performance_warning_is_numbas_class():
     with pytest.warns(gpu.PerformanceWarning, match="slow"):
         import warnings
         warnings.warn(errors.NumbaPerformanceWarning("slow"))
+
+
+# -- a Python debugger in a kernel (numba's simulator stops there; gpujit compiles kernels) ----------
+import pdb  # noqa: E402
+from pdb import set_trace as pdb_set_trace  # noqa: E402
+
+DEBUGGER = "the Python debugger cannot stop inside a kernel"
+
+
+def k_debug_import(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        from pdb import set_trace; set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_breakpoint(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        breakpoint()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_module(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        pdb.set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_global(out, n):
+    i = gpu.grid(1)
+    if i == 0:
+        pdb_set_trace()  # <-
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+def k_debug_free(out, n):
+    i = gpu.grid(1)
+    if i < n:
+        out[i] = 2.0 * out[i]
+
+
+@pytest.mark.parametrize("fn", [k_debug_import, k_debug_breakpoint, k_debug_module, k_debug_global])
+def test_debugger_in_kernel_says_why(fn):
+    """pdb.set_trace()/breakpoint() in a kernel: the error names the line and says the debugger
+    cannot stop in a compiled kernel (not "import statements", nor a line inside pdb.py)."""
+    x = np.random.default_rng(3).standard_normal(100)
+    msg = check(fn, gpu.UnsupportedError, contains=DEBUGGER, launch_args=(x.copy(), x.size))
+    assert "pdb.py" not in msg and "print()" in msg, msg
+    # the same kernel without the debugger line runs
+    out = x.copy()
+    gpu.jit(k_debug_free)[4, 32](out, out.size)
+    assert np.array_equal(out, 2.0 * x)
+
+
+# -- NumPy functions kernels lack: the message says so (and, for an allocator, what to use) ---------
+ALLOCATE = "kernels cannot allocate arrays; use local.array(shape, dtype)"
+
+
+def k_np_zeros(out, n):
+    b = np.zeros(4)  # <-
+    out[0] = b[0]
+
+
+def k_np_zeros_dtype(out, n):
+    b = np.zeros(4, dtype=np.float64)  # <-
+    out[0] = b[0]
+
+
+def k_np_empty_tuple(out, n):
+    b = np.empty((4,))  # <-
+    out[0] = b[0]
+
+
+def k_np_ones_like(out, n):
+    b = np.ones_like(out)  # <-
+    out[0] = b[0]
+
+
+def k_np_dot(out, n):
+    out[0] = np.dot(out, out)  # <-
+
+
+def k_np_norm(out, n):
+    out[0] = np.linalg.norm(out)  # <-
+
+
+@pytest.mark.parametrize("fn, name, hint", [
+    (k_np_zeros, "numpy.zeros", ALLOCATE), (k_np_zeros_dtype, "numpy.zeros", ALLOCATE),
+    (k_np_empty_tuple, "numpy.empty", ALLOCATE), (k_np_ones_like, "numpy.ones_like", ALLOCATE),
+    (k_np_dot, "numpy.dot", "docs/language.md"), (k_np_norm, "numpy.linalg.norm", "docs/language.md")])
+def test_numpy_function_kernels_lack(fn, name, hint):
+    """Not "numpy.zeros() does not take (int64)" nor "has type '_ArrayFunctionDispatcher'"."""
+    x = np.random.default_rng(1).standard_normal(8)
+    msg = check(fn, gpu.UnsupportedError, contains="%s is not supported in kernels" % name,
+                launch_args=(x.copy(), x.size))
+    assert hint in msg and "does not take" not in msg and "has type" not in msg, msg
+
+
+def k_local_instead(out, n):
+    i = gpu.grid(1)
+    b = gpu.local.array(4, np.float64)
+    for j in range(4):
+        b[j] = out[i] * (j + 1)
+    out[i] = b[0] + b[1] + b[2] + b[3]
+
+
+def test_local_array_is_the_way():
+    """The advice works: a per-thread local.array where np.zeros was meant; and NumPy's
+    ufuncs and array methods kernels do have still compile."""
+    x = np.random.default_rng(2).standard_normal(64)
+    out = x.copy()
+    gpu.jit(k_local_instead)[2, 32](out, out.size)
+    assert np.allclose(out, 10.0 * x)
+
+    @gpu.jit
+    def uses_numpy(out, a):
+        i = gpu.grid(1)
+        if i < a.size:
+            out[i] = np.sqrt(np.abs(a[i])) + np.sum(a) * 0.0
+    a = np.random.default_rng(4).standard_normal(40)
+    o = np.zeros_like(a)
+    uses_numpy[2, 32](o, a)
+    assert np.allclose(o, np.sqrt(np.abs(a)))
+
+
+# -- formatted strings in print(): the message says how to print the values ---------------------
+PRINT_ADVICE = "print the values as separate arguments instead"
+
+
+def k_print_fstring(out, n):
+    i = gpu.grid(1)
+    print(f"i = {i}")  # <-
+
+
+def k_print_percent(out, n):
+    i = gpu.grid(1)
+    print("i = %d" % i)  # <-
+
+
+def k_print_format(out, n):
+    i = gpu.grid(1)
+    print("i = {}".format(i))  # <-
+
+
+@pytest.mark.parametrize("fn", [k_print_fstring, k_print_percent, k_print_format])
+def test_formatted_print_says_how(fn):
+    msg = check(fn, gpu.UnsupportedError, contains=PRINT_ADVICE, launch_args=(np.zeros(1), 1))
+    assert "string formatting" in msg, msg
+
+
+def test_print_of_separate_values_runs(capfd):
+    """The advice works: print('x =', x, ...) prints the values (the CPU target)."""
+    @gpu.jit
+    def show(a):
+        i = gpu.grid(1)
+        if i < a.size:
+            print("a", i, "=", a[i])
+    a = np.random.default_rng(6).integers(0, 1000, 3).astype(np.int64)
+    show[1, 3](a)
+    gpu.synchronize()
+    lines = sorted(capfd.readouterr().out.split("\n"))
+    assert [l for l in lines if l] == ["a %d = %d" % (i, v) for i, v in enumerate(a)], lines

@@ -174,3 +174,45 @@ def test_gufunc_called_in_kernel_is_a_typing_error():
 
     with pytest.raises(gpu.TypingError, match="Untyped global name 'copy': a gufunc"):
         k[1, 1](np.zeros(4, np.int32), np.zeros(4, np.int32))
+
+
+# -- a gufunc from its layout alone (numba's dynamic gufunc) ----------------------------------
+def test_layout_alone_compiles_at_first_call():
+    """@guvectorize(layout) without signatures: each call's inputs' and outputs' dtypes give
+    the loop (the outputs passed); a new dtype without outputs is a TypeError saying so."""
+    @gpu.guvectorize("(n),()->()")
+    def scaled_sum(x, s, out):
+        acc = x[0] - x[0]
+        for i in range(x.shape[0]):
+            acc += x[i]
+        out[0] = acc * s
+
+    @gpu.guvectorize("(n),(n)->(n)", is_dynamic=True)
+    def addv(x, y, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i] + y[i]
+
+    a = rng.standard_normal((40, 9))
+    b = rng.standard_normal((40, 9))
+    out = np.full(40, np.nan)
+    scaled_sum(a, 2.5, out)
+    assert np.allclose(out, 2.5 * a.sum(axis=1))
+    s = rng.standard_normal(40)          # the '()' input as an array, one scalar per row
+    out = np.full(40, np.nan)
+    scaled_sum(a, s, out)
+    assert np.allclose(out, s * a.sum(axis=1))
+    ai = rng.integers(-100, 100, (40, 9)).astype(np.int32)
+    outi = np.zeros(40, np.int32)
+    scaled_sum(ai, np.int32(3), outi)
+    assert np.array_equal(outi, 3 * ai.sum(axis=1))
+
+    o = np.full((40, 9), np.nan)
+    addv(a, b, o)
+    assert np.array_equal(o, a + b)
+    assert np.array_equal(addv(a, b), a + b)     # the loop exists now: the output is made
+    f = a.astype(np.float32)
+    with pytest.raises(TypeError, match="without signatures: pass its output"):
+        addv(f, f)
+    of = np.zeros_like(f)
+    addv(gpu.to_device(f), gpu.to_device(f), of)
+    assert np.array_equal(of, f + f)

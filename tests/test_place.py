@@ -295,3 +295,142 @@ def test_install_in_a_running_interpreter():
         ''')
     p = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
+
+
+CHECKOUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+
+FROM_CHECKOUT = '''
+import sys
+import numpy as np
+import numba
+from numba import cuda
+import gpujit
+assert cuda.jit is gpujit.jit, cuda
+
+@cuda.jit
+def axpy(out, a, x, y):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        out[i] = a * x[i] + y[i]
+
+rng = np.random.default_rng(7)
+x = rng.standard_normal(1000).astype(np.float32)
+y = rng.standard_normal(1000).astype(np.float32)
+out = np.zeros_like(x)
+axpy[4, 32](out, np.float32(1.5), x, y)
+assert np.allclose(out, np.float32(1.5) * x + y), out
+print("ok")
+'''
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(CHECKOUT, "sitecustomize.py")),
+                    reason="gpujit is not imported from a checkout")
+def test_checkout_on_pythonpath_switches(tmp_path):
+    """From a checkout (PYTHONPATH=python, the README's way) no site directory holds the .pth
+    hook; GPUJIT_AS_NUMBA_CUDA=1 still puts gpujit in numba.cuda's place (python/sitecustomize),
+    and a sitecustomize it hides later on sys.path still runs. Unset, gpujit is not imported."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text("import builtins\nbuiltins._hidden_sitecustomize_ran = True\n")
+    link = tmp_path / "checkout_link"   # the checkout under a second name: still run once
+    link.symlink_to(CHECKOUT)
+    path = os.pathsep.join([CHECKOUT, str(link), str(hidden)])
+    env = _env(GPUJIT_AS_NUMBA_CUDA="1", PYTHONPATH=path)
+    p = subprocess.run([sys.executable, "-c", FROM_CHECKOUT + "import builtins\n"
+                        "assert builtins._hidden_sitecustomize_ran\n"],
+                       env=env, capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-3000:]
+    p = subprocess.run([sys.executable, "-c", "import sys, builtins\n"
+                        "assert builtins._hidden_sitecustomize_ran\n"
+                        "print('gpujit' in sys.modules)\n"],
+                       env=_env(PYTHONPATH=path), capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.split() == ["False"], p.stderr[-3000:]
+
+
+NUMBA_UFUNCS = '''
+import math
+import numpy as np
+import numba
+from numba import vectorize, guvectorize
+import gpujit
+
+rng = np.random.default_rng(11)
+a = rng.standard_normal(1000).astype(np.float32)
+b = rng.standard_normal(1000).astype(np.float32)
+
+@vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="cuda")
+def fma3(x, y):
+    return 3 * x + y
+assert isinstance(fma3, gpujit.vectorizers.DeviceUFunc), type(fma3)
+assert np.allclose(fma3(a, b), 3 * a + b) and fma3(a, b).dtype == np.float32
+
+@vectorize(target="cuda", identity=0)
+def add(x, y):
+    return x + y
+d = add(a.astype(np.float64), b.astype(np.float64))
+assert d.dtype == np.float64 and np.allclose(d, a.astype(np.float64) + b)
+
+@guvectorize(["(float32[:], float32[:])", (numba.float64[:], numba.float64[:])], "(i)->()", target="cuda")
+def l2(vec, out):
+    acc = 0.0
+    for v in vec:
+        acc += v ** 2
+    out[0] = math.sqrt(acc)
+m = rng.standard_normal((50, 7)).astype(np.float32)
+assert np.allclose(l2(m), np.sqrt((m.astype(np.float64) ** 2).sum(axis=1)), rtol=1e-5)
+
+@guvectorize("(n),(n)->(n)", target="cuda")          # numba's dynamic gufunc: the layout alone
+def addv(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] + y[i]
+out = np.zeros((50, 7))
+addv(m.astype(np.float64), m.astype(np.float64), out)
+assert np.allclose(out, 2.0 * m)
+
+try:
+    vectorize(["float32(float32)"], target="cuda", cache=True)(lambda x: x)
+except TypeError as e:
+    assert "caching is not supported" in str(e), e
+else:
+    raise AssertionError("cache=True was accepted")
+print("ok")
+'''
+
+
+def test_numbas_vectorize_target_cuda(tmp_path):
+    """numba.vectorize / numba.guvectorize(..., target='cuda') in the place mode: numba's
+    decorators look numba.cuda.vectorizers' builders up, which give gpujit's ufuncs."""
+    run = "import site, sys; site.addsitedir(sys.argv[1]); exec(sys.argv[2])"
+    p = subprocess.run([sys.executable, "-c", run, _site(tmp_path), NUMBA_UFUNCS],
+                       env=_env(GPUJIT_AS_NUMBA_CUDA="1", NUMBA_ENABLE_CUDASIM="1"),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", (p.stdout + p.stderr)[-3000:]
+
+
+DETECT = '''
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def square(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * x[i]
+
+x = np.random.default_rng(5).standard_normal(300)
+out = np.zeros_like(x)
+square[3, 128](out, x)
+assert np.array_equal(out, x * x)
+assert cuda.detect() is True
+'''
+
+
+def test_detect_names_the_simulator_switch(tmp_path):
+    """NUMBA_ENABLE_CUDASIM=1 in the place mode chose the cpu target: detect() says so,
+    rather than that GPUJIT_TARGET is unset."""
+    run = "import site, sys; site.addsitedir(sys.argv[1]); exec(sys.argv[2])"
+    p = subprocess.run([sys.executable, "-c", run, _site(tmp_path), DETECT],
+                       env=_env(GPUJIT_AS_NUMBA_CUDA="1", NUMBA_ENABLE_CUDASIM="1"),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    first = p.stdout.splitlines()[0]
+    assert first == "Found 1 CUDA devices (the cpu target, chosen: NUMBA_ENABLE_CUDASIM=1, gpujit in numba.cuda's place)", p.stdout

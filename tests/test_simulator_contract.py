@@ -94,6 +94,8 @@ def test_detect_agrees(chosen_cpu, capsys):
     assert gpu.detect() is True
     text = capsys.readouterr().out
     assert "Found 1 CUDA devices" in text and gpu.get_current_device().name in text
+    # what chose the target: this process's set_target call, not GPUJIT_TARGET's absence
+    assert "chosen: set_target('cpu')" in text, text
 
 
 def test_fallback_cpu_is_not_a_gpu():

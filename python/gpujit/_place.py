@@ -155,6 +155,7 @@ def install(cudasim=None):
     if numba is not None and not isinstance(numba.__dict__.get("cuda"), _NumbaCuda):
         numba.__dict__.pop("cuda", None)
     if cudasim:
-        from .cudadrv import set_target
-        set_target("cpu")
+        from . import cudadrv
+        cudadrv.set_target("cpu")
+        cudadrv._chosen_by = "NUMBA_ENABLE_CUDASIM=1, gpujit in numba.cuda's place"
     return importlib.import_module(NAME) if numba is not None else None

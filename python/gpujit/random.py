@@ -97,9 +97,10 @@ def xoroshiro128p_uniform_float32(states, index):
 
 @_device
 def xoroshiro128p_normal_float64(states, index):
-    """A float64 standard normal (Box-Muller, one of the pair)."""
-    u1 = xoroshiro128p_uniform_float64(states, index)
-    u2 = xoroshiro128p_uniform_float64(states, index)
+    """A float64 standard normal (Box-Muller, one of the pair). As numba's, from two float32
+    uniforms (so log(u1) is a float32 log), for numba's numbers bit for bit."""
+    u1 = xoroshiro128p_uniform_float32(states, index)
+    u2 = xoroshiro128p_uniform_float32(states, index)
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
 
 

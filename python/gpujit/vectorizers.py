@@ -33,7 +33,7 @@ from .numba_interop import from_numba
 from .types import Signature, Type
 from .typing import contiguous_as, dtype_name, parse_signature, signature_string
 
-__all__ = ["vectorize", "guvectorize", "DeviceUFunc", "DeviceGUFunc"]
+__all__ = ["vectorize", "guvectorize", "DeviceUFunc", "DeviceGUFunc", "CUDAVectorize", "CUDAGUFuncVectorize"]
 
 _IDENTITIES = (0, 1, None, "reorderable")
 
@@ -680,6 +680,26 @@ class DeviceGUFunc:
         dts = tuple(_np_dtype(k[1]) for k in kinds)
         self._types[dts[:self.nin]] = (tuple(kinds), dts[self.nin:])
 
+    def _add_dynamic(self, given, inputs, outs):
+        """A gufunc made from a layout alone (numba's dynamic gufunc): the loop for these
+        inputs' and outputs' dtypes, compiled at its first call; the outputs must be given."""
+        key = tuple(np.dtype(a.dtype) for a in inputs)
+        if key in self._types:
+            return
+        if any(o is None for o in outs):
+            raise TypeError("%s was made from its layout %r alone, without signatures: pass its output "
+                            "array%s too (their dtypes and the inputs' choose the loop), or give signatures"
+                            % (self.__name__, self.layout, "" if self.nout == 1 else "s"))
+        core = self.engine.sin + self.engine.sout
+        types = []
+        for i, (a, dims) in enumerate(zip(list(inputs) + list(outs), core)):
+            dt = dtype_name(np.dtype(a.dtype))
+            if i < self.nin and not dims and _is_scalar(given[i]):
+                types.append(dt)
+            else:
+                types.append("%s[%s]" % (dt, ", ".join([":"] * max(len(dims), 1))))
+        self._add("void(%s)" % ", ".join(types))
+
     def _kernel(self, indtypes):
         k = self._kernels.get(indtypes)
         if k is None:
@@ -762,6 +782,8 @@ class DeviceGUFunc:
                 any_device = True
             else:
                 inputs.append(np.asarray(a))
+        if not self._sigs:
+            self._add_dynamic(args[:nin], inputs, outs)
         key = self._resolve([np.dtype(a.dtype) for a in inputs])
         kinds, outdtypes = self._types[key]
         for i, (a, want) in enumerate(zip(inputs, key)):
@@ -859,3 +881,68 @@ def guvectorize(*args, target="cuda", identity=None, **options):
     def wrap(func):
         return DeviceGUFunc(func, layout, sigs, identity)
     return wrap
+
+
+# -- numba's decorators, target='cuda' --------------------------------------------------------
+class CUDAVectorize:
+    """What numba.vectorize(..., target='cuda') builds where numba.cuda is gpujit (the place
+    mode): numba's decorator looks numba.cuda.vectorizers.CUDAVectorize up, makes one with
+    (func, identity=, cache=, targetoptions=), add()s each signature, then calls build_ufunc(),
+    which gives gpujit's ufunc (what gpujit.vectorize gives). Options are checked as
+    gpujit.vectorize checks them."""
+
+    def __init__(self, func, identity=None, cache=False, targetoptions=None):
+        opts = dict(targetoptions or {})
+        if cache:
+            opts["cache"] = cache
+        _check_options("vectorize", opts)
+        self.py_func = func
+        self.identity = identity
+        self._sigs = []
+
+    @property
+    def pyfunc(self):
+        return self.py_func
+
+    def add(self, sig=None):
+        if sig is not None:
+            self._sigs.extend(_signatures(sig))
+
+    def disable_compile(self):
+        """numba's call after the signatures given: a ufunc with signatures compiles no others."""
+
+    def build_ufunc(self):
+        return DeviceUFunc(self.py_func, self._sigs, self.identity)
+
+
+class CUDAGUFuncVectorize:
+    """What numba.guvectorize(..., target='cuda') builds where numba.cuda is gpujit (the place
+    mode), as CUDAVectorize for numba.vectorize: build_ufunc() gives gpujit's gufunc."""
+
+    def __init__(self, func, sig, identity=None, cache=False, targetoptions=None, writable_args=()):
+        opts = dict(targetoptions or {})
+        opts.pop("is_dynamic", None)   # numba's, where only the layout is given
+        if cache:
+            opts["cache"] = cache
+        if writable_args:
+            opts["writable_args"] = writable_args
+        _check_options("guvectorize", opts)
+        GUFuncEngine.from_signature(sig)   # a malformed layout fails here, as with gpujit's
+        self.py_func = func
+        self.identity = identity
+        self.signature = sig
+        self._sigs = []
+
+    @property
+    def pyfunc(self):
+        return self.py_func
+
+    def add(self, sig=None):
+        if sig is not None:
+            self._sigs.extend(_signatures(sig))
+
+    def disable_compile(self):
+        """numba's call after the signatures given."""
+
+    def build_ufunc(self):
+        return DeviceGUFunc(self.py_func, self.signature, self._sigs, self.identity)

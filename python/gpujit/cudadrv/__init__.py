@@ -50,6 +50,7 @@ def is_available():
 
 
 _cpu_chosen = False   # set_target('cpu') was called: the cpu target is the user's choice
+_chosen_by = None     # what set the target in this process ("set_target('cpu')"), for detect()
 
 
 def cpu_chosen():
@@ -71,9 +72,10 @@ def current_target():
 def set_target(name):
     """Choose the target `name`, 'cuda' or 'cpu', for the whole process; None returns to
     the automatic choice. Arrays already made keep the target they were made on."""
-    global _cpu_chosen
+    global _cpu_chosen, _chosen_by
     _core.set_target(name)
     _cpu_chosen = name == "cpu"
+    _chosen_by = None if name is None else "set_target(%r)" % (name,)
 
 
 def driver_version():
@@ -224,7 +226,10 @@ def select_device(device_id):
 
 
 def _target_reason():
-    """Why the target is what it is: GPUJIT_TARGET's value, or that it is unset."""
+    """Why the target is what it is: what set it in this process (set_target(), the place
+    mode's NUMBA_ENABLE_CUDASIM=1), else GPUJIT_TARGET's value, or that it is unset."""
+    if _chosen_by:
+        return _chosen_by
     env = os.environ.get("GPUJIT_TARGET")
     return "GPUJIT_TARGET=%r" % env if env else "GPUJIT_TARGET unset"
 
