@@ -22,7 +22,8 @@ from gpujit import cp_async, wmma
 
 Config = namedtuple("Config", "bm bn bk stages wm wn group")
 PAD = 8   # float16s after each shared row: rows stay 16-byte aligned, ldmatrix's rows hit other banks
-DEFAULT = Config(bm=128, bn=256, bk=32, stages=3, wm=64, wn=64, group=8)
+# the fastest of benchmarks/tc_bench.py --sweep on an H200 (docs/performance.md)
+DEFAULT = Config(bm=128, bn=128, bk=64, stages=3, wm=64, wn=64, group=8)
 
 
 def threads(cfg):
@@ -140,7 +141,7 @@ def reference(A, B):
     return acc
 
 
-def main(m=256, n=256, k=96):
+def main(m=256, n=256, k=192):
     rng = np.random.default_rng()
     A = rng.standard_normal((m, k)).astype(np.float16)
     B = rng.standard_normal((k, n)).astype(np.float16)
