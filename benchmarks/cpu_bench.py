@@ -577,8 +577,8 @@ def plot_vs_c(results, path):
     """Each kernel's time over the C loop's, checked and unchecked: sections 2 and 4."""
     groups, checked, unchecked = [], [], []
     for r in results.get("vs_c", {}).get("gpujit", []):
-        groups.append("saxpy 2^24\n%s [%d, %d]" % (r["kernel"].replace("one thread per element", "thread/elem"),
-                                                   r["grid"], r["block"]))
+        groups.append("saxpy 2^24\n%s\n[%d, %d]" % (r["kernel"].replace("one thread per element", "thread/elem"),
+                                                     r["grid"], r["block"]))
         checked.append(r["vs_c"])
         unchecked.append(None)
     for r in results["barrier_vs_c"]:
@@ -586,7 +586,7 @@ def plot_vs_c(results, path):
         checked.append(r["checked_s"] / r["c_s"])
         unchecked.append(r["unchecked_s"] / r["c_s"])
     kernels.bar_plot(path, groups, {"gpujit, bounds checks on": checked, "gpujit, boundscheck=False": unchecked},
-                     "CPU target vs C of the same algorithm (time / C's time; lower is better), %s"
+                     "CPU target vs C of the same algorithm, one thread (time / C's time; lower is better), %s"
                      % results["date"][:10], "time / C", ref=1.0)
 
 

@@ -125,7 +125,9 @@ def bar_plot(path, groups, series, title, ylabel, ref=None, log=False):
     ax.set_xticks(np.arange(len(groups)), groups)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(series), frameon=False)
+    # below the tick labels, however many lines they take
+    lines = max(str(g).count("\n") + 1 for g in groups)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06 - 0.06 * lines), ncol=len(series), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
