@@ -112,12 +112,9 @@ static char *format(const char *fmt, va_list ap) {
     return msg;
 }
 
-int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
+static int verror_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, va_list ap) {
     if (PyErr_Occurred()) return -1; /* the first error wins */
-    va_list ap;
-    va_start(ap, fmt);
     char *msg = format(fmt, ap);
-    va_end(ap);
     if (!msg) return PyErr_NoMemory(), -1;
     PyObject *exc = kind == ERR_TYPING ? GjExc_TypingError
             : kind == ERR_VALUE        ? GjExc_TypingValueError
@@ -130,15 +127,19 @@ int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     return r;
 }
 
-int internal_error(Ctx *c, Loc loc, const char *fmt, ...) {
-    if (PyErr_Occurred()) return -1;
+int error_at(Ctx *c, ErrKind kind, Loc loc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = format(fmt, ap);
+    int r = verror_at(c, kind, loc, fmt, ap);
     va_end(ap);
-    if (!msg) return PyErr_NoMemory(), -1;
-    int r = raise_at(c, GjExc_InternalError, loc, "internal compiler error: ", msg);
-    free(msg);
+    return r;
+}
+
+int internal_error(Ctx *c, Loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = verror_at(c, ERR_INTERNAL, loc, fmt, ap);
+    va_end(ap);
     return r;
 }
 

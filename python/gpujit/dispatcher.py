@@ -339,13 +339,6 @@ class Dispatcher(_core.DispatcherBase):
     def signatures(self):
         return sorted({k[0] for k in self._compiled})
 
-    def _pick(self, sig):
-        if sig is not None:
-            return self.compile(sig)
-        if not self._compiled:
-            raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
-        return self._compiled
-
     def _inspect(self, attr, sig, target=None):
         if sig is not None:
             return getattr(self.compile(sig, target), attr)
