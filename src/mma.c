@@ -17,8 +17,7 @@ typedef enum { ROLE_A, ROLE_B, ROLE_ACC } FragRole;
 /* The per-lane layout of A and B: one per element width of mma.sync's operands. */
 typedef enum { FAM_16BIT, FAM_TF32, FAM_8BIT } Family;
 
-/* One row per shape and input type. bfloat16 is one more row of FAM_16BIT
- * ("bf16", float32 accumulators only) once it is a type. */
+/* One row per shape and input type (bfloat16 has float32 accumulators only, as mma.sync). */
 typedef struct MmaShape {
     int m, n, k;
     TypeKind ab;    /* the element of A and B (float32 means tf32) */
@@ -31,6 +30,8 @@ typedef struct MmaShape {
 static const MmaShape shapes[] = {
     {16, 16, 16, TY_FLOAT16, "f16", FAM_16BIT, {TY_FLOAT32, TY_FLOAT16}},
     {16, 8, 16, TY_FLOAT16, "f16", FAM_16BIT, {TY_FLOAT32, TY_FLOAT16}},
+    {16, 16, 16, TY_BFLOAT16, "bf16", FAM_16BIT, {TY_FLOAT32, TY_FLOAT32}},
+    {16, 8, 16, TY_BFLOAT16, "bf16", FAM_16BIT, {TY_FLOAT32, TY_FLOAT32}},
     {16, 16, 8, TY_FLOAT32, "tf32", FAM_TF32, {TY_FLOAT32}},
     {16, 8, 8, TY_FLOAT32, "tf32", FAM_TF32, {TY_FLOAT32}},
     {16, 16, 16, TY_INT8, "s8", FAM_8BIT, {TY_INT32}},
@@ -146,8 +147,8 @@ static Type *type_fragment(Ctx *c, Instr *in, Type **at, int nargs) {
         if (role != ROLE_ACC ? elem->kind == s->ab : elem->kind == s->acc[0] || elem->kind == s->acc[1]) found = i;
     }
     if (!shape_known)
-        TERR("wmma.fragment(): no tensor-core shape m=%d n=%d k=%d (there are 16x16x16 and 16x8x16 for float16 and "
-             "int8/uint8, 16x16x8 and 16x8x8 for tf32 given as float32)",
+        TERR("wmma.fragment(): no tensor-core shape m=%d n=%d k=%d (there are 16x16x16 and 16x8x16 for float16, "
+             "bfloat16 and int8/uint8, 16x16x8 and 16x8x8 for tf32 given as float32)",
              mnk[0], mnk[1], mnk[2]);
     if (found < 0)
         TERR("wmma.fragment(): a %s fragment of shape %dx%dx%d cannot hold %s", role_names[role], mnk[0], mnk[1], mnk[2],
@@ -500,7 +501,11 @@ static LLVMValueRef word_elem(Ctx *c, const MmaShape *s, LLVMValueRef *w, int e)
     LLVMValueRef v = LLVMBuildLShr(c->b, w[at / 8], LLVMConstInt(c->i64, (unsigned)(at % 8) * 8, 0), "");
     v = LLVMBuildTrunc(c->b, v, LLVMIntTypeInContext(c->llctx, (unsigned)esz * 8), "");
     switch (s->fam) {
-    case FAM_16BIT: return LLVMBuildFPExt(c->b, LLVMBuildBitCast(c->b, v, llvm_type(c, &ty_float16), ""), c->f32, "");
+    case FAM_16BIT:
+        if (s->ab == TY_BFLOAT16) /* a bfloat16 is a float32's top half: exact */
+            return LLVMBuildBitCast(c->b, LLVMBuildShl(c->b, LLVMBuildZExt(c->b, v, c->i32, ""), LLVMConstInt(c->i32, 16, 0), ""),
+                                    c->f32, "");
+        return LLVMBuildFPExt(c->b, LLVMBuildBitCast(c->b, v, llvm_type(c, &ty_float16), ""), c->f32, "");
     case FAM_TF32:
         return LLVMBuildBitCast(c->b, LLVMBuildAnd(c->b, v, LLVMConstInt(c->i32, 0xFFFFE000u, 0), ""), c->f32, "");
     case FAM_8BIT: return s->ab == TY_INT8 ? LLVMBuildSExt(c->b, v, c->i32, "") : LLVMBuildZExt(c->b, v, c->i32, "");

@@ -5,6 +5,7 @@ import os
 import subprocess
 import tempfile
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -89,8 +90,10 @@ def make_kernel(m, n, k, ab, acc, la, lb, lc):
     return kern
 
 
+BF16 = ml_dtypes.bfloat16
 CASES = [(16, 16, 16, np.float16, np.float32), (16, 16, 16, np.float16, np.float16),
          (16, 8, 16, np.float16, np.float32), (16, 8, 16, np.float16, np.float16),
+         (16, 16, 16, BF16, np.float32), (16, 8, 16, BF16, np.float32),
          (16, 16, 8, np.float32, np.float32), (16, 8, 8, np.float32, np.float32),
          (16, 16, 16, np.int8, np.int32), (16, 8, 16, np.int8, np.int32),
          (16, 16, 16, np.uint8, np.int32), (16, 8, 16, np.uint8, np.int32)]
@@ -115,21 +118,21 @@ def test_mma_matches_numpy(m, n, k, ab, acc, la, lb, lc):
         assemble(ptx, arch)
 
 
-def make_shared_kernel(n, la, lb):
-    """As make_kernel for float16 -> float32, A and B staged through shared memory (where the GPU
-    loads fragments with ldmatrix), each shared row padded by 8 elements."""
+def make_shared_kernel(n, la, lb, dt=np.float16):
+    """As make_kernel for dt (float16 or bfloat16) -> float32, A and B staged through shared
+    memory (where the GPU loads fragments with ldmatrix), each shared row padded by 8 elements."""
     @gpu.jit
     def kern(a, b, c, d):
-        sa = gpu.shared.array((16, 24), np.float16)
-        sb = gpu.shared.array((16, 24), np.float16)
+        sa = gpu.shared.array((16, 24), dt)
+        sb = gpu.shared.array((16, 24), dt)
         lane = gpu.threadIdx.x
         for e in range(lane, a.size, 32):
             sa[e // a.shape[1], e % a.shape[1]] = a[e // a.shape[1], e % a.shape[1]]
         for e in range(lane, b.size, 32):
             sb[e // b.shape[1], e % b.shape[1]] = b[e // b.shape[1], e % b.shape[1]]
         gpu.syncthreads()
-        fa = wmma.fragment(wmma.matrix_a, 16, n, 16, np.float16, la)
-        fb = wmma.fragment(wmma.matrix_b, 16, n, 16, np.float16, lb)
+        fa = wmma.fragment(wmma.matrix_a, 16, n, 16, dt, la)
+        fb = wmma.fragment(wmma.matrix_b, 16, n, 16, dt, lb)
         fc = wmma.fragment(wmma.accumulator, 16, n, 16, np.float32)
         wmma.load_matrix_sync(fa, sa[:, :16])
         wmma.load_matrix_sync(fb, sb[:b.shape[0], :b.shape[1]])
@@ -139,18 +142,22 @@ def make_shared_kernel(n, la, lb):
     return kern
 
 
+@pytest.mark.parametrize("dt", [np.float16, BF16])
 @pytest.mark.parametrize("n", [16, 8])
 @pytest.mark.parametrize("la, lb", [(ROW, ROW), (COL, COL), (ROW, COL), (COL, ROW)])
-def test_fragments_from_shared_memory(n, la, lb):
-    kern = make_shared_kernel(n, la, lb)
-    a, b = rand((16, 16), np.float16), rand((16, n), np.float16)
+def test_fragments_from_shared_memory(n, la, lb, dt):
+    kern = make_shared_kernel(n, la, lb, dt)
+    a, b = rand((16, 16), dt), rand((16, n), dt)
     c = rand((16, n), np.float32)
     t = lambda x, lay: np.ascontiguousarray(x.T) if lay is COL else x  # noqa: E731
     d = np.full((16, n), np.nan, np.float32)
     kern[1, 32](t(a, la), t(b, lb), c, d)
     assert_mma(d, a, b, c)
-    ptx = gpu.compiler.compile_ptx(kern.py_func, "void(float16[:, ::1], float16[:, ::1], float32[:, ::1], "
-                                   "float32[:, ::1])", cc=(8, 0))[0]
+    x = np.dtype(dt).name
+    ptx = gpu.compiler.compile_ptx(kern.py_func, "void(%s[:, ::1], %s[:, ::1], float32[:, ::1], "
+                                   "float32[:, ::1])" % (x, x), cc=(8, 0))[0]
+    ptx_type = {"float16": "f16", "bfloat16": "bf16"}[x]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32" % (ptx_type, ptx_type) in ptx
     assert ptx.count("ldmatrix.sync.aligned.m8n8") == 2
     assert ptx.count(".trans.shared.b16") == (la is COL) + (lb is ROW)  # memory rows along the tile's columns
     assert ("ldmatrix.sync.aligned.m8n8.x2" in ptx) == (n == 8)
