@@ -149,11 +149,12 @@ void release_target_machine(LLVMTargetMachineRef tm, const char *key) {
     LLVMDisposeTargetMachine(tm); /* pool full */
 }
 
-/* LLVM's optimisation and code generation run without the GIL, so that compiles in
- * several threads use several cores; callers without the GIL (the C tests) keep none. */
-static PyThreadState *gil_release(void) { return PyGILState_Check() ? PyEval_SaveThread() : NULL; }
+/* LLVM's work on a compile's own module (linking, optimisation, code generation) runs without
+ * the GIL, so that compiles in several threads use several cores; callers without the GIL (the
+ * C tests) keep none. */
+PyThreadState *gil_release(void) { return PyGILState_Check() ? PyEval_SaveThread() : NULL; }
 
-static void gil_restore(PyThreadState *ts) {
+void gil_restore(PyThreadState *ts) {
     if (ts) PyEval_RestoreThread(ts);
 }
 

@@ -1108,6 +1108,10 @@ const char *find_libdevice(const char **why);
 void release_target_machine(LLVMTargetMachineRef tm, const char *key);
 int optimise(Ctx *c);
 int run_passes(Ctx *c, const char *pipeline, const char *what, bool without_gil); /* emit.c */
+/* emit.c: around LLVM's work on this compile's own module and context, which touches no Python
+ * object; NULL (and nothing to restore) where the caller does not hold the GIL */
+PyThreadState *gil_release(void);
+void gil_restore(PyThreadState *ts);
 int emit_ptx(Ctx *c); /* target_nvptx's emit: the PTX text of c->mod */
 int nvptx_ptx_version(Ctx *c); /* target_nvptx.c: the PTX ISA version the code is for */
 int fix_ir_nvptx(Ctx *c); /* ptxfix.c: around known NVPTX back-end miscompiles */

@@ -1,6 +1,8 @@
 /* intrinsic_table.c: the names a kernel can call, one row each: a dotted path (build.c
  * resolves objects to paths, so aliases of modules and functions work), its kind and id.
  * What each kind means, its typing and its lowering, is intrinsics.c's. */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gj.h"
@@ -191,15 +193,47 @@ static const Intrinsic intrinsics[] = {
 };
 /* clang-format on */
 
+/* The table's rows by path, made once: a compile looks up every name it resolves, and a scan
+ * of the table's rows was a few per cent of a math kernel's front end. Equal paths keep the
+ * table's order, so the first row of a path is the one found, as a scan finds it. */
+#define NINTRINSICS (sizeof intrinsics / sizeof intrinsics[0])
+static const Intrinsic *by_path[NINTRINSICS];
+static pthread_once_t by_path_once = PTHREAD_ONCE_INIT;
+
+static int path_order(const void *a, const void *b) {
+    const Intrinsic *x = *(const Intrinsic *const *)a, *y = *(const Intrinsic *const *)b;
+    int d = strcmp(x->path, y->path);
+    return d ? d : (x > y) - (x < y);
+}
+
+static void sort_by_path(void) {
+    for (size_t i = 0; i < NINTRINSICS; i++) by_path[i] = &intrinsics[i];
+    qsort(by_path, NINTRINSICS, sizeof by_path[0], path_order);
+}
+
+/* The first row of by_path whose path is not below `path` (NINTRINSICS if none). */
+static size_t lower_bound(const char *path) {
+    size_t lo = 0, hi = NINTRINSICS;
+    pthread_once(&by_path_once, sort_by_path);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(by_path[mid]->path, path) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 const Intrinsic *intrinsic_lookup(const char *path) {
-    for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
-        if (strcmp(intrinsics[i].path, path) == 0) return &intrinsics[i];
+    size_t i = lower_bound(path);
+    if (i < NINTRINSICS && strcmp(by_path[i]->path, path) == 0) return by_path[i];
     if (strncmp(path, "gpujit.libdevice.", 17) == 0 && strcmp(path + 17, "*")) return intrinsic_lookup("gpujit.libdevice.*");
     if (strncmp(path, "gpujit.bf16.", 12) == 0) return bf16_lookup(path);
     static const Intrinsic fp8[] = {{"gpujit.fp8.cvt_float_to_fp8", IK_FP8, TY_FLOAT32},
                                     {"gpujit.fp8.cvt_double_to_fp8", IK_FP8, TY_FLOAT64}};
-    for (size_t i = 0; i < sizeof fp8 / sizeof fp8[0]; i++)
-        if (!strcmp(fp8[i].path, path)) return &fp8[i];
+    for (size_t k = 0; k < sizeof fp8 / sizeof fp8[0]; k++)
+        if (!strcmp(fp8[k].path, path)) return &fp8[k];
     return NULL;
 }
 
@@ -207,7 +241,12 @@ const Intrinsic *intrinsic_lookup(const char *path) {
 bool intrinsic_namespace(const char *path) {
     size_t n = strlen(path);
     if (!strcmp(path, "gpujit.bf16") || !strcmp(path, "gpujit.fp8")) return true;
-    for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
-        if (strncmp(intrinsics[i].path, path, n) == 0 && intrinsics[i].path[n] == '.') return true;
-    return false;
+    /* the paths under `path.` follow `path.` in by_path's order: the first of them is its bound */
+    char *under = malloc(n + 2);
+    if (!under) return false;
+    memcpy(under, path, n);
+    memcpy(under + n, ".", 2);
+    size_t i = lower_bound(under);
+    free(under);
+    return i < NINTRINSICS && strncmp(by_path[i]->path, path, n) == 0 && by_path[i]->path[n] == '.';
 }

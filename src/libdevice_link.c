@@ -218,19 +218,26 @@ int libdevice_link(Ctx *c, const char *path) {
     }
     pthread_mutex_unlock(&lib_lock);
     if (rc < 0) return -1;
-    /* a piece is immutable once made: parse and link it without the lock. A function
-     * libdevice lacks stays declared, and ptxas names it. */
+    /* a piece is immutable once made: parse and link it without the lock, and without the GIL
+     * (the piece's bytes are never freed, the module and context are this compile's alone).
+     * A function libdevice lacks stays declared, and ptxas names it. */
     LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(p->bc, p->n, "libdevice", 0);
     LLVMModuleRef m;
     char *err = NULL;
-    if (LLVMParseBitcodeInContext(c->llctx, buf, &m, &err)) {
-        rc = internal_error(c, NO_LOCATION, "libdevice: cannot parse the piece for %s: %s", key, err ? err : "");
-        LLVMDisposeMessage(err);
-    } else {
+    PyThreadState *ts = gil_release();
+    bool bad_parse = LLVMParseBitcodeInContext(c->llctx, buf, &m, &err), bad_link = false;
+    if (!bad_parse) {
         LLVMSetTarget(m, LLVMGetTarget(c->mod));
         LLVMSetDataLayout(m, LLVMGetDataLayoutStr(c->mod));
-        if (LLVMLinkModules2(c->mod, m)) rc = internal_error(c, NO_LOCATION, "emit: linking libdevice failed");
+        bad_link = LLVMLinkModules2(c->mod, m);
     }
     LLVMDisposeMemoryBuffer(buf);
+    gil_restore(ts);
+    if (bad_parse) {
+        rc = internal_error(c, NO_LOCATION, "libdevice: cannot parse the piece for %s: %s", key, err ? err : "");
+        LLVMDisposeMessage(err);
+    } else if (bad_link) {
+        rc = internal_error(c, NO_LOCATION, "emit: linking libdevice failed");
+    }
     return rc;
 }

@@ -64,5 +64,5 @@ int unroll_more(Ctx *c) {
         }
     if (!marked) return 0;
     return run_passes(c, "function(loop-unroll<O3>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse)", "unroll",
-                      false);
+                      true);
 }
