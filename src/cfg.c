@@ -34,7 +34,6 @@ static bool ends_block(const Insn *in) {
 }
 
 int build_cfg(Ctx *c) {
-    RETURN_IF_ERROR(unroll_loops(c));
     int n = c->ninsns;
     bool *leader = arena_alloc(&c->arena, (size_t)n + 1);
     if (!leader) return -1;

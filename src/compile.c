@@ -162,19 +162,30 @@ static int settle_return(Ctx *c, const char *name) {
 
 static int settle_device_return(Ctx *c) { return c->opt.device ? settle_return(c, c->funcname) : 0; }
 
+/* Bytecode to typed IR: the front half of a kernel's compile, of a device function's (whose
+ * branches on literal arguments go before typing; a kernel has none) and of the verifier's
+ * own test. */
+static int front_half(Ctx *c) {
+    STAGE(decode_bytecode(c));
+    STAGE(unroll_loops(c));
+    STAGE(build_cfg(c));
+    STAGE(build_ir(c));
+    STAGE(verify_ir(c, "build_ir"));
+    STAGE(prune_literal_branches(c));
+    STAGE(verify_ir(c, "prune_literal_branches"));
+    STAGE(split_webs(c));
+    STAGE(infer_types(c));
+    STAGE(verify_ir(c, "infer_types"));
+    return 0;
+}
+
 static int compile(Ctx *c, const char *sig) {
     if (c->timing) fprintf(stderr, "== compile %s %s\n", c->funcname, sig);
     RETURN_IF_ERROR(bytecode_init());
     RETURN_IF_ERROR(emit_init());
     STAGE(parse_signature(c, sig));
     STAGE(check_signature(c));
-    STAGE(decode_bytecode(c));
-    STAGE(build_cfg(c));
-    STAGE(build_ir(c));
-    STAGE(verify_ir(c, "build_ir"));
-    STAGE(split_webs(c));
-    STAGE(infer_types(c));
-    STAGE(verify_ir(c, "infer_types"));
+    RETURN_IF_ERROR(front_half(c));
     STAGE(settle_device_return(c));
     STAGE(make_target_machine(c));
     STAGE(lower(c));
@@ -234,7 +245,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     s->opt = root->opt;
     s->opt.device = 1;
     s->target = root->target;
-    s->timing = root->timing;
+    /* its stages are timed as part of the caller's infer_types (s->timing stays 0) */
     s->verify = root->verify;
     s->code = (PyObject *)code;
     s->globals = PyFunction_GET_GLOBALS(func);
@@ -253,15 +264,7 @@ int compile_device_function(Ctx *caller, Instr *call, PyObject *func, Type **arg
     /* shared arrays are laid out in the kernel's one block of shared memory */
     s->shared_bytes = caller->shared_bytes;
     f->typing = true;
-    RETURN_IF_ERROR(decode_bytecode(s));
-    RETURN_IF_ERROR(build_cfg(s));
-    RETURN_IF_ERROR(build_ir(s));
-    RETURN_IF_ERROR(verify_ir(s, "build_ir"));
-    RETURN_IF_ERROR(prune_literal_branches(s));
-    RETURN_IF_ERROR(verify_ir(s, "prune_literal_branches"));
-    RETURN_IF_ERROR(split_webs(s));
-    RETURN_IF_ERROR(infer_types(s));
-    RETURN_IF_ERROR(verify_ir(s, "infer_types"));
+    RETURN_IF_ERROR(front_half(s));
     f->typing = false;
     caller->shared_bytes = s->shared_bytes;
     caller->uses_barrier |= s->uses_barrier;
@@ -371,9 +374,8 @@ int verify_selftest(PyObject *code, PyObject *globals, const char *sig, const ch
     GjOptions opt = {.target = GJ_TARGET_HOST};
     int rc = setup(c, code, globals, NULL, &opt);
     if (rc == 0)
-        rc = bytecode_init() < 0 || parse_signature(c, sig) < 0 || decode_bytecode(c) < 0 || build_cfg(c) < 0 ||
-                        build_ir(c) < 0 || infer_types(c) < 0 || verify_ir(c, "infer_types") < 0 ||
-                        verify_break(c, what) < 0 || verify_ir(c, "verify_break") < 0
+        rc = bytecode_init() < 0 || parse_signature(c, sig) < 0 || front_half(c) < 0 || verify_break(c, what) < 0 ||
+                        verify_ir(c, "verify_break") < 0
                 ? -1
                 : 0;
     gj_output_free(c->out);
