@@ -636,8 +636,8 @@ static int classify_one(ArgDesc *d, PyObject *o, int pos, GjTargetKind target, i
             PyErr_Format(PyExc_TypeError,
                          "argument %d is an array of the %s target; this launch is on %s "
                          "(copy it with copy_to_host() and to_device())",
-                         pos, a->target == GJ_TARGET_NVPTX ? "cuda" : "cpu",
-                         target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
+                         pos, gj_target_name(a->target),
+                         gj_target_name(target));
             return -1;
         }
         if (target == GJ_TARGET_NVPTX && a->device != dev) {

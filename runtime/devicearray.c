@@ -278,7 +278,7 @@ static PyObject *da_ptr(GjDeviceArray *a, void *c) { return PyLong_FromUnsignedL
 static PyObject *da_device(GjDeviceArray *a, void *c) { return PyLong_FromLong(a->device); }
 static PyObject *da_readonly(GjDeviceArray *a, void *c) { return PyBool_FromLong(a->readonly); }
 static PyObject *da_target(GjDeviceArray *a, void *c) {
-    return PyUnicode_FromString(a->target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
+    return PyUnicode_FromString(gj_target_name(a->target));
 }
 static PyObject *da_record(GjDeviceArray *a, void *c) { return Py_NewRef(a->record ? a->record : Py_None); }
 static PyObject *da_owner(GjDeviceArray *a, void *c) { return Py_NewRef(a->owner ? a->owner : Py_None); }

@@ -485,7 +485,6 @@ GjTargetKind gj_target(void) {
     return (GjTargetKind)t;
 }
 
-static const char *target_name(int t) { return t == GJ_TARGET_NVPTX ? "cuda" : "cpu"; }
 
 /* ---- Python functions ---- */
 
@@ -507,7 +506,7 @@ static PyObject *py_set_target(PyObject *self, PyObject *arg) {
 static PyObject *py_get_target(PyObject *self, PyObject *unused) {
     int t = gj_target();
     if (t < 0) return NULL;
-    return PyUnicode_FromString(target_name(t));
+    return PyUnicode_FromString(gj_target_name((GjTargetKind)t));
 }
 
 static PyObject *py_is_available(PyObject *self, PyObject *unused) { return PyBool_FromLong(try_load() == 0); }

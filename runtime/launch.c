@@ -445,8 +445,8 @@ static CacheEntry *lookup(GjDispatcher *disp, PyObject *config, PyObject *args, 
             PyErr_Format(PyExc_TypeError,
                          "_specialize returned a kernel compiled for the %s target; this launch "
                          "is on %s",
-                         gj_output_target(o) == GJ_TARGET_NVPTX ? "cuda" : "cpu",
-                         target == GJ_TARGET_NVPTX ? "cuda" : "cpu");
+                         gj_target_name(gj_output_target(o)),
+                         gj_target_name(target));
         else if (o && gj_args_check((PyObject *)disp, o, d, nargs) == 0)
             e = cache_insert(disp, key, klen, h, k, o);
         Py_XDECREF(k);

@@ -115,7 +115,7 @@ static int captured_array(Ctx *c, PyObject *o, Captured *a, const char **why) {
         strides = PyObject_GetAttrString(o, "strides");
         bool ok = tgt && p && ts && shape && strides && PyUnicode_Check(tgt);
         if (ok) {
-            if (strcmp(PyUnicode_AsUTF8(tgt), cuda ? "cuda" : "cpu") != 0) {
+            if (strcmp(PyUnicode_AsUTF8(tgt), gj_target_name(c->opt.target)) != 0) {
                 *why = cuda ? "is an array of the cpu target; this kernel is compiled for cuda"
                             : "is an array of the cuda target; this kernel is compiled for the cpu target";
                 ok = false;

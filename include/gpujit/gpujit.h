@@ -24,6 +24,9 @@ typedef enum GjTargetKind {
     GJ_TARGET_HOST = 1   /* native code for this machine's CPU (the CPU backend) */
 } GjTargetKind;
 
+/* The target's name for users: "cuda" or "cpu" (set_target(), DeviceArray.target, messages). */
+static inline const char *gj_target_name(GjTargetKind t) { return t == GJ_TARGET_NVPTX ? "cuda" : "cpu"; }
+
 typedef struct GjOptions {
     GjTargetKind target;
     int cc_major, cc_minor; /* compute capability; 0,0 means 9.0 */
