@@ -181,8 +181,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", dest="only", action="append", help="only these projects (by name)")
     ap.add_argument("--list", default=os.path.join(HERE, "projects.json"))
-    ap.add_argument("--cache", default=os.environ.get("GPUJIT_PROJECTS_CACHE",
-                                                      os.path.join(REPO, "build", "projects-cache")))
+    ap.add_argument("--cache", default=os.path.join(REPO, "build", "projects-cache"))
     ap.add_argument("--json", default=os.path.join(REPO, "build", "projects.json"))
     ap.add_argument("--mode", action="append", choices=list(MODES), help="default: both")
     ap.add_argument("--timeout", type=float, default=1800, help="per project and mode, seconds")
