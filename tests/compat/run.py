@@ -338,7 +338,7 @@ def oos_reasons(by_module):
 
 
 # Sections of the page that other checks own (tests/test_public_names.py reads this one); a rewrite keeps them.
-KEPT_SECTIONS = ("## With numba installed", "## numba.cuda names gpujit leaves out")
+KEPT_SECTIONS = ("## With numba installed", "## numba.cuda names gpujit leaves out", "## Real projects' GPU tests")
 
 
 def kept_sections(path):
