@@ -88,6 +88,12 @@ for py in "${pythons[@]}"; do
         { tail -40 /tmp/gpujit-compat.log; status=1; }
 done
 
+# real projects' GPU tests, fetched from PyPI, unchanged in the place mode on the CPU target
+# (the simulator's side of the comparison, 15 minutes, is left to tests/projects/run.py by hand)
+stage "real projects' GPU tests under the place mode (CPython ${pythons[0]})"
+limit 900 "${pythons[0]}" tests/projects/run.py --mode gpujit > /tmp/gpujit-projects.log 2>&1 &&
+    tail -4 /tmp/gpujit-projects.log || { tail -40 /tmp/gpujit-projects.log; status=1; }
+
 for v in "${sid[@]}"; do
     # numba-cuda 0.30.4 has wheels up to cp314: on 3.15 its tests cannot be had from PyPI
     [ "$v" = 3.15 ] && { stage "numba.cuda compatibility yardstick: not on CPython 3.15 (numba-cuda 0.30.4 has no cp315 wheel)"; continue; }
