@@ -15,7 +15,9 @@
  * threads, so that a write finds a read by another thread if there was one:
  * the latest reader and the earliest other one).
  * Entries carry the block's generation: a new block makes every entry stale
- * without clearing the table. Hazards go to the launch's log (cpu_race_log),
+ * without clearing the table. The table stops growing at MAX_SLOTS: a block
+ * that touches more memory than that holds is checked in windows (its
+ * shadow starts afresh when full, so a race between two windows is missed). Hazards go to the launch's log (cpu_race_log),
  * the first few distinct pairs of sites with their details, and a count of
  * all. */
 #define _GNU_SOURCE
@@ -41,8 +43,10 @@ typedef struct Granule {
     Shadow b[8];
 } Granule;
 
-/* distinct hazards a worker has passed on in this launch (it counts the rest) */
-enum { SEEN_MAX = 64 };
+/* distinct hazards a worker has passed on in this launch (it counts the rest); the most
+ * slots of a worker's table (2^17 of 400 bytes: 52 MB, about 0.75 MiB of a block's bytes):
+ * a block that touches more starts its shadow afresh each time it is full */
+enum { SEEN_MAX = 64, MAX_SLOTS = 1 << 17 };
 
 struct CpuRace {
     Granule *tab;
@@ -101,7 +105,12 @@ static int grow(CpuRace *r) {
 
 /* The granule of `key` in this block, made where there is none; NULL when out of memory. */
 static Granule *granule(CpuRace *r, uintptr_t key) {
-    if ((r->used + 1) * 4 > r->cap * 3 && grow(r) < 0) return NULL;
+    if ((r->used + 1) * 4 > r->cap * 3) {
+        if (r->cap >= MAX_SLOTS)
+            r->gen++, r->used = 0; /* full: every entry stale (the epochs stay) */
+        else if (grow(r) < 0)
+            return NULL;
+    }
     size_t s = slot_of(key, r->cap);
     for (;;) {
         Granule *g = &r->tab[s];
