@@ -710,8 +710,9 @@ static int race_raise(PyObject *name, const GjOutput *o, const GjRaceReport *r, 
     char line[1024];
     snprintf(msg, cap,
              "kernel '%s': racecheck: %llu data race hazard%s between threads of a block with no barrier between "
-             "them (%d distinct below):",
-             u ? u : "?", (unsigned long long)total, total == 1 ? "" : "s", n);
+             "them (%s%d distinct below):",
+             u ? u : "?", (unsigned long long)total, total == 1 ? "" : "s", n == GJ_RACE_REPORTS ? "the first " : "",
+             n);
     len = strlen(msg);
     for (int i = 0; i < n; i++) {
         const GjRaceReport *p = &r[i];

@@ -405,3 +405,27 @@ def test_a_block_touching_much_memory_is_checked_in_windows():
     e = races_of(lambda: both[1, 2](small))
     assert e.races[0]["kind"] == "RAW" and e.races[0]["threads"] == ((0, 0, 0), (1, 0, 0))
     assert e.races[0]["lines"] == (at("both"), at("both")) and e.races[0]["accesses"] == ("write", "read")
+
+
+def test_the_first_eight_distinct_hazards_are_named():
+    @gpu.jit(racecheck=True)
+    def ten(out):
+        s = gpu.shared.array(10, gpu.int32)
+        t = gpu.threadIdx.x
+        s[0] = t  # L:ten0
+        s[1] = t
+        s[2] = t
+        s[3] = t
+        s[4] = t
+        s[5] = t
+        s[6] = t
+        s[7] = t  # L:ten7
+        s[8] = t
+        s[9] = t
+        out[t] = t
+
+    e = races_of(lambda: ten[1, 2](np.zeros(2, np.int32)))
+    assert str(e).startswith("kernel 'ten': racecheck: 40 data race hazards between threads of a block with no "
+                             "barrier between them (the first 8 distinct below):\n  WAW hazard"), str(e)
+    assert [r["lines"] for r in e.races] == [("%s:%d" % (HERE, MARKS["ten0"] + i),) * 2 for i in range(8)]
+    assert e.races[7]["lines"] == (at("ten7"), at("ten7")) and e.races[7]["shared_offset"] == 28
