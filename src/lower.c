@@ -454,9 +454,11 @@ static int lower_instr(Ctx *c, Instr *in) {
             store_view(c, vt, make_view(c, at, val(c, in->args[0]), in->args[1], vt), in->args[2]);
             break;
         }
+        /* the value first, then the address: the order the code has always been emitted in */
+        LLVMValueRef v = val_as(c, in->args[2], et);
         LLVMValueRef p = elem_ptr(c, in->args[0], in->args[1]);
         race_check(c, in->args[0], p, et, GJ_RACE_WRITE);
-        store_elem(c, et, p, val_as(c, in->args[2], et));
+        store_elem(c, et, p, v);
         break;
     }
     case IR_SLICE: r = lower_slice(c, in); break;
