@@ -701,13 +701,13 @@ static void race_site(const GjOutput *o, int site, char *where, size_t nw, char 
  * as a list of dicts of the same. */
 static int race_raise(PyObject *name, const GjOutput *o, const GjRaceReport *r, int n, uint64_t total) {
     static const char *kinds[] = {"RAW", "WAR", "WAW"};
-    char *msg = malloc(GJ_RACE_REPORTS * 1024 + 512);
-    size_t len = 0, cap = GJ_RACE_REPORTS * 1024 + 512;
+    size_t len = 0, cap = GJ_RACE_REPORTS * 1600 + 512;
+    char *msg = malloc(cap);
     PyObject *list = msg ? PyList_New(0) : NULL;
     if (!list) return free(msg), msg ? -1 : (PyErr_NoMemory(), -1);
     const char *u = PyUnicode_AsUTF8(name);
     if (!u) PyErr_Clear();
-    char line[1024];
+    char line[1600]; /* two sites' file:line, what, the rest: each well under their buffers */
     snprintf(msg, cap,
              "kernel '%s': racecheck: %llu data race hazard%s between threads of a block with no barrier between "
              "them (%s%d distinct below):",
