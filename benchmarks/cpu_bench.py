@@ -14,9 +14,12 @@
 4. The barrier kernels (block_sum, matmul) of 3. against their algorithms
    written as C loops over the threads of each phase (gcc -O2 -march=native,
    one thread).
+5. The cost of the race detector: the kernels of 3. with @jit(racecheck=True)
+   and without, timed alternately in the same run (bounds checks on in both).
 
     PYTHONPATH=python python3 benchmarks/cpu_bench.py [--json OUT.json]
-        [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck] [--cpu-time] [--plot OUT.png]
+        [--repeat N] [--sim-full] [--no-sim] [--only-boundscheck] [--only-racecheck] [--cpu-time]
+        [--plot OUT.png]
 
 Method. Every result is checked against NumPy before it is timed. Times are
 wall clock (time.perf_counter; clock_gettime(CLOCK_MONOTONIC) in the C
@@ -423,6 +426,21 @@ def gpujit_boundscheck(gpu, args, ncores):
     """Each kernel with bounds checks (the CPU default) and without, its two
     variants timed in alternation (best of N each), so that both see the same
     load."""
+    rows = gpujit_variants(gpu, args, ncores, "boundscheck")
+    return [{"kernel": r["kernel"], "checked_s": r["on_s"], "unchecked_s": r["off_s"], "cost": r["cost"]}
+            for r in rows]
+
+
+def gpujit_racecheck(gpu, args, ncores):
+    """Each kernel with @jit(racecheck=True) and without (bounds checks on in
+    both, the CPU default), timed in alternation as gpujit_boundscheck does;
+    the two 2^24 saxpys best of fewer runs (the detector takes seconds there)."""
+    return gpujit_variants(gpu, args, ncores, "racecheck", big_repeat=max(2, args.repeat // 5))
+
+
+def gpujit_variants(gpu, args, ncores, option, big_repeat=None):
+    """Each kernel compiled with `option`=True and =False, timed in
+    alternation (best of N each): [{kernel, on_s, off_s, cost}]."""
     src = kernels.load(gpu)
 
     def gridstride(out, a, x, y):
@@ -457,23 +475,23 @@ def gpujit_boundscheck(gpu, args, ncores):
     for label, f, (g, b), kargs, verify, setup in cases:
         times = {}
         launches = {}
-        for checked in (True, False):
-            k = gpu.jit(f, boundscheck=checked)
-            launches[checked] = (lambda k=k: k[g, b](*kargs))
+        for on in (True, False):
+            k = gpu.jit(f, **{option: on})
+            launches[on] = (lambda k=k: k[g, b](*kargs))
             if setup:
                 setup()
-            launches[checked]()
+            launches[on]()
             verify()
-            times[checked] = float("inf")
-        for _ in range(args.repeat):
-            for checked in (True, False):
+            times[on] = float("inf")
+        reps = big_repeat if big_repeat and "2^24" in label else args.repeat
+        for _ in range(reps):
+            for on in (True, False):
                 if setup:
                     setup()
                 t0 = CLOCK()
-                launches[checked]()
-                times[checked] = min(times[checked], CLOCK() - t0)
-        rows.append({"kernel": label, "checked_s": times[True], "unchecked_s": times[False],
-                     "cost": times[True] / times[False] - 1})
+                launches[on]()
+                times[on] = min(times[on], CLOCK() - t0)
+        rows.append({"kernel": label, "on_s": times[True], "off_s": times[False], "cost": times[True] / times[False] - 1})
     return rows
 
 
@@ -511,6 +529,7 @@ def main():
     ap.add_argument("--no-sim", action="store_true", help="skip the simulator")
     ap.add_argument("--plot", help="draw the kernels' times over C's (sections 2 and 4) into this PNG")
     ap.add_argument("--only-boundscheck", action="store_true", help="run only 3., the bounds checks' cost")
+    ap.add_argument("--only-racecheck", action="store_true", help="run only 5., the race detector's cost")
     ap.add_argument("--cpu-time", action="store_true",
                     help="gpujit on one thread (GPUJIT_CPU_THREADS=1), everything timed by the running "
                          "thread's CPU time: steadier than wall clock where other work shares the cores "
@@ -537,6 +556,8 @@ def main():
           % (args.repeat, args.sim_repeat), flush=True)
 
     results = {"date": stamp, "machine": info, "repeat": args.repeat, "sim_repeat": args.sim_repeat}
+    if args.only_racecheck:
+        return racecheck_section(gpu, args, ncores, results)
     if not args.only_boundscheck:
         one_and_two(gpu, args, ncores, results)
     bc = gpujit_boundscheck(gpu, args, ncores)
@@ -563,13 +584,34 @@ def main():
             r["unchecked_s"] / c_s))
     results["barrier_vs_c"] = rows4
     results["boundscheck_clock"] = "thread_time, 1 thread" if args.cpu_time else "perf_counter"
+    if not args.only_boundscheck:
+        racecheck_section(gpu, args, ncores, results)
+        return
+    finish(args, results)
+
+
+def racecheck_section(gpu, args, ncores, results):
+    rc = gpujit_racecheck(gpu, args, ncores)
+    print("\n5. the race detector on the CPU target: @jit(racecheck=True) vs off, same run%s"
+          % (" (1 thread, CPU time)" if args.cpu_time else ""))
+    hdr = "%-30s %12s %12s %8s" % ("kernel", "racecheck", "off", "slowdown")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rc:
+        print("%-30s %9.3f ms %9.3f ms %7.1fx" % (r["kernel"], r["on_s"] * 1e3, r["off_s"] * 1e3, r["on_s"] / r["off_s"]))
+    results["racecheck"] = rc
+    results["racecheck_clock"] = "thread_time, 1 thread" if args.cpu_time else "perf_counter"
+    finish(args, results)
+
+
+def finish(args, results):
     results["loadavg_at_end"] = os.getloadavg()
     print("load average at end %.2f %.2f %.2f" % results["loadavg_at_end"])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
         print("wrote", args.json)
-    if args.plot:
+    if args.plot and "barrier_vs_c" in results:
         plot_vs_c(results, args.plot)
 
 

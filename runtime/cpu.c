@@ -274,10 +274,12 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
         for (uint32_t first = 0; first < n; first += 32) {
             uint32_t nl;
             Fiber *lanes = cpu_warp_of(s->fibers, n, first, &nl);
-            do {
+            for (int released = 1; released;) {
                 for (uint32_t l = 0; l < nl; l++)
                     if (!lanes[l].done && lanes[l].wait == WAIT_NONE) cpu_to_fiber(s, &lanes[l]);
-            } while (cpu_release_warp(lanes, nl));
+                released = cpu_release_warp(lanes, nl);
+                if (released == 2) cpu_race_warp_sync(s->blk->race_state, first / 32);
+            }
         }
         w->active = NULL;
         if (s->nyield) { /* threads waiting on an mbarrier: another round, unless none else can run */
@@ -303,6 +305,7 @@ static const char *block_run(Worker *w, const Job *j, Sched *s) {
         s->last_npred = s->npred, s->last_narrived = s->nwait;
         s->npred = s->nwait = 0;
         for (uint32_t i = 0; i < n; i++) s->fibers[i].wait = WAIT_NONE;
+        cpu_race_barrier(s->blk->race_state);
         if (gpujit_cpu_stop) return MSG_INTERRUPTED;
         w->active = s;
     }
@@ -477,12 +480,16 @@ static void block_ctx(const Job *j, GjBlockCtx *blk_, uint64_t b, char *shared) 
     blk.coro_every = coro_every(j->block.x * j->block.y * j->block.z);
     blk.region_scratch = region_scratch;
     blk.region_deadlock = region_deadlock;
+    blk.race = cpu_race_noop;
+    blk.race_state = NULL;
 #undef blk
 }
 
 static const char *run_block(Worker *w, const Job *j, uint64_t b) {
     GjBlockCtx blk;
     block_ctx(j, &blk, b, w->shared);
+    /* out of memory for the shadow: the block runs unchecked */
+    if (j->race_log && cpu_race_block(&w->race, &blk, j->race_log) == 0) blk.race = cpu_race_access;
     if (!j->uses_barrier) {
         blk.syncthreads = barrier_noop;
         blk.sync_reduce = sync_reduce_noop;
@@ -774,13 +781,20 @@ static void pool_start(void) {
 /* The calling thread's last launch's barrier report (gj_cpu_barrier_report). */
 static _Thread_local GjBarrierReport last_report;
 static _Thread_local int last_report_set;
+/* and its races (gj_cpu_race_reports): the log of the thread's last racecheck launch, kept
+ * until its next one (static TLS is scarce in an extension module, so it is malloc'd) */
+static _Thread_local GjRaceLog *last_races;
+static _Thread_local int last_races_n;
+static _Thread_local uint64_t last_races_total;
 
 int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, GjDim3 grid, GjDim3 block,
                   size_t shared_bytes, void **params, const char **err) {
-    int uses_barrier = mode != 0, coop = (mode & GJ_CPU_COOPERATIVE) != 0;
+    int uses_barrier = (mode & (GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE)) != 0, coop = (mode & GJ_CPU_COOPERATIVE) != 0;
+    int racecheck = (mode & GJ_CPU_RACECHECK) && !coop;
     const char *dummy;
     if (!err) err = &dummy;
     *err = NULL;
+    last_races_n = 0, last_races_total = 0; /* this launch's, even where it runs nothing */
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z) return 0;
     if (grid.x > INT32_MAX || grid.y > INT32_MAX || grid.z > INT32_MAX || block.x > INT32_MAX || block.y > INT32_MAX ||
         block.z > INT32_MAX) {
@@ -829,8 +843,14 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
     }
     atomic_init(&j.next, 0);
     atomic_init(&j.err, NULL);
+    GjRaceLog *race_log = NULL;
+    if (racecheck && !(race_log = j.race_log = malloc(sizeof *race_log))) {
+        *err = MSG_NOMEM;
+        return -1;
+    }
 
     pthread_mutex_lock(&cpu_pool.launch_mu);
+    if (race_log) cpu_race_log_begin(race_log);
     if (!cpu_pool.started) pool_start();
     watch_sigint();
     gpujit_cpu_stop = 0;
@@ -869,7 +889,20 @@ int gj_cpu_launch(GjHostBlockFn block_fn, GjHostThreadFn thread_fn, int mode, Gj
     *err = atomic_load(&j.err);
     last_report_set = *err == MSG_DEADLOCK;
     if (last_report_set) last_report = j.report;
+    if (race_log) {
+        last_races_n = (int)race_log->n;
+        last_races_total = atomic_load(&race_log->total);
+        cpu_race_log_end(race_log);
+        free(last_races);
+        last_races = race_log;
+    }
     return *err == MSG_INTERRUPTED ? GJ_CPU_INTERRUPTED : *err ? -1 : 0;
 }
 
 const GjBarrierReport *gj_cpu_barrier_report(void) { return last_report_set ? &last_report : NULL; }
+
+const GjRaceReport *gj_cpu_race_reports(int *n, uint64_t *total) {
+    *n = last_races ? last_races_n : 0;
+    *total = last_races ? last_races_total : 0;
+    return last_races ? last_races->reports : NULL;
+}

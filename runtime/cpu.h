@@ -24,8 +24,11 @@ typedef struct GjDim3 {
 
 /* gj_cpu_launch's mode: 0 (block_fn), GJ_CPU_BARRIER (thread_fn on fibers),
  * or GJ_CPU_COOPERATIVE as well (the kernel syncs its grid: every block's
- * fibers are resident at once, at most GJ_CPU_MAX_COOP_THREADS threads). */
-enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2 };
+ * fibers are resident at once, at most GJ_CPU_MAX_COOP_THREADS threads);
+ * GJ_CPU_RACECHECK besides: the kernel was compiled with racecheck=True, and
+ * its blocks keep the shadow of their accesses (runtime/cpu_race.c;
+ * cooperative launches are not checked). */
+enum { GJ_CPU_BARRIER = 1, GJ_CPU_COOPERATIVE = 2, GJ_CPU_RACECHECK = 4 };
 #define GJ_CPU_MAX_COOP_THREADS 16384 /* each a fiber stack mapped at once */
 
 /* Run a whole grid on the CPU: blocks in parallel on the machine's cores,
@@ -56,6 +59,27 @@ typedef struct GjBarrierReport {
 /* The report of the calling thread's last gj_cpu_launch, when it failed by the barrier rule;
  * else NULL. */
 const GjBarrierReport *gj_cpu_barrier_report(void);
+
+/* A data race the race detector saw (GJ_CPU_RACECHECK): its kind, the block, and the two
+ * accesses, the earlier first: each thread's index, its site (gj_output_race_site) and flags
+ * (GJ_RACE_WRITE, GJ_RACE_ATOMIC); the byte's address and, in shared memory, its offset
+ * there (else -1). */
+enum { GJ_RACE_RAW, GJ_RACE_WAR, GJ_RACE_WAW };
+#define GJ_RACE_REPORTS 8 /* distinct pairs of sites kept per launch */
+typedef struct GjRaceReport {
+    int kind;
+    int32_t ctaid[3];
+    int32_t tid[2][3];
+    int32_t site[2];
+    int flags[2];
+    uintptr_t addr;
+    int64_t shared_off;
+} GjRaceReport;
+
+/* The races the calling thread's last gj_cpu_launch saw: *n reports (distinct pairs of sites
+ * and kinds, in the order they were seen, at most GJ_RACE_REPORTS) and *total hazards in all
+ * (each conflicting byte access counts). */
+const GjRaceReport *gj_cpu_race_reports(int *n, uint64_t *total);
 
 /* NULL, or what GPUJIT_CPU_THREADS or GPUJIT_CPU_STACK (named in *var) takes, when its value is
  * not that (a static message). */

@@ -80,7 +80,19 @@ struct GjBlockCtx {
     void *(*region_scratch)(GjBlockCtx *, uint64_t per_thread);
     void (*region_deadlock)(GjBlockCtx *, uint64_t seen, const int32_t *exit_sites, int32_t nexits)
             __attribute__((noreturn));
+    /* Kernels compiled with racecheck=True: every load, store and atomic of
+     * an element of a shared or global array first calls race(blk, address,
+     * bytes, site << GJ_RACE_SITE_SHIFT | GJ_RACE_WRITE/ATOMIC bits, thread
+     * index); the runtime (runtime/cpu_race.c) keeps the block's accesses in
+     * race_state. site numbers the access in the kernel's table of them
+     * (gj_output_race_site). */
+    void (*race)(GjBlockCtx *, const void *addr, uint64_t size, int32_t site_flags, int32_t tx, int32_t ty,
+                 int32_t tz);
+    void *race_state;
 };
+
+/* GjBlockCtx.race's flags: a store (or an atomic's write), an atomic. */
+enum { GJ_RACE_WRITE = 1, GJ_RACE_ATOMIC = 2, GJ_RACE_SITE_SHIFT = 2 };
 
 _Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8,
                "the CPU backend's compiled code assumes 64-bit pointers and size_t");

@@ -473,6 +473,8 @@ void cpu_worker_free(Worker *w) {
     w->region_buf = NULL;
     w->region_cap = 0;
     w->coro_cap = w->coro_n = 0;
+    cpu_race_free(w->race);
+    w->race = NULL;
 }
 
 /* Grows w's shared-memory buffer and fibers to what job j needs; both are

@@ -54,6 +54,17 @@
 #define ALT_STACK (256u * 1024)   /* alternate signal stack of a worker */
 
 typedef struct Sched Sched;
+typedef struct CpuRace CpuRace; /* a worker's shadow of its block's accesses (cpu_race.c) */
+
+/* The race detector's findings in one launch (cpu_race.c): the first distinct ones, under mu. */
+typedef struct GjRaceLog {
+    pthread_mutex_t mu;
+    uint64_t serial; /* which launch */
+    _Atomic uint64_t total;
+    uint32_t n;
+    uint64_t keys[GJ_RACE_REPORTS];
+    GjRaceReport reports[GJ_RACE_REPORTS];
+} GjRaceLog;
 
 /* One CUDA thread of a block that uses barriers. */
 typedef struct Fiber {
@@ -107,6 +118,7 @@ typedef struct Worker {
     char *region_buf;
     size_t region_cap;
     GjBarrierReport report; /* the barrier rule's failure this worker saw last */
+    CpuRace *race;          /* racecheck launches: the shadow of the block being run */
 } Worker;
 
 /* One launch. Lives on the launching thread's stack; the pool points at it
@@ -131,6 +143,7 @@ typedef struct Job {
     _Atomic uint64_t next;         /* first block index nobody has taken */
     _Atomic(const char *) err;     /* first error; set once */
     GjBarrierReport report;        /* err is the barrier rule's: what its worker saw */
+    GjRaceLog *race_log;           /* racecheck (GJ_CPU_RACECHECK), else NULL */
 } Job;
 
 enum { WAIT_NONE, WAIT_BARRIER, WAIT_WARP, WAIT_GRID, WAIT_YIELD };
@@ -229,5 +242,18 @@ int cpu_worker_reserve(Worker *w, const Job *j);
 Fiber *cpu_warp_of(Fiber *fibers, uint32_t nthreads, uint32_t i, uint32_t *n);
 uint64_t cpu_fiber_warp(GjBlockCtx *blk, int32_t op, uint32_t mask, uint64_t value, int32_t arg);
 int cpu_release_warp(Fiber *lanes, uint32_t n);
+
+/* runtime/cpu_race.c */
+
+void cpu_race_log_begin(GjRaceLog *log);
+void cpu_race_log_end(GjRaceLog *log);
+int cpu_race_block(CpuRace **r, GjBlockCtx *blk, GjRaceLog *log);
+void cpu_race_barrier(CpuRace *r);
+void cpu_race_warp_sync(CpuRace *r, uint32_t warp);
+void cpu_race_free(CpuRace *r);
+void cpu_race_access(GjBlockCtx *blk, const void *addr, uint64_t size, int32_t site_flags, int32_t tx, int32_t ty,
+                     int32_t tz);
+void cpu_race_noop(GjBlockCtx *blk, const void *addr, uint64_t size, int32_t site_flags, int32_t tx, int32_t ty,
+                   int32_t tz);
 
 #endif

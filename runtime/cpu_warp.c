@@ -108,7 +108,8 @@ static int position_cmp(const Fiber *a, const Fiber *b) {
  * it can, so a lane that has not reached that point yet never will on this
  * pass through it. activemask() is no rendezvous for the other operations:
  * a lane there does not count as arrived at them. Returns whether any lane
- * was released. */
+ * was released: 2 where some of them passed a syncwarp() (the race detector's
+ * warp epoch), else 1. */
 int cpu_release_warp(Fiber *lanes, uint32_t n) {
     uint32_t here = 0, am = 0, gone = n < 32 ? ~0u << n : 0;
     for (uint32_t l = 0; l < n; l++) {
@@ -135,7 +136,8 @@ int cpu_release_warp(Fiber *lanes, uint32_t n) {
     }
     if (!go) return 0;
     warp_results(lanes, go, here);
+    int synced = 0;
     for (uint32_t l = 0; l < n; l++)
-        if (go >> l & 1) lanes[l].wait = WAIT_NONE;
-    return 1;
+        if (go >> l & 1) lanes[l].wait = WAIT_NONE, synced |= lanes[l].op == GJ_WARP_SYNC;
+    return synced ? 2 : 1;
 }

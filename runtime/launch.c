@@ -20,6 +20,7 @@
 #include "args.h"
 
 PyObject *GjExc_LaunchError;
+PyObject *GjExc_RaceError;
 
 #define MAX_STACK_ARGS 16
 #define MAX_STACK_PARAMS 128
@@ -682,6 +683,82 @@ static void barrier_group(const GjOutput *o, const GjBarrierGroup *g, char *buf,
         snprintf(buf, n, "%s wait at a barrier", who);
 }
 
+/* "write", "read" or "atomic": an access of the race detector's report */
+static const char *race_verb(int flags) {
+    return flags & GJ_RACE_ATOMIC ? "atomic" : flags & GJ_RACE_WRITE ? "write" : "read";
+}
+
+/* One access site's "file:line" and what it accessed, from gj_output_race_site's "file:line\twhat". */
+static void race_site(const GjOutput *o, int site, char *where, size_t nw, char *what, size_t nt) {
+    const char *s = gj_output_race_site(o, site);
+    const char *tab = s ? strchr(s, '\t') : NULL;
+    snprintf(where, nw, "%.*s", s ? (int)(tab ? (size_t)(tab - s) : strlen(s)) : 1, s ? s : "?");
+    snprintf(what, nt, "%s", tab ? tab + 1 : "memory");
+}
+
+/* The race detector's findings of the last launch as a gpujit.RaceError: each distinct hazard a
+ * line (its kind, block, address, and the two accesses: thread, kind and file:line), and .races
+ * as a list of dicts of the same. */
+static int race_raise(PyObject *name, const GjOutput *o, const GjRaceReport *r, int n, uint64_t total) {
+    static const char *kinds[] = {"RAW", "WAR", "WAW"};
+    size_t len = 0, cap = GJ_RACE_REPORTS * 1600 + 512;
+    char *msg = malloc(cap);
+    PyObject *list = msg ? PyList_New(0) : NULL;
+    if (!list) return free(msg), msg ? -1 : (PyErr_NoMemory(), -1);
+    const char *u = PyUnicode_AsUTF8(name);
+    if (!u) PyErr_Clear();
+    char line[1600]; /* two sites' file:line, what, the rest: each well under their buffers */
+    snprintf(msg, cap,
+             "kernel '%s': racecheck: %llu data race hazard%s between threads of a block with no barrier between "
+             "them (%s%d distinct below):",
+             u ? u : "?", (unsigned long long)total, total == 1 ? "" : "s", n == GJ_RACE_REPORTS ? "the first " : "",
+             n);
+    len = strlen(msg);
+    for (int i = 0; i < n; i++) {
+        const GjRaceReport *p = &r[i];
+        char where[2][512], what[2][256], at[96];
+        for (int k = 0; k < 2; k++) race_site(o, p->site[k], where[k], sizeof where[k], what[k], sizeof what[k]);
+        if (p->shared_off >= 0)
+            snprintf(at, sizeof at, "shared memory offset %lld (0x%llx)", (long long)p->shared_off,
+                     (unsigned long long)p->addr);
+        else
+            snprintf(at, sizeof at, "address 0x%llx", (unsigned long long)p->addr);
+        const char *kind = kinds[p->kind >= 0 && p->kind < 3 ? p->kind : 0];
+        snprintf(line, sizeof line,
+                 "\n  %s hazard in block (%d, %d, %d) at %s, %s: %s by thread (%d, %d, %d) at %s, then %s by thread "
+                 "(%d, %d, %d) at %s",
+                 kind, p->ctaid[0], p->ctaid[1], p->ctaid[2], at, what[1], race_verb(p->flags[0]), p->tid[0][0],
+                 p->tid[0][1], p->tid[0][2], where[0], race_verb(p->flags[1]), p->tid[1][0], p->tid[1][1],
+                 p->tid[1][2], where[1]);
+        size_t l = strlen(line);
+        if (len + l < cap) memcpy(msg + len, line, l + 1), len += l;
+        PyObject *dct = Py_BuildValue(
+                "{s:s,s:(iii),s:K,s:L,s:s,s:((iii)(iii)),s:(ss),s:(ss)}", "kind", kind, "block", p->ctaid[0],
+                p->ctaid[1], p->ctaid[2], "address", (unsigned long long)p->addr, "shared_offset",
+                (long long)p->shared_off, "what", what[1], "threads", p->tid[0][0], p->tid[0][1], p->tid[0][2],
+                p->tid[1][0], p->tid[1][1], p->tid[1][2], "lines", where[0], where[1], "accesses",
+                race_verb(p->flags[0]), race_verb(p->flags[1]));
+        if (!dct || PyList_Append(list, dct) < 0) {
+            Py_XDECREF(dct);
+            Py_DECREF(list);
+            free(msg);
+            return -1;
+        }
+        Py_DECREF(dct);
+    }
+    PyObject *exc = PyObject_CallFunction(GjExc_RaceError, "s", msg);
+    free(msg);
+    if (!exc || PyObject_SetAttrString(exc, "races", list) < 0) {
+        Py_XDECREF(exc);
+        Py_DECREF(list);
+        return -1;
+    }
+    Py_DECREF(list);
+    PyErr_SetObject(GjExc_RaceError, exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
 static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, void **kp, uint64_t *slots, int run) {
     GjOutput *o = e->out;
     size_t shared_used, local, constant;
@@ -699,6 +776,7 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
     size_t shared = gj_output_shared_bytes(o) + c->dyn_smem;
     int barrier = gj_output_uses_barrier(o) ? GJ_CPU_BARRIER : 0;
     if (gj_output_cooperative(o)) barrier |= GJ_CPU_BARRIER | GJ_CPU_COOPERATIVE;
+    if (gj_output_racecheck(o)) barrier |= GJ_CPU_RACECHECK;
     Py_BEGIN_ALLOW_THREADS rc = gj_cpu_launch(bf, tf, barrier, c->grid, c->block, shared, kp, &err);
     Py_END_ALLOW_THREADS
     if (rc == GJ_CPU_INTERRUPTED) {
@@ -725,6 +803,17 @@ static int launch_host(GjLaunchConfig *c, CacheEntry *e, ArgDesc *d, int nargs, 
             PyErr_Format(GjExc_LaunchError, "kernel '%U': %s", name, err ? err : "launch failed");
         Py_XDECREF(name);
         return -1;
+    }
+    if (gj_output_racecheck(o)) {
+        int n;
+        uint64_t total;
+        const GjRaceReport *r = gj_cpu_race_reports(&n, &total);
+        if (total) {
+            PyObject *name = gj_kernel_name((PyObject *)c->disp, o);
+            int rc2 = name ? race_raise(name, o, r, n, total) : -1;
+            Py_XDECREF(name);
+            return rc2;
+        }
     }
     return 0;
 }
@@ -1197,6 +1286,13 @@ int gj_launch_add(PyObject *m) {
     GjExc_LaunchError = PyErr_NewExceptionWithDoc("gpujit.LaunchError", "A kernel launch on the CPU target failed.",
                                                   PyExc_RuntimeError, NULL);
     if (!GjExc_LaunchError || PyModule_AddObjectRef(m, "LaunchError", GjExc_LaunchError) < 0) return -1;
+    GjExc_RaceError = PyErr_NewExceptionWithDoc(
+            "gpujit.RaceError",
+            "A kernel compiled with racecheck=True raced on the CPU target: two threads of a block "
+            "accessed the same memory, at least one writing, with no barrier between them. .races "
+            "lists the hazards the message names.",
+            GjExc_LaunchError, NULL);
+    if (!GjExc_RaceError || PyModule_AddObjectRef(m, "RaceError", GjExc_RaceError) < 0) return -1;
     PyObject *bases = PyTuple_Pack(2, PyExc_TypeError, PyExc_ValueError);
     GjExc_NoLaunchConfig = bases ? PyErr_NewExceptionWithDoc("gpujit.NoLaunchConfigError",
                                                              "A kernel was called without kernel[griddim, blockdim].",

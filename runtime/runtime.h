@@ -24,6 +24,7 @@ PyObject *gj_compiled_link(PyObject *obj);
 extern PyObject *GjExc_CudaError;
 
 extern PyObject *GjExc_LaunchError; /* gpujit.LaunchError: a cpu-target launch failed */
+extern PyObject *GjExc_RaceError;   /* gpujit.RaceError: racecheck found a data race (a LaunchError) */
 
 /* runtime/module.c caches the CUDA module of each CompiledKernel. If the
  * CompiledKernel type supports weak references (tp_weaklistoffset), the cache

@@ -206,6 +206,7 @@ LLVMValueRef lower_atomic(Ctx *c, AtomicOp op, Instr **a, Type *et) {
     } else {
         p = elem_ptr(c, a[0], a[1]);
     }
+    race_check(c, a[0], p, et, GJ_RACE_WRITE | GJ_RACE_ATOMIC);
     LLVMValueRef v = val_as(c, a[vi], et);
     LLVMAtomicOrdering mo = LLVMAtomicOrderingMonotonic;
     bool fl = is_float(et), sg = is_signed(et);

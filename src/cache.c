@@ -62,6 +62,7 @@ PyObject *gj_output_state(const GjOutput *o) {
         put(d, "max_threads", PyLong_FromLong(o->max_threads)) < 0 ||
         put(d, "uses_barrier", PyLong_FromLong(o->uses_barrier)) < 0 || put(d, "debug", PyLong_FromLong(o->debug)) < 0 ||
         put(d, "files", files) < 0 || put(d, "barriers", str_list(o->barriers, o->nbarriers)) < 0 ||
+        put(d, "racecheck", PyLong_FromLong(o->racecheck)) < 0 || put(d, "races", str_list(o->races, o->nraces)) < 0 ||
         put(d, "raises", o->raises ? Py_NewRef(o->raises) : PyList_New(0)) < 0 ||
         put(d, "bitcode", o->bitcode ? PyBytes_FromStringAndSize(o->bitcode, (Py_ssize_t)o->bitcode_len)
                                      : Py_NewRef(Py_None)) < 0 ||
@@ -69,6 +70,21 @@ PyObject *gj_output_state(const GjOutput *o) {
                                    : Py_NewRef(Py_None)) < 0)
         return Py_DECREF(d), NULL;
     return d;
+}
+
+/* d[key], a list of strings, as a malloc'd array of *n of them (nothing where d has no such
+ * list; "?" for an item that is not a string); -1 when out of memory. */
+static int get_str_list(PyObject *d, const char *key, char ***out, int *n) {
+    PyObject *l = PyDict_GetItemString(d, key);
+    if (!l || !PyList_Check(l)) return 0;
+    if (!(*out = calloc((size_t)PyList_GET_SIZE(l) + 1, sizeof(char *)))) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(l); i++) {
+        PyObject *b = PyList_GET_ITEM(l, i);
+        const char *s = PyUnicode_Check(b) ? PyUnicode_AsUTF8(b) : "?";
+        if (!s) PyErr_Clear();
+        if (!((*out)[(*n)++] = strdup(s ? s : "?"))) return (*n)--, PyErr_NoMemory(), -1;
+    }
+    return 0;
 }
 
 /* d[key] as a new malloc'd string (NULL for None); -1 if it is neither */
@@ -194,15 +210,12 @@ GjOutput *gj_output_from_state(PyObject *d) {
         const char *s = PyUnicode_Check(PyList_GET_ITEM(files, i)) ? PyUnicode_AsUTF8(PyList_GET_ITEM(files, i)) : "?";
         if (!(o->files[o->nfiles++] = strdup(s ? s : "?"))) goto fail;
     }
-    PyObject *barriers = PyDict_GetItemString(d, "barriers"); /* absent from older entries */
-    if (barriers && PyList_Check(barriers)) {
-        if (!(o->barriers = calloc((size_t)PyList_GET_SIZE(barriers) + 1, sizeof(char *)))) goto fail;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(barriers); i++) {
-            PyObject *b = PyList_GET_ITEM(barriers, i);
-            const char *s = PyUnicode_Check(b) ? PyUnicode_AsUTF8(b) : "?";
-            if (!(o->barriers[o->nbarriers++] = strdup(s ? s : "?"))) goto fail;
-        }
-    }
+    /* absent from older entries */
+    if (get_str_list(d, "barriers", &o->barriers, &o->nbarriers) < 0 ||
+        get_str_list(d, "races", &o->races, &o->nraces) < 0)
+        goto fail;
+    PyObject *rc = PyDict_GetItemString(d, "racecheck");
+    o->racecheck = rc && PyLong_Check(rc) && PyLong_AsLong(rc) == 1;
     o->raises = PyList_GetSlice(raises, 0, PyList_GET_SIZE(raises));
     if (!o->raises) goto fail;
     if (o->target == GJ_TARGET_HOST) {

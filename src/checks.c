@@ -297,3 +297,22 @@ void check_step(Ctx *c, LLVMValueRef bad, int what) { check_record(c, bad, GJ_ER
 void check_shape(Ctx *c, LLVMValueRef bad, int what, int axis, int ndim, LLVMValueRef dst, LLVMValueRef src) {
     check_record(c, bad, GJ_ERR_SHAPE, ci64(c, what | (int64_t)axis << 8 | (int64_t)ndim << 16), dst, src);
 }
+
+void race_check(Ctx *c, Instr *arr, LLVMValueRef p, Type *et, int flags) {
+    if (!c->opt.racecheck || !c->target->race_access) return;
+    Type *at = arr->type;
+    if (at->kind == TY_ARRAY && (at->space == AS_LOCAL || at->space == AS_CONST)) return;
+    if (et->kind == TY_RECORD && !(flags & GJ_RACE_WRITE)) return; /* a[i] of records is an address: nothing read */
+    int64_t size = type_size(et);
+    if (size <= 0) return;
+    const char *name = arr->op == IR_LOAD_VAR ? ctx_var(c, arr->var)->name : NULL;
+    if (name && name[0] == '$') name = NULL;
+    const char *what = at->kind == TY_ARRAY && at->space == AS_SHARED ? "shared array" : "array";
+    Ctx *root = ctx_root(c);
+    int site = root->races.n;
+    vec_push(&root->arena, &root->races,
+             name ? arena_printf(&root->arena, "%s:%d\t%s '%s'", c->filename, c->cur_loc.line, what, name)
+                  : arena_printf(&root->arena, "%s:%d\t%s", c->filename, c->cur_loc.line,
+                                 at->kind == TY_ARRAY && at->space == AS_SHARED ? "shared memory" : "memory"));
+    c->target->race_access(c, p, (uint64_t)size, site << GJ_RACE_SITE_SHIFT | flags);
+}

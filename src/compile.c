@@ -33,6 +33,7 @@ static int setup(Ctx *c, PyObject *code, PyObject *globals, PyObject *closure, c
         return -1;
     }
     c->opt = *opt;
+    c->opt.racecheck = c->opt.racecheck && c->opt.target == GJ_TARGET_HOST; /* the GPU has compute-sanitizer */
     if (!c->opt.cc_major) c->opt.cc_major = 9, c->opt.cc_minor = 0;
     RETURN_IF_ERROR(check_cc(&c->opt));
     c->code = code;
@@ -114,6 +115,10 @@ static int describe(Ctx *c) {
     o->nbarriers = c->barriers.n;
     o->barriers = calloc((size_t)c->barriers.n + 1, sizeof(char *));
     for (int i = 0; o->barriers && i < c->barriers.n; i++) o->barriers[i] = strdup(c->barriers.v[i]);
+    o->racecheck = c->opt.racecheck;
+    o->nraces = c->races.n;
+    o->races = calloc((size_t)c->races.n + 1, sizeof(char *));
+    for (int i = 0; o->races && i < c->races.n; i++) o->races[i] = strdup(c->races.v[i]);
     o->raises = c->raises; /* the output owns them now */
     c->raises = NULL;
     o->shared_bytes = c->shared_bytes;
@@ -407,6 +412,10 @@ const char *gj_output_file(const GjOutput *o, int i) { return i >= 0 && i < o->n
 const char *gj_output_barrier(const GjOutput *o, int site) {
     return o->barriers && site >= 0 && site < o->nbarriers ? o->barriers[site] : NULL;
 }
+int gj_output_racecheck(const GjOutput *o) { return o->racecheck; }
+const char *gj_output_race_site(const GjOutput *o, int site) {
+    return o->races && site >= 0 && site < o->nraces ? o->races[site] : NULL;
+}
 PyObject *gj_output_raise(const GjOutput *o, int i) {
     return o->raises && i >= 0 && i < PyList_GET_SIZE(o->raises) ? PyList_GET_ITEM(o->raises, i) : NULL;
 }
@@ -429,6 +438,8 @@ void gj_output_free(GjOutput *o) {
     free(o->files);
     for (int i = 0; o->barriers && i < o->nbarriers; i++) free(o->barriers[i]);
     free(o->barriers);
+    for (int i = 0; o->races && i < o->nraces; i++) free(o->races[i]);
+    free(o->races);
     Py_XDECREF(o->raises);
     Py_XDECREF(o->externs);
     free(o);

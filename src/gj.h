@@ -774,6 +774,9 @@ struct Target {
      * (the caller adds `unreachable`). NULL: the thread goes on, the access
      * redirected to a scratch word. */
     void (*trap)(Ctx *c);
+    /* Optional, racecheck=True: tell the race detector of an access of `size` bytes at p
+     * (flags GJ_RACE_WRITE/ATOMIC, and the site, as GjBlockCtx.race takes them). */
+    void (*race_access)(Ctx *c, LLVMValueRef p, uint64_t size, int32_t site_flags);
 };
 extern const Target target_nvptx, target_host;
 /* libdevice_link.c: links the libdevice functions that c->mod declares, from the file at path */
@@ -1019,6 +1022,10 @@ LLVMValueRef check_bounds(Ctx *c, LLVMValueRef arr, LLVMValueRef *ix, LLVMValueR
 /* with checks on (c->errbuf): a record of `kind` (GJ_ERR_*) where `bad`; the thread goes on */
 void check_record(Ctx *c, LLVMValueRef bad, int kind, LLVMValueRef w2, LLVMValueRef w3, LLVMValueRef w4);
 void check_step(Ctx *c, LLVMValueRef bad, int what); /* a zero slice or range() step where `bad` */
+/* racecheck=True: the access at p of an element of type et of array arr (a store where
+ * GJ_RACE_WRITE is in flags, an atomic with GJ_RACE_ATOMIC) is told to the race detector,
+ * unless arr is a local or constant array. A site per access, in the root's table. */
+void race_check(Ctx *c, Instr *arr, LLVMValueRef p, Type *et, int flags);
 /* a[...] = b or a ufunc's operand (GJ_SHAPE_*): axis of ndim has length src, not dst (or 1) */
 void check_shape(Ctx *c, LLVMValueRef bad, int what, int axis, int ndim, LLVMValueRef dst, LLVMValueRef src);
 
@@ -1184,6 +1191,9 @@ struct GjOutput {
     char **files;
     int nbarriers;
     char **barriers; /* host target: "file:line" of each syncthreads() call, by site number */
+    int racecheck;   /* host target: compiled with racecheck (its accesses call blk->race) */
+    int nraces;
+    char **races;    /* racecheck: "file:line\twhat" of each checked access, by site number */
     PyObject *raises; /* (class, args, builtin, function name) per raise site */
     void *host_block_fn, *host_thread_fn;
     void *jit; /* LLVMOrcLLJITRef owning the host code */
@@ -1268,6 +1278,7 @@ struct Ctx {
     LLVMValueRef lane_prefix[2]; /* device functions: the caller's position at the call (i64 address, i32 length) */
     PtrVec files; /* root: file names, indexed by debug error records */
     PtrVec barriers; /* root, CPU target: "file:line" of each syncthreads() call, by its site number */
+    PtrVec races;    /* root, racecheck: "file:line\twhat" of each checked access, by its site number */
     PyObject *raises; /* root: a list of (class, args, builtin, function name), indexed by IR_RAISE */
     PyObject *owned; /* root: a list of the nested functions (and their cells) built from kernel code */
     PyObject *externs; /* root: a list of the external functions (declare_device) the code calls */

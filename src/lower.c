@@ -403,7 +403,9 @@ static int lower_instr(Ctx *c, Instr *in) {
         if (ot->kind == TY_ARRAY && in->type->kind == TY_ARRAY) {
             r = make_view(c, ot, val(c, in->args[0]), in->args[1], in->type);
         } else if (ot->kind == TY_ARRAY || ot->kind == TY_CPTR) {
-            r = load_elem(c, ot->elem, elem_ptr(c, in->args[0], in->args[1]));
+            LLVMValueRef p = elem_ptr(c, in->args[0], in->args[1]);
+            race_check(c, in->args[0], p, ot->elem, 0);
+            r = load_elem(c, ot->elem, p);
         } else if (ot->kind == TY_RECORD) {
             r = lower_record_get(c, ot, val(c, in->args[0]), record_field_name(c, ot, in->args[1]), in->type);
             if (!r) return -1;
@@ -452,7 +454,11 @@ static int lower_instr(Ctx *c, Instr *in) {
             store_view(c, vt, make_view(c, at, val(c, in->args[0]), in->args[1], vt), in->args[2]);
             break;
         }
-        store_elem(c, et, elem_ptr(c, in->args[0], in->args[1]), val_as(c, in->args[2], et));
+        /* the value first, then the address: the order the code has always been emitted in */
+        LLVMValueRef v = val_as(c, in->args[2], et);
+        LLVMValueRef p = elem_ptr(c, in->args[0], in->args[1]);
+        race_check(c, in->args[0], p, et, GJ_RACE_WRITE);
+        store_elem(c, et, p, v);
         break;
     }
     case IR_SLICE: r = lower_slice(c, in); break;

@@ -214,15 +214,15 @@ static PyObject *py_check_environment(PyObject *mod, PyObject *unused) {
 static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"code",     "globals", "closure", "sig",  "target",    "cc",          "fastmath",
                              "lineinfo", "debug",   "device",  "name", "keep_llvm", "boundscheck",
-                             "launch_bounds", "keep_bitcode", "opt", NULL};
+                             "launch_bounds", "keep_bitcode", "opt", "racecheck", NULL};
     PyObject *code, *globals = Py_None, *closure = Py_None, *cc = NULL, *bounds = NULL;
     const char *sig, *target = "cuda", *name = NULL;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, device = 0, keep_llvm = 0, boundscheck = 0,
-        keep_bitcode = 0, opt_on = 1;
+        keep_bitcode = 0, opt_on = 1, racecheck = 0;
     if (env_check() < 0) return NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOpp", kwlist, &PyCode_Type, &code, &globals, &closure,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOs|sOppppzppOppp", kwlist, &PyCode_Type, &code, &globals, &closure,
                                      &sig, &target, &cc, &fastmath, &lineinfo, &debug, &device, &name, &keep_llvm,
-                                     &boundscheck, &bounds, &keep_bitcode, &opt_on))
+                                     &boundscheck, &bounds, &keep_bitcode, &opt_on, &racecheck))
         return NULL;
     GjOptions opt = {0};
     int kind = 0;
@@ -242,6 +242,7 @@ static PyObject *py_compile(PyObject *mod, PyObject *args, PyObject *kw) {
     opt.keep_llvm = keep_llvm;
     opt.keep_bitcode = keep_bitcode;
     opt.noopt = !opt_on;
+    opt.racecheck = racecheck;
     if (bounds && bounds != Py_None) {
         PyObject *seq = PySequence_Fast(bounds, "launch_bounds must be a tuple of ints");
         if (!seq) return NULL;

@@ -32,6 +32,7 @@ enum {
     OFF_CORO_BEGIN = offsetof(GjBlockCtx, coro_begin),
     OFF_CORO_RUN = offsetof(GjBlockCtx, coro_run),
     OFF_CORO_EVERY = offsetof(GjBlockCtx, coro_every),
+    OFF_RACE = offsetof(GjBlockCtx, race),
 };
 /* The loads below are i32 and i64. */
 _Static_assert(sizeof(((GjBlockCtx *)0)->ntid[0]) == 4 && sizeof(((GjBlockCtx *)0)->shared_bytes) == 8,
@@ -605,9 +606,12 @@ static int finish(Ctx *c) {
     /* a barrier kernel whose only barrier is syncthreads() in its body:
      * loops over the threads between barriers (regions.c) where it fits */
     LLVMValueRef regions = NULL, *sites = NULL;
-    int ns = ctx_root(c)->uses_barrier ? barrier_sites(c, &sites) : 0;
+    /* racecheck kernels run as fibers (barrier kernels) or one loop over the
+     * threads: the runtime sees every barrier there (cpu_race.c's epochs) */
+    bool plain = c->opt.racecheck;
+    int ns = ctx_root(c)->uses_barrier && !plain ? barrier_sites(c, &sites) : 0;
     if (ns > 0 && host_regions(c, sites, ns, &regions) < 0) return -1;
-    CoroMode coro = regions ? CORO_NONE : interleave(c);
+    CoroMode coro = regions || plain ? CORO_NONE : interleave(c);
     name_scheme(c, regions                 ? "regions"
                    : coro == CORO_LOOPS    ? "interleaved-loops"
                    : coro == CORO_BARRIERS ? "interleaved-barriers"
@@ -722,6 +726,17 @@ static void trap(Ctx *c) {
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->llctx, kind, 0));
 }
 
+/* racecheck: blk->race(blk, p, size, site_flags, tx, ty, tz) before the access
+ * (runtime/cpu_race.c). */
+static void race_access(Ctx *c, LLVMValueRef p, uint64_t size, int32_t site_flags) {
+    LLVMTypeRef pt[7] = {c->ptr, c->ptr, c->i64, c->i32, c->i32, c->i32, c->i32};
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(p))) p = LLVMBuildAddrSpaceCast(c->b, p, c->ptr, "");
+    LLVMValueRef args[7] = {c->host_blk, p, LLVMConstInt(c->i64, size, 0),
+                            LLVMConstInt(c->i32, (unsigned long long)(uint32_t)site_flags, 0),
+                            c->host_tid[0], c->host_tid[1], c->host_tid[2]};
+    call_runtime(c, OFF_RACE, c->voidt, pt, args, 7);
+}
+
 /* printf from the host C library, then fflush so the line is out before
  * the launch returns (Python's own output is buffered separately). */
 static void print(Ctx *c, LLVMValueRef fmt, LLVMValueRef *args, int nargs) {
@@ -809,6 +824,7 @@ const Target target_host = {
     .cache_access = cache_access,
     .begin_device_fn = begin_device_fn,
     .trap = trap,
+    .race_access = race_access,
     .lane_positions = true,
     .half_via_float = true,
 };

@@ -45,6 +45,8 @@ typedef struct GjOptions {
     int noopt;              /* opt=False: no LLVM optimisation (locals stay in memory) and no
                              * floating-point contraction into FMAs, as numba's -O0 */
     char cc_suffix;         /* 'a': the cc's architecture-specific features (sm_90a); 0: none */
+    int racecheck;          /* host target: report data races between a block's threads
+                             * (runtime/cpu_race.c); ignored on NVPTX */
 } GjOptions;
 
 /* One Python-level argument of a compiled kernel. */
@@ -172,6 +174,10 @@ int gj_output_debug(const GjOutput *o);
 const char *gj_output_file(const GjOutput *o, int i);
 /* "file:line" of syncthreads() call `site` of a CPU-target kernel (GjBlockCtx.syncthreads), or NULL. */
 const char *gj_output_barrier(const GjOutput *o, int site);
+/* racecheck kernels: whether it was compiled so, and access site `site` as "file:line\twhat"
+ * (what: "shared array 's'", "array 'out'", ...; NULL if there is no such site) */
+int gj_output_racecheck(const GjOutput *o);
+const char *gj_output_race_site(const GjOutput *o, int site);
 /* Raise site i: a borrowed (class, args, builtin) tuple, or NULL. */
 PyObject *gj_output_raise(const GjOutput *o, int i);
 /* Host target only: entry points (see runtime/cpu.h for their types);

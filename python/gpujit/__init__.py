@@ -16,7 +16,7 @@ import inspect as _inspect
 import sys as _sys
 from . import _core
 from .errors import (CompileError, TypingError, UnsupportedError, InternalCompilerError, CudaError,
-                     LaunchError, CudaDriverError, PerformanceWarning)
+                     LaunchError, RaceError, CudaDriverError, PerformanceWarning)
 from .intrinsics import (threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize,
                          syncthreads, shared, local, atomic, const, syncthreads_count, syncthreads_and,
                          syncthreads_or, syncwarp, threadfence, threadfence_block, threadfence_system,
@@ -47,7 +47,7 @@ from ._version import __version__  # noqa: E402
 
 def jit(func_or_sig=None, device=False, inline=False, forceinline=False, link=None, debug=False, opt=True,
         lineinfo=False, cache=False, launch_bounds=None, lto=False, shared_memory_carveout=None, fastmath=False,
-        boundscheck=None, extensions=None):
+        boundscheck=None, extensions=None, racecheck=None):
     """Compile a Python function as a kernel (or, with device=True, a device function):
     @jit, @jit(options), @jit(sig, options) or @jit([sig1, sig2], options). Without a
     signature each launch compiles for its argument types; with one (or several) the
@@ -83,10 +83,14 @@ def jit(func_or_sig=None, device=False, inline=False, forceinline=False, link=No
                   debug=True
     extensions    numba's argument-handler extensions (objects with a
                   prepare_args method), applied to a launch's arguments
+    racecheck     True: on the cpu target, report data races between the
+                  threads of a block (gpujit.RaceError at the launch); None:
+                  as GPUJIT_CPU_RACECHECK (off by default). No effect on the
+                  GPU (use compute-sanitizer --tool racecheck there)
     """
     options = dict(inline=inline, forceinline=forceinline, link=link, debug=debug, opt=opt, lineinfo=lineinfo,
                    cache=cache, launch_bounds=launch_bounds, lto=lto, shared_memory_carveout=shared_memory_carveout,
-                   fastmath=fastmath, boundscheck=boundscheck, extensions=extensions)
+                   fastmath=fastmath, boundscheck=boundscheck, extensions=extensions, racecheck=racecheck)
     if device:  # a device function takes the options that change its code, as given
         defaults = _inspect.signature(jit).parameters
         options = {k: v for k, v in options.items() if v is not defaults[k].default}

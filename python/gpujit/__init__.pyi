@@ -107,6 +107,7 @@ from .errors import GraphCaptureError as GraphCaptureError
 from .errors import InternalCompilerError as InternalCompilerError
 from .errors import KernelRuntimeError as KernelRuntimeError
 from .errors import LaunchError as LaunchError
+from .errors import RaceError as RaceError
 from .errors import PerformanceWarning as PerformanceWarning
 from .errors import TypingError as TypingError
 from .errors import UnsupportedError as UnsupportedError
@@ -239,7 +240,7 @@ def jit(
     func_or_sig: Any = ..., device: Any = ..., inline: Any = ..., forceinline: Any = ..., link: Any = ...,
     debug: Any = ..., opt: Any = ..., lineinfo: Any = ..., cache: Any = ..., launch_bounds: Any = ..., lto:
     Any = ..., shared_memory_carveout: Any = ..., fastmath: Any = ..., boundscheck: Any = ..., extensions: Any
-    = ...,
+    = ..., racecheck: Any = ...,
 ) -> Any: ...
 
 char1: _VectorConstructor

@@ -75,6 +75,7 @@ def check_environment():
     checks the same."""
     _core.check_environment()  # those the compiler and the CPU target read
     flag("GPUJIT_CPU_BOUNDSCHECK", 1)
+    flag("GPUJIT_CPU_RACECHECK", 0)
     flag("GPUJIT_PROFILE", 0)
     for name, numba in _FLAGS:
         _env(name, 0, numba)

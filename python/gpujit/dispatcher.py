@@ -104,14 +104,14 @@ class Dispatcher(_core.DispatcherBase):
     jit makes it: Dispatcher(pyfunc, sigs, ...) takes the Python function `pyfunc`, its
     signatures `sigs` (a list; None: compiled per launch) and jit's options fastmath,
     lineinfo, debug, device (False here), inline, opt, cache, boundscheck, lto,
-    shared_memory_carveout, forceinline, launch_bounds, extensions and link (see
+    shared_memory_carveout, forceinline, launch_bounds, extensions, link and racecheck (see
     help(gpujit.jit)); other options are a TypeError."""
 
     __gpujit_device__ = True   # the compiler reads py_func where a kernel calls it
 
     def __init__(self, pyfunc, sigs=None, fastmath=False, lineinfo=False, debug=False, device=False,
                  inline=False, opt=True, cache=False, boundscheck=None, lto=False, shared_memory_carveout=None,
-                 forceinline=False, launch_bounds=None, extensions=None, link=None,
+                 forceinline=False, launch_bounds=None, extensions=None, link=None, racecheck=None,
                  **options):
         super().__init__()
         if extensions:
@@ -138,13 +138,14 @@ class Dispatcher(_core.DispatcherBase):
         self.lineinfo = bool(lineinfo)
         self.debug = bool(debug)
         self.boundscheck = None if boundscheck is None else bool(boundscheck)
+        self.racecheck = None if racecheck is None else bool(racecheck)
         from .compiler import _launch_bounds
         self.launch_bounds = _launch_bounds(launch_bounds)
         from .compiler import _opt_given
         self._opt = _opt_given(opt)
         self._options = dict(fastmath=fastmath, lineinfo=lineinfo, debug=debug, inline=inline, opt=opt,
                              boundscheck=boundscheck, forceinline=forceinline, launch_bounds=launch_bounds,
-                             cache=cache, link=link)
+                             cache=cache, link=link, racecheck=racecheck)
         if cache:
             from .caching import FunctionCache
             self._cache = FunctionCache(pyfunc)
@@ -153,7 +154,7 @@ class Dispatcher(_core.DispatcherBase):
             from .caching import CacheStats
             self._cache = None
             self.stats = CacheStats()
-        self._compiled = {}  # (sig, target, cc) -> CompiledKernel
+        self._compiled = {}  # (sig, target, cc, boundscheck, racecheck) -> CompiledKernel
         self._overload_objs = {}  # the same keys -> its _Overload (overloads)
         self._eager = signature_list(sigs)
         self.specializations = {}  # (cc, argument types) -> Dispatcher, from specialize()
@@ -177,11 +178,26 @@ class Dispatcher(_core.DispatcherBase):
         from .config import flag
         return target == "cpu" and bool(flag("GPUJIT_CPU_BOUNDSCHECK", 1))
 
+    def _racecheck(self, target):
+        """Does the race detector watch this kernel? Only on the cpu target:
+        racecheck=True/False decides, else GPUJIT_CPU_RACECHECK (read at each
+        compile; off by default)."""
+        if target != "cpu":
+            return False
+        if self.racecheck is not None:
+            return self.racecheck
+        from .config import flag
+        return bool(flag("GPUJIT_CPU_RACECHECK", 0))
+
+    def _key(self, sig, target, cc):
+        """The key of _compiled for a signature: (sig, target, cc, boundscheck, racecheck)."""
+        return (_normalise_sig(sig), target, cc, self._boundscheck(target), self._racecheck(target))
+
     def compile(self, sig, target=None, cc=None):
         """Compile one signature for a target ('cuda' or 'cpu'); cached (on disk too with cache=True)."""
         target = target or _current_target()
         cc = tuple(cc) if cc else _target_cc(target)
-        key = (_normalise_sig(sig), target, cc, self._boundscheck(target))
+        key = self._key(sig, target, cc)
         k = self._compiled.get(key)
         if k is None:
             k = self._compiled[key] = self._build(key)
@@ -194,7 +210,7 @@ class Dispatcher(_core.DispatcherBase):
             k = _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2],
                               fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
                               boundscheck=key[3], **_given(launch_bounds=self.launch_bounds,
-                                                           keep_bitcode=keep_bitcode), **self._opt)
+                                                           keep_bitcode=keep_bitcode, racecheck=key[4]), **self._opt)
             if key[1] == "cuda" and (self.link or k.externs):
                 from .linking import link_items
                 # the kernel's own files, then each called declaration's
@@ -213,7 +229,7 @@ class Dispatcher(_core.DispatcherBase):
             return build()
         ckey = self._cache.key(key[0], key[1], key[2], dict(
             boundscheck=key[3], fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug,
-            launch_bounds=self.launch_bounds, **self._opt))
+            launch_bounds=self.launch_bounds, **_given(racecheck=key[4]), **self._opt))
 
         def build_cached():
             k = build(True)
@@ -393,7 +409,7 @@ class Dispatcher(_core.DispatcherBase):
         out = SignatureDict()
         for sig in sigs:
             # compiled again with line information, so that the listing names the Python lines
-            k = self._compile_again((sig, "cuda", cc, self._boundscheck("cuda")), lineinfo=True)
+            k = self._compile_again(self._key(sig, "cuda", cc), lineinfo=True)
             if self.link or k.externs:
                 raise NotImplementedError("inspect_sass of %s: it links external code (link= or declare_device), "
                                           "which ptxas alone cannot assemble" % self.__name__)
@@ -406,7 +422,7 @@ class Dispatcher(_core.DispatcherBase):
         this compiles again with it kept."""
         if signature is not None:
             target = _current_target()
-            return self._llvm((_normalise_sig(signature), target, _target_cc(target), self._boundscheck(target)))
+            return self._llvm(self._key(signature, target, _target_cc(target)))
         if not self._compiled:
             raise ValueError("%s has not been compiled yet: pass a signature or launch it first" % self.__name__)
         return {k[0]: self._llvm(k) for k in self._compiled}
@@ -416,11 +432,11 @@ class Dispatcher(_core.DispatcherBase):
         return self._compile_again(key, keep_llvm=True).llvm
 
     def _compile_again(self, key, **changed):
-        """The kernel of a key of _compiled (signature, target, cc, boundscheck) compiled
+        """The kernel of a key of _compiled (signature, target, cc, boundscheck, racecheck) compiled
         anew, outside the caches, with the kernel's options but those `changed` gives."""
         f = self.py_func
         opts = dict(fastmath=self.fastmath, lineinfo=self.lineinfo, debug=self.debug, boundscheck=key[3],
-                    **_given(launch_bounds=self.launch_bounds), **self._opt)
+                    **_given(launch_bounds=self.launch_bounds, racecheck=key[4]), **self._opt)
         opts.update(changed)
         return _core.compile(f.__code__, f.__globals__, f.__closure__, key[0], target=key[1], cc=key[2], **opts)
 
@@ -538,7 +554,8 @@ class DeviceFunction:
     is compiled the same way.)
     jit(device=True) makes it: DeviceFunction(pyfunc, sigs, **options) takes the Python
     function `pyfunc`, its signatures `sigs` (a list, or None) and, as options, jit's
-    fastmath, inline, forceinline, opt, cache, lineinfo, debug, boundscheck and lto;
+    fastmath, inline, forceinline, opt, cache, lineinfo, debug, boundscheck, lto and racecheck
+    (racecheck is left to the kernel the function is compiled into);
     others are a TypeError."""
 
     __gpujit_device__ = True
@@ -546,8 +563,9 @@ class DeviceFunction:
     def __init__(self, pyfunc, sigs=None, **options):
         if not inspect.isfunction(pyfunc):
             raise TypeError("@gpujit.jit(device=True) decorates a Python function, not %s" % type(pyfunc).__name__)
+        # racecheck is accepted and left to the kernel: a device function is compiled into it
         unknown = set(options) - {"fastmath", "inline", "forceinline", "opt", "cache", "lineinfo", "debug",
-                                  "boundscheck", "lto"}
+                                  "boundscheck", "lto", "racecheck"}
         if unknown:
             raise TypeError("unknown jit options: %s" % ", ".join(sorted(unknown)))
         self.py_func = pyfunc

@@ -15,6 +15,8 @@ RequireLiteralValue = _core.RequireLiteralValue
 TypingValueError = _core.TypingValueError  # a TypingError that is also a ValueError (alignment=3)
 CudaError = getattr(_core, "CudaError", RuntimeError)
 LaunchError = getattr(_core, "LaunchError", RuntimeError)
+# racecheck=True found a data race between threads of a block (cpu target): a LaunchError
+RaceError = getattr(_core, "RaceError", LaunchError)
 # the driver cannot be used in this process (it was forked after CUDA was initialised)
 CudaDriverError = _core.CudaDriverError
 # a CUDA graph capture went wrong (gpujit.graph): a CudaError

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds tests/c/test_cpu.c against the CPU executor (runtime/cpu.c,
-# cpu_fiber.c, cpu_warp.c) and runs it: plain, on one thread, and under
+# cpu_fiber.c, cpu_warp.c, cpu_race.c) and runs it: plain, on one thread, and under
 # ASan+UBSan. Exits non-zero on the first failure.
 #   EXTRA=1   also: the ucontext fallback, ThreadSanitizer, valgrind (slow)
 #   CC=...    compiler (default gcc)
@@ -13,7 +13,7 @@ CC=${CC:-gcc}
 # -fstack-clash-protection: the test kernels probe big frames page by page,
 # as the compiler's do, so that a stack overflow hits the guard page
 cflags="-std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -pthread -fstack-clash-protection -I$root/runtime"
-srcs="$here/test_cpu.c $root/runtime/cpu.c $root/runtime/cpu_fiber.c $root/runtime/cpu_warp.c"
+srcs="$here/test_cpu.c $root/runtime/cpu.c $root/runtime/cpu_fiber.c $root/runtime/cpu_warp.c $root/runtime/cpu_race.c"
 
 run() { echo "== $*"; "$@"; }
 

@@ -76,6 +76,66 @@ static void test_iota(void)
     free(out);
 }
 
+/* ---- race detector (GJ_CPU_RACECHECK): the tree reduction telling blk->race of each
+ * shared access, as compiled racecheck kernels do; with barriers nothing is reported, without
+ * them thread 0's read of sh[1] (site 3) and thread 1's first write of it (site 1) are the
+ * first write-after-read of every block ---- */
+
+static void k_race_reduce(void **params, GjBlockCtx *blk, int32_t tx, int32_t ty, int32_t tz)
+{
+    int32_t sync = *(int32_t *)params[0];
+    int64_t *sh = (int64_t *)(void *)blk->shared;
+    enum { W = GJ_RACE_WRITE, S = GJ_RACE_SITE_SHIFT };
+    blk->race(blk, &sh[tx], 8, 1 << S | W, tx, ty, tz);
+    sh[tx] = tx;
+    if (sync)
+        blk->syncthreads(blk, -1);
+    for (int32_t s = blk->ntid[0] / 2; s > 0; s >>= 1) {
+        if (tx < s) {
+            blk->race(blk, &sh[tx], 8, 2 << S, tx, ty, tz);
+            blk->race(blk, &sh[tx + s], 8, 3 << S, tx, ty, tz);
+            blk->race(blk, &sh[tx], 8, 4 << S | W, tx, ty, tz);
+            sh[tx] += sh[tx + s];
+        }
+        if (sync)
+            blk->syncthreads(blk, -1);
+    }
+}
+
+static void test_race(void)
+{
+    for (int32_t sync = 1; sync >= 0; sync--) {
+        void *params[] = {&sync};
+        const char *err;
+        int rc = gj_cpu_launch(NULL, k_race_reduce, GJ_CPU_BARRIER | GJ_CPU_RACECHECK, dim3(small ? 8 : 64, 1, 1),
+                               dim3(128, 1, 1), 128 * sizeof(int64_t), params, &err);
+        CHECK(rc == 0 && !err, "race (sync %d): rc=%d err=%s", sync, rc, err ? err : "(null)");
+        int n;
+        uint64_t total;
+        const GjRaceReport *r = gj_cpu_race_reports(&n, &total);
+        if (sync) {
+            CHECK(n == 0 && total == 0, "race with barriers: %d reports, %" PRIu64 " hazards", n, total);
+            continue;
+        }
+        CHECK(n > 0 && total >= (uint64_t)n, "race without barriers: %d reports, %" PRIu64 " hazards", n, total);
+        if (n > 0)
+            CHECK(r[0].kind == GJ_RACE_WAR && r[0].site[0] == 3 && r[0].site[1] == 1 && r[0].flags[0] == 0 &&
+                          r[0].flags[1] == GJ_RACE_WRITE && r[0].tid[0][0] == 0 && r[0].tid[1][0] == 1 &&
+                          r[0].tid[1][1] == 0 && r[0].shared_off == 8,
+                  "race without barriers: kind %d, sites %d %d, threads %d %d, offset %lld", r[0].kind,
+                  r[0].site[0], r[0].site[1], r[0].tid[0][0], r[0].tid[1][0], (long long)r[0].shared_off);
+    }
+    /* a launch without GJ_CPU_RACECHECK reports nothing, and leaves no reports behind */
+    int32_t sync = 0;
+    void *params[] = {&sync};
+    int rc = gj_cpu_launch(NULL, k_race_reduce, GJ_CPU_BARRIER, dim3(2, 1, 1), dim3(128, 1, 1),
+                           128 * sizeof(int64_t), params, NULL);
+    int n;
+    uint64_t total;
+    gj_cpu_race_reports(&n, &total);
+    CHECK(rc == 0 && n == 0 && total == 0, "race off: rc=%d, %d reports", rc, n);
+}
+
 /* ---- 2./3. shared-memory tree reduction with barriers -------------------- */
 
 /* params: const int64_t *in, int64_t n, int64_t *total, int32_t sync.
@@ -989,6 +1049,7 @@ int main(int argc, char **argv)
     test_fpenv();
     test_concurrent();
     test_overflow();
+    test_race();
     if (do_bench)
         bench();
     if (failures) {
