@@ -884,7 +884,23 @@ def guvectorize(*args, target="cuda", identity=None, **options):
 
 
 # -- numba's decorators, target='cuda' --------------------------------------------------------
-class CUDAVectorize:
+class _NumbaBuilder:
+    """What numba's ufunc decorators call on the builder they look up: add() per signature,
+    then build_ufunc()."""
+
+    @property
+    def pyfunc(self):
+        return self.py_func
+
+    def add(self, sig=None):
+        if sig is not None:
+            self._sigs.extend(_signatures(sig))
+
+    def disable_compile(self):
+        """numba's call after the signatures given: a ufunc with signatures compiles no others."""
+
+
+class CUDAVectorize(_NumbaBuilder):
     """What numba.vectorize(..., target='cuda') builds where numba.cuda is gpujit (the place
     mode): numba's decorator looks numba.cuda.vectorizers.CUDAVectorize up, makes one with
     (func, identity=, cache=, targetoptions=), add()s each signature, then calls build_ufunc(),
@@ -900,22 +916,11 @@ class CUDAVectorize:
         self.identity = identity
         self._sigs = []
 
-    @property
-    def pyfunc(self):
-        return self.py_func
-
-    def add(self, sig=None):
-        if sig is not None:
-            self._sigs.extend(_signatures(sig))
-
-    def disable_compile(self):
-        """numba's call after the signatures given: a ufunc with signatures compiles no others."""
-
     def build_ufunc(self):
         return DeviceUFunc(self.py_func, self._sigs, self.identity)
 
 
-class CUDAGUFuncVectorize:
+class CUDAGUFuncVectorize(_NumbaBuilder):
     """What numba.guvectorize(..., target='cuda') builds where numba.cuda is gpujit (the place
     mode), as CUDAVectorize for numba.vectorize: build_ufunc() gives gpujit's gufunc."""
 
@@ -932,17 +937,6 @@ class CUDAGUFuncVectorize:
         self.identity = identity
         self.signature = sig
         self._sigs = []
-
-    @property
-    def pyfunc(self):
-        return self.py_func
-
-    def add(self, sig=None):
-        if sig is not None:
-            self._sigs.extend(_signatures(sig))
-
-    def disable_compile(self):
-        """numba's call after the signatures given."""
 
     def build_ufunc(self):
         return DeviceGUFunc(self.py_func, self.signature, self._sigs, self.identity)
