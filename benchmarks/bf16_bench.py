@@ -122,7 +122,11 @@ def main():
     # or one fused rounding: both PyTorch and the kernels are checked against the fused and unfused forms)
     want_unfused = (a_bf.to(dev) * x + y)
     xf, yf = x.double(), y.double()
-    want_fused = (a * xf + yf).to(torch.bfloat16)
+    # the exact a*x + y (a float64 holds it), rounded once to bfloat16, to nearest even, on its
+    # bits: PyTorch's float64 -> bfloat16 goes through float32, which rounds twice
+    bits = (a * xf + yf).view(torch.int64)
+    bits = ((bits + ((1 << 44) - 1) + ((bits >> 45) & 1)) >> 45) << 45
+    want_fused = bits.view(torch.float64).to(torch.bfloat16)   # exact: 8 significant bits
     rows = {}
 
     def check(o):

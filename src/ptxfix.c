@@ -32,9 +32,12 @@
  * 32- and 64-bit min/max and 32-bit abs were checked the same way and are left alone.
  *
  * Spelling, not a miscompile: LLVM writes half add/sub/mul as add.rn.f16 ..., numba.cuda
- * (and CUDA C's __hadd) as add.f16, the same rounding (bfloat16's .bf16 likewise), which lets ptxas fuse a mul.f16
- * and an add.f16 into one fma. add.rn/sub.rn.f16 lose their .rn; mul.rn.f16 only when its
- * result is only stored, so no unrounded mul ever feeds an add: nothing more is fused.
+ * (and CUDA C's __hadd) as add.f16, the same rounding, which lets ptxas fuse a mul.f16 and
+ * an add.f16 into one fma. add.rn/sub.rn.f16 lose their .rn; mul.rn.f16 and mul.rn.bf16
+ * only when the result is only stored, so no unrounded mul ever feeds an add. bfloat16's
+ * add.rn/sub.rn keep it: the CPU target rounds a bfloat16 product before its add, and on an
+ * H200 a bfloat16 `a * x + y` written mul.rn.bf16 + add.bf16 gave the fused rounding (one
+ * element of 2^26 random ones, a tie of the product). An explicit rounding keeps both apart.
  * The text is only copied when one of these instructions occurs. */
 #include "gj.h"
 
@@ -200,8 +203,7 @@ static bool only_stored(const char *ptx, const char *reg, const char *self) {
 static int rewrite(StrBuf *b, const char *ptx, const char *line, const char *end) {
     const char *p = skip_ws(line);
     char ops[3][64];
-    if (op_is(p, "add.rn.f16") || op_is(p, "sub.rn.f16") || op_is(p, "mul.rn.f16") || op_is(p, "add.rn.bf16") ||
-        op_is(p, "sub.rn.bf16") || op_is(p, "mul.rn.bf16")) {
+    if (op_is(p, "add.rn.f16") || op_is(p, "sub.rn.f16") || op_is(p, "mul.rn.f16") || op_is(p, "mul.rn.bf16")) {
         bool bf = p[7] == 'b';
         if (operands(p + 10 + bf, end, ops) != 3) return 0;
         if (p[0] == 'm' && !only_stored(ptx, ops[0], line)) return 0;
@@ -234,7 +236,7 @@ static int rewrite(StrBuf *b, const char *ptx, const char *line, const char *end
 }
 
 static bool needs_fix(const char *ptx) {
-    static const char *bad[] = {"add.rn.f16", "sub.rn.f16", "mul.rn.f16", "add.rn.bf16", "sub.rn.bf16", "mul.rn.bf16", "abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
+    static const char *bad[] = {"add.rn.f16", "sub.rn.f16", "mul.rn.f16", "mul.rn.bf16", "abs.s64", "min.s16", "min.u16", "max.s16", "max.u16", "sub.s64", "sub.u64", "neg.s64"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         if (strstr(ptx, bad[i])) return true;
     return false;

@@ -316,6 +316,26 @@ def test_ptx_native_instructions(tmp_path):
         ptxas(ptx, "sm_%d%d" % cc, tmp_path)
 
 
+def test_ptx_keeps_a_product_and_its_add_apart(tmp_path):
+    """a * x + y in bfloat16 rounds the product, then the sum, on both targets: on sm_90 the
+    add keeps its explicit .rn, so that nothing fuses it with the product (the CPU target's
+    rule), and the product is mul.rn.bf16."""
+    def k(out, a, x, y):
+        i = gpu.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+    ptx = gpu.compile_ptx(k, "void(bfloat16[::1], bfloat16, bfloat16[::1], bfloat16[::1])", cc=(9, 0))[0]
+    body = [l.split()[0] for l in ptx.splitlines() if ".bf16" in l and not l.strip().startswith((".", "//"))]
+    assert body == ["mul.rn.bf16", "add.rn.bf16"], body
+    ptxas(ptx, "sm_90", tmp_path)
+    # the rule, on the CPU target: at a tie of the product (1.75 * -0.921875 = -1.61328125, halfway
+    # between -1.609375 and -1.6171875) the product rounds to even first, then a tiny y does not
+    # move it; one rounding of the exact sum would give -1.6171875
+    out = np.full(1, np.nan, BF16)
+    gpu.jit(k)[1, 1](out, BF16(1.75), np.array([-0.921875], BF16), np.array([-5.611218512058258e-08], BF16))
+    assert float(out[0]) == -1.609375
+
+
 # -- gpu.bf16.*: numba.cuda's cuda.bf16 ------------------------------------------------------------
 from gpujit import bf16   # noqa: E402
 
