@@ -12,8 +12,18 @@ import numpy as np
 import pytest
 
 import gpujit as gpu
+from gpujit import _core
 
 HERE = os.path.abspath(__file__)
+
+
+@pytest.fixture(autouse=True)
+def cpu_target():
+    """The race detector is the CPU target's (on a GPU it is compute-sanitizer's racecheck):
+    these tests run there on a machine with a GPU too."""
+    _core.set_target("cpu")
+    yield
+    _core.set_target(None)
 with open(HERE) as _f:
     MARKS = {m.group(1): i + 1 for i, line in enumerate(_f) for m in [re.search(r"# L:(\w+)", line)] if m}
 

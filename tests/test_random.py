@@ -161,7 +161,8 @@ def test_normal_draws(rng):
 
 def test_draws_are_numbas_bit_for_bit(rng):
     """Every draw equals numba.cuda.random's own functions run by numba's CPU JIT on the same
-    seed's states (numba's normal_float64 takes float32 uniforms: so does gpujit's)."""
+    seed's states (numba's normal_float64 takes float32 uniforms: so does gpujit's); on the GPU
+    the normals within libdevice's rounding of their math functions."""
     numba = pytest.importorskip("numba")
     nr = pytest.importorskip("numba.cuda.random")
     seed, n = int(rng.integers(0, 2**63)), 96
@@ -185,5 +186,10 @@ def test_draws_are_numbas_bit_for_bit(rng):
     want = [np.zeros_like(g) for g in got]
     every_draw[3, 32](states, *got, np.zeros((n, 1), np.uint64))
     numba_draws(ref, *want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and np.array_equal(g, w)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype
+        if i < 2 or gpu.current_target() == "cpu":
+            assert np.array_equal(g, w)   # the uniforms are integer work on both targets
+        else:   # a normal's log, sqrt and cos are libdevice's on the GPU, the C library's here
+            tol = 1e-6 if g.dtype == np.float32 else 1e-13
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
