@@ -356,7 +356,11 @@ static int unsupported_op(Builder *bd, const Insn *in) {
                             "keyword arguments in a call with more than 30 "
                             "arguments, and **kwargs, are not supported in kernels");
     if (!strcmp(op, "IMPORT_NAME") && bd->names) {
+#if PY_VERSION_HEX >= 0x030F0000
+        const char *mod = name_at(bd->names, in->arg >> 2); /* 3.15: the low two bits say eager or lazy */
+#else
         const char *mod = name_at(bd->names, in->arg);
+#endif
         if (mod && is_debugger_module(mod))
             return error_at(bd->c, ERR_UNSUPPORTED, in->loc, "importing %s in a kernel: %s", mod, DEBUGGER_HINT);
     }
