@@ -419,6 +419,16 @@ static int find_exposed(Ctx *c, Regions *R) {
     return 0;
 }
 
+/* Block b ends in a branch on a value that differs between threads, to two or more
+ * successors that still reach a barrier or a return (under the alloca kinds as they are). */
+static bool divergent_branch(Regions *R, int b) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(R->bbs[b]);
+    int nlive = 0;
+    for (int k = 0; k < R->nsucc[b]; k++) nlive += R->barrier[R->succ[b][k]] || R->live[R->succ[b][k]];
+    return nlive > 1 && (LLVMIsASwitchInst(t) || (LLVMIsABranchInst(t) && LLVMIsConditional(t))) &&
+           divergent(value_kind(R, LLVMGetOperand(t, 0), false, 0));
+}
+
 /* Which allocas are the same for every thread at every barrier: optimistically
  * all, then those stored a divergent value or under a divergent branch are
  * not, until nothing changes. */
@@ -438,13 +448,7 @@ static int classify(Ctx *c, Regions *R) {
     for (bool changed = true; changed;) {
         changed = false;
         map_clear(&R->memo);
-        for (int b = 0; b < R->nbb; b++) {
-            LLVMValueRef t = LLVMGetBasicBlockTerminator(R->bbs[b]);
-            int nlive = 0;
-            for (int k = 0; k < R->nsucc[b]; k++) nlive += R->barrier[R->succ[b][k]] || R->live[R->succ[b][k]];
-            div_term[b] = nlive > 1 && (LLVMIsASwitchInst(t) || (LLVMIsABranchInst(t) && LLVMIsConditional(t))) &&
-                          divergent(value_kind(R, LLVMGetOperand(t, 0), false, 0));
-        }
+        for (int b = 0; b < R->nbb; b++) div_term[b] = divergent_branch(R, b);
         memset(R->ctl_div, 0, sizeof(bool) * (size_t)R->nbb);
         for (int r = 0; r < R->nr; r++) {
             const unsigned char *in = R->in + (size_t)r * (size_t)R->nbb;
@@ -1234,13 +1238,8 @@ static int may_part(Ctx *c, Regions *R, bool *part) {
             break;
         }
         for (int i = 0; i < R->nblocks[r] && !*part; i++) {
-            int b = R->blocks[r][i], nlive = 0;
-            LLVMValueRef t = LLVMGetBasicBlockTerminator(R->bbs[b]);
-            for (int k = 0; k < R->nsucc[b]; k++) nlive += R->barrier[R->succ[b][k]] || R->live[R->succ[b][k]];
-            if (nlive < 2 || !(LLVMIsASwitchInst(t) || (LLVMIsABranchInst(t) && LLVMIsConditional(t))) ||
-                !divergent(value_kind(R, LLVMGetOperand(t, 0), false, 0)))
-                continue;
-            int one;
+            int b = R->blocks[r][i], one;
+            if (!divergent_branch(R, b)) continue;
             if (exits_avoiding(R, r, b, -1, stack, seen, &one) < 2) continue; /* every path to one exit */
             bool met = false;
             for (int j = 0; j < R->nblocks[r] && !met; j++)
